@@ -1,0 +1,163 @@
+/*
+ * scatterfs-plan CONFIG PATH SIZE: the extent map a file at PATH would get
+ * on a scatterfs mount with CONFIG when written sequentially from 0 to
+ * SIZE, printed as the CSV of MOUNTPOINT/.scatterfs/extents/PATH.
+ *
+ * It drives the same layout library the daemon uses (allocator, placement
+ * pattern, autoextend planner) over an in-memory allocator of the
+ * configured device size, so what it prints is what a mount on an empty
+ * backing device of that size will do for a writer that appends one
+ * device block at a time, as a database extending a datafile does.
+ *
+ * Such a writer only triggers work when a write passes the allocated end:
+ * every write below it lands on space already allocated.  So instead of
+ * one layout_allocate() per block, the tool issues only the block-sized
+ * writes at the allocated end, one per autoextend event; the map is the
+ * same, and the cost is per extent, not per block.  (Writing in 1 MiB
+ * chunks would be fast too but not the same: with a step that is not a
+ * multiple of the extent size, one 1 MiB write grows by several steps at
+ * once, rounding up only once.)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "autoextend.h"
+#include "config.h"
+#include "extmap.h"
+#include "size.h"
+
+#define DEFAULT_DEVICE_SIZE (UINT64_C(1) << 40) /* 1 TiB when [device] size is unset */
+
+static void usage(void)
+{
+	printf("usage: scatterfs-plan CONFIG PATH SIZE\n"
+	       "\n"
+	       "Prints the extent map (CSV logical_offset,device_offset,length) that the\n"
+	       "file PATH (relative to the mount root) would get on a scatterfs mount\n"
+	       "configured by the INI file CONFIG, written sequentially from 0 to SIZE\n"
+	       "bytes (suffixes K, M, G, T = powers of 1024) on an empty backing device of\n"
+	       "[device] size (1T when unset).\n"
+	       "\n"
+	       "  -h, --help   print this help and exit\n"
+	       "\n"
+	       "Exit status: 0 on success, 1 on a configuration or allocation error,\n"
+	       "2 on a usage error.\n");
+}
+
+/*
+ * Writes [0, @size) sequentially in blocks of the allocator's block size,
+ * skipping the writes below the allocated end (see the top of the file).
+ * @return 0 or -errno with @failed_at set to the write's logical offset.
+ */
+static int write_sequentially(const struct file_params *fp, struct devalloc *a,
+			      struct extent_map *map, struct run_vec *gaps, uint64_t size,
+			      uint64_t *failed_at)
+{
+	const uint64_t block = devalloc_block_size(a);
+	struct alloc_plan plan = {0};
+	uint64_t end;
+	int rc = 0;
+
+	while ((end = extmap_end(map)) < size) {
+		uint64_t chunk = size - end < block ? size - end : block;
+
+		rc = layout_allocate(fp, a, map, gaps, end, chunk, &plan);
+		if (rc == 0 && extmap_end(map) <= end)
+			rc = -EIO; /* the planner did not cover the write: a bug, do not spin */
+		if (rc < 0) {
+			*failed_at = end;
+			break;
+		}
+	}
+	alloc_plan_release(&plan);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct sfs_config c;
+	struct devalloc *a = NULL;
+	struct extent_map map;
+	struct run_vec gaps = {0};
+	const struct file_params *fp;
+	const char *path;
+	uint64_t size, device_size, failed_at = 0;
+	char err[1024] = "";
+	int rc, status = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage();
+			return 0;
+		}
+	}
+	if (argc != 4) {
+		fprintf(stderr, "usage: scatterfs-plan CONFIG PATH SIZE\n"
+				"Try 'scatterfs-plan --help' for more information.\n");
+		return 2;
+	}
+	rc = parse_size(argv[3], &size);
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-plan: bad SIZE '%s': %s\n", argv[3],
+			rc == -ERANGE ? "too large"
+				      : "expected digits with an optional K, M, G or T");
+		return 2;
+	}
+	path = argv[2];
+	while (*path == '/')
+		path++;
+
+	config_init(&c);
+	rc = config_load_file(&c, argv[1], err, sizeof(err));
+	if (rc < 0) {
+		if (err[0] != '\0')
+			fprintf(stderr, "%s\n", err);
+		else
+			fprintf(stderr, "scatterfs-plan: %s: %s\n", argv[1], strerror(-rc));
+		goto out_config;
+	}
+	device_size = c.device.size ? c.device.size : DEFAULT_DEVICE_SIZE;
+	rc = config_finish(&c, device_size, err, sizeof(err));
+	if (rc < 0) {
+		if (err[0] != '\0')
+			fprintf(stderr, "%s\n", err);
+		else
+			fprintf(stderr, "scatterfs-plan: %s: %s\n", argv[1], strerror(-rc));
+		goto out_config;
+	}
+	fp = config_for_path(&c, path);
+
+	rc = devalloc_create(device_size, c.device.block_size, &a);
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-plan: device of %llu bytes, blocks of %u: %s\n",
+			(unsigned long long)device_size, c.device.block_size, strerror(-rc));
+		goto out_config;
+	}
+	extmap_init(&map);
+	rc = write_sequentially(fp, a, &map, &gaps, size, &failed_at);
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-plan: %s: cannot allocate at logical offset %llu: %s\n",
+			path, (unsigned long long)failed_at, strerror(-rc));
+		goto out_map;
+	}
+	/* The same CSV as MOUNTPOINT/.scatterfs/extents/PATH. */
+	rc = extmap_write_csv(&map, stdout);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = -errno;
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-plan: writing the map: %s\n", strerror(-rc));
+		goto out_map;
+	}
+	status = 0;
+
+out_map:
+	run_vec_release(&gaps);
+	extmap_release(&map);
+	devalloc_destroy(a);
+out_config:
+	config_free(&c);
+	return status;
+}

@@ -1,0 +1,122 @@
+/*
+ * The catalog: directories, inodes, extent maps and xattrs of one backing
+ * device, kept in an SQLite database (WAL mode) so that users can query a
+ * layout with the sqlite3 shell.  Every function is thread-safe (one
+ * connection behind one mutex) and returns 0 or -errno.
+ */
+#ifndef SCATTERFS_CATALOG_H
+#define SCATTERFS_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sfs.h"
+
+struct catalog;
+
+/** What identifies the backing device a catalog belongs to. */
+struct catalog_identity {
+	uint64_t device_size; /* bytes */
+	uint32_t block_size;  /* bytes */
+};
+
+/**
+ * catalog_open() - opens @path; creates it when absent and @create is set
+ * (root directory owned by @root_uid/@root_gid, mode 0755).  An existing
+ * catalog must be a scatterfs catalog whose block size equals @id's and
+ * whose device size is at most @id's (a grown backing is accepted and
+ * recorded).  On any refusal nothing is written.
+ * @err: one-line reason.  @return 0, -EINVAL (not a catalog / mismatch),
+ * -EIO, -ENOENT.
+ */
+int catalog_open(const char *path, const struct catalog_identity *id, uid_t root_uid,
+		 gid_t root_gid, struct catalog **out, char *err, size_t errlen);
+/** catalog_close() - checkpoints and closes. */
+void catalog_close(struct catalog *cat);
+
+int catalog_get_attr(struct catalog *cat, uint64_t ino, struct inode_attr *a);
+int catalog_put_attr(struct catalog *cat, const struct inode_attr *a);
+/** catalog_lookup() - the inode number of @name in directory @parent, or -ENOENT. */
+int catalog_lookup(struct catalog *cat, uint64_t parent, const char *name, uint64_t *ino);
+/**
+ * catalog_create() - a new inode with @a (a->ino is set) linked as @name in
+ * @parent; @symlink_target for symlinks, else NULL.  -EEXIST when taken.
+ */
+int catalog_create(struct catalog *cat, uint64_t parent, const char *name, struct inode_attr *a,
+		   const char *symlink_target);
+/** catalog_link() - adds @name in @parent for @ino and nlink+1. -EEXIST. */
+int catalog_link(struct catalog *cat, uint64_t parent, const char *name, uint64_t ino,
+		 const struct timespec *ctime);
+/**
+ * catalog_unlink() - removes @name from @parent, decrements the inode's
+ * nlink (by 2 and the parent's by 1 for a directory: rmdir); *@ino gets the
+ * inode.  @dir: 1 = must be a non-empty-checked directory (-ENOTEMPTY,
+ * -ENOTDIR), 0 = must not be a directory (-EISDIR).
+ */
+int catalog_unlink(struct catalog *cat, uint64_t parent, const char *name, int dir,
+		   uint64_t *ino);
+/**
+ * catalog_rename() - rename(2) semantics with RENAME_NOREPLACE and
+ * RENAME_EXCHANGE in one transaction; *@replaced gets the inode whose last
+ * link was replaced (its nlink decremented), 0 for none.
+ */
+int catalog_rename(struct catalog *cat, uint64_t parent, const char *name, uint64_t newparent,
+		   const char *newname, unsigned flags, uint64_t *replaced);
+/** catalog_delete_inode() - removes the inode row, its extents, gaps and xattrs. */
+int catalog_delete_inode(struct catalog *cat, uint64_t ino);
+/** catalog_readlink() - the target of symlink @ino (malloc'd). */
+int catalog_readlink(struct catalog *cat, uint64_t ino, char **target);
+
+/** One directory entry for catalog_readdir(). */
+struct catalog_dirent {
+	uint64_t ino;
+	mode_t mode;
+	const char *name;
+	int64_t cookie; /* resume after this */
+};
+/**
+ * catalog_readdir() - calls @fn for the entries of @dir after @cookie (0 =
+ * from the start), in cookie order, until @fn returns non-zero.
+ */
+int catalog_readdir(struct catalog *cat, uint64_t dir, int64_t cookie,
+		    int (*fn)(void *opaque, const struct catalog_dirent *d), void *opaque);
+/** catalog_dir_is_empty() - 1 when @dir has no entries, 0 otherwise. */
+int catalog_dir_is_empty(struct catalog *cat, uint64_t dir);
+/** catalog_path_of() - a path of @ino from the root ("" for the root), malloc'd. */
+int catalog_path_of(struct catalog *cat, uint64_t ino, char **path);
+
+/** catalog_load_extents() - fills @map and @gaps of @ino. */
+int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *map,
+			 struct run_vec *gaps);
+/**
+ * catalog_store_extents() - replaces @ino's extents at logical >= @from with
+ * those of @map, and (if @gaps) its gaps, in one transaction.
+ */
+int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent_map *map,
+			  uint64_t from, const struct run_vec *gaps);
+/**
+ * catalog_for_each_run() - calls @fn with every device run in use (extents
+ * and gaps of all inodes), for rebuilding the allocator at mount.
+ */
+int catalog_for_each_run(struct catalog *cat, int (*fn)(void *opaque, uint64_t device,
+							  uint64_t length), void *opaque);
+/** catalog_counts() - number of inodes and of extents in the catalog. */
+int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents);
+
+int catalog_setxattr(struct catalog *cat, uint64_t ino, const char *name, const void *value,
+		     size_t size, int flags);
+/** catalog_getxattr() - copies up to @size bytes; *@len gets the value's length. */
+int catalog_getxattr(struct catalog *cat, uint64_t ino, const char *name, void *value,
+		     size_t size, size_t *len);
+/** catalog_listxattr() - NUL-separated names into @buf; *@len the needed length. */
+int catalog_listxattr(struct catalog *cat, uint64_t ino, char *buf, size_t size, size_t *len);
+int catalog_removexattr(struct catalog *cat, uint64_t ino, const char *name);
+
+/**
+ * catalog_sync() - makes every change committed so far durable (one WAL
+ * fsync).  Called for fsync and fsyncdir.
+ */
+int catalog_sync(struct catalog *cat);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * The hidden control directory MOUNTPOINT/.scatterfs/: not listed by
+ * readdir of the root (initdb wants an empty directory) but reachable by
+ * name, read-only.
+ *
+ *   stats          JSON counters of the mount
+ *   config         the effective configuration as INI
+ *   extents/PATH   CSV extent map of the file at PATH
+ *
+ * Inode numbers: CTL_INO_BASE + small constants for the fixed nodes, and
+ * CTL_INO_BASE + EXTENTS_BIT + ino for the extents/ mirror of inode ino
+ * (ino 1, the root, is extents/ itself).  File contents are generated at
+ * open (and at getattr, for an exact st_size) and served from memory.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "build_config.h"
+#include "catalog.h"
+#include "reqlog.h"
+#include "sfs.h"
+
+#define CTL_ROOT (CTL_INO_BASE + 1)
+#define CTL_STATS (CTL_INO_BASE + 2)
+#define CTL_CONFIG (CTL_INO_BASE + 3)
+#define EXTENTS_BIT (1ull << 61)
+#define CTL_EXTENTS(ino) (CTL_INO_BASE + EXTENTS_BIT + (ino))
+
+struct ctl_buf {
+	char *data;
+	size_t len;
+};
+
+bool ctl_is_ino(uint64_t ino)
+{
+	return ino >= CTL_INO_BASE;
+}
+
+static bool is_extents(uint64_t ino)
+{
+	return ino >= CTL_EXTENTS(0);
+}
+
+static char *stats_json(void)
+{
+	struct sfs *fs = g_sfs;
+	uint64_t inodes = 0, extents = 0;
+	inode_flush_all(fs);
+	catalog_counts(fs->cat, &inodes, &extents);
+	pthread_mutex_lock(&fs->alloc_lock);
+	uint64_t used = devalloc_used_bytes(fs->alloc), free_b = devalloc_free_bytes(fs->alloc);
+	pthread_mutex_unlock(&fs->alloc_lock);
+	char start[64];
+	struct tm tm;
+	gmtime_r(&fs->start_realtime.tv_sec, &tm);
+	strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &tm);
+	char startz[96];
+	snprintf(startz, sizeof startz, "%s.%06ldZ", start, fs->start_realtime.tv_nsec / 1000);
+	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
+	json_t *o = json_pack(
+		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+		"s:f, s:I, s:I}",
+		"version", PACKAGE_VERSION, "mount_start_us",
+		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
+			fs->start_realtime.tv_nsec / 1000,
+		"mount_start", startz, "backing", fs->backing_path, "device_size",
+		(json_int_t)fs->dev_size, "block_size", (json_int_t)fs->block_size, "used_bytes",
+		(json_int_t)used, "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes,
+		"extents", (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads),
+		"bytes_read", (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
+		(json_int_t)atomic_load(&fs->stats.writes), "bytes_written",
+		(json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
+		(json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
+		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
+		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
+		(json_int_t)reqlog_stall_count(fs->log));
+	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
+	json_decref(o);
+	if (s) {
+		char *t;
+		if (asprintf(&t, "%s\n", s) < 0)
+			t = NULL;
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+static int extents_csv(uint64_t ino, struct ctl_buf *b)
+{
+	FILE *f = open_memstream(&b->data, &b->len);
+	if (!f)
+		return -ENOMEM;
+	int err = 0;
+	struct inode *in = inode_find(g_sfs, ino);
+	if (in) {
+		pthread_rwlock_wrlock(&in->lock);
+		err = inode_load_map(g_sfs, in);
+		if (!err)
+			err = extmap_write_csv(&in->map, f);
+		pthread_rwlock_unlock(&in->lock);
+	} else {
+		struct extent_map m;
+		struct run_vec gaps = {0};
+		extmap_init(&m);
+		err = catalog_load_extents(g_sfs->cat, ino, &m, &gaps);
+		if (!err)
+			err = extmap_write_csv(&m, f);
+		extmap_release(&m);
+		run_vec_release(&gaps);
+	}
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	return err;
+}
+
+/* Generates the contents of control file @ino. */
+static int generate(uint64_t ino, struct ctl_buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	if (ino == CTL_STATS)
+		b->data = stats_json();
+	else if (ino == CTL_CONFIG)
+		b->data = config_write_ini(&g_sfs->cfg);
+	else if (is_extents(ino))
+		return extents_csv(ino - CTL_EXTENTS(0), b);
+	else
+		return -EISDIR;
+	if (!b->data)
+		return -ENOMEM;
+	b->len = strlen(b->data);
+	return 0;
+}
+
+/* The stat of control node @ino. */
+static int ctl_stat(uint64_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino;
+	st->st_nlink = 1;
+	st->st_atim = st->st_mtim = st->st_ctim = g_sfs->start_realtime;
+	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID)) {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		return 0;
+	}
+	if (is_extents(ino)) {
+		struct inode_attr a;
+		int err = catalog_get_attr(g_sfs->cat, ino - CTL_EXTENTS(0), &a);
+		if (err)
+			return err;
+		if (S_ISDIR(a.mode)) {
+			st->st_mode = S_IFDIR | 0555;
+			st->st_nlink = 2;
+			return 0;
+		}
+		if (!S_ISREG(a.mode))
+			return -ENOENT;
+	} else if (ino != CTL_STATS && ino != CTL_CONFIG) {
+		return -ENOENT;
+	}
+	st->st_mode = S_IFREG | 0444;
+	struct ctl_buf b;
+	if (generate(ino, &b) == 0)
+		st->st_size = (off_t)b.len;
+	free(b.data);
+	return 0;
+}
+
+static int ctl_entry(uint64_t ino, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof *e);
+	int err = ctl_stat(ino, &e->attr);
+	if (err)
+		return err;
+	e->ino = ino;
+	e->generation = 1;
+	e->attr_timeout = 0;
+	e->entry_timeout = 0;
+	return 0;
+}
+
+void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name)
+{
+	uint64_t ino = 0;
+	int err = 0;
+	if (parent == FUSE_ROOT_ID) {
+		ino = CTL_ROOT;
+	} else if (parent == CTL_ROOT) {
+		if (strcmp(name, "stats") == 0)
+			ino = CTL_STATS;
+		else if (strcmp(name, "config") == 0)
+			ino = CTL_CONFIG;
+		else if (strcmp(name, "extents") == 0)
+			ino = CTL_EXTENTS(FUSE_ROOT_ID);
+		else
+			err = -ENOENT;
+	} else if (is_extents(parent)) {
+		uint64_t real;
+		err = catalog_lookup(g_sfs->cat, parent - CTL_EXTENTS(0), name, &real);
+		ino = CTL_EXTENTS(real);
+	} else {
+		err = -ENOTDIR;
+	}
+	struct fuse_entry_param e;
+	if (!err)
+		err = ctl_entry(ino, &e);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+void ctl_getattr(fuse_req_t req, uint64_t ino)
+{
+	struct stat st;
+	int err = ctl_stat(ino, &st);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, 0);
+}
+
+void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	struct ctl_buf *b = malloc(sizeof *b);
+	int err = b ? generate(ino, b) : -ENOMEM;
+	if (err) {
+		free(b);
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)b;
+	fi->direct_io = 1;
+	fuse_reply_open(req, fi);
+}
+
+void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
+	if (!b || (uint64_t)off >= b->len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	size_t n = b->len - (size_t)off;
+	fuse_reply_buf(req, b->data + off, n < size ? n : size);
+}
+
+void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+{
+	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
+	if (b)
+		free(b->data);
+	free(b);
+	fuse_reply_err(req, 0);
+}
+
+void ctl_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int err = ctl_stat(ino, &st);
+	if (!err && !S_ISDIR(st.st_mode))
+		err = -ENOTDIR;
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_open(req, fi);
+}
+
+struct ctl_names {
+	char *name[256];
+	uint64_t ino[256];
+	int64_t cookie[256];
+	size_t n;
+};
+
+static int ctl_collect(void *opaque, const struct catalog_dirent *d)
+{
+	struct ctl_names *c = opaque;
+	if (c->n == 256)
+		return 1;
+	if (!S_ISDIR(d->mode) && !S_ISREG(d->mode))
+		return 0;
+	c->name[c->n] = strdup(d->name);
+	c->ino[c->n] = CTL_EXTENTS(d->ino);
+	c->cookie[c->n] = d->cookie;
+	c->n++;
+	return 0;
+}
+
+/* Adds one entry; returns false when the buffer is full. */
+static bool add_entry(fuse_req_t req, char *buf, size_t size, size_t *used, const char *name,
+		      uint64_t ino, off_t next, bool plus)
+{
+	struct fuse_entry_param e;
+	size_t n;
+	if (ctl_entry(ino, &e))
+		return true; /* vanished: skip */
+	if (plus)
+		n = fuse_add_direntry_plus(req, buf + *used, size - *used, name, &e, next);
+	else
+		n = fuse_add_direntry(req, buf + *used, size - *used, name, &e.attr, next);
+	if (n > size - *used)
+		return false;
+	*used += n;
+	return true;
+}
+
+void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus)
+{
+	char *buf = calloc(1, size);
+	size_t used = 0;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (ino == CTL_ROOT) {
+		static const char *const names[] = {"stats", "config", "extents"};
+		const uint64_t inos[] = {CTL_STATS, CTL_CONFIG, CTL_EXTENTS(FUSE_ROOT_ID)};
+		for (off_t i = off; i < 3; i++)
+			if (!add_entry(req, buf, size, &used, names[i], inos[i], i + 1, plus))
+				break;
+	} else {
+		struct ctl_names c = {.n = 0};
+		int err = catalog_readdir(g_sfs->cat, ino - CTL_EXTENTS(0), off, ctl_collect, &c);
+		for (size_t i = 0; !err && i < c.n; i++)
+			if (!add_entry(req, buf, size, &used, c.name[i], c.ino[i], c.cookie[i],
+				       plus))
+				break;
+		for (size_t i = 0; i < c.n; i++)
+			free(c.name[i]);
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+void ctl_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}

@@ -1,0 +1,241 @@
+/*
+ * The in-memory inode table: one struct inode per inode the kernel knows
+ * (nlookup > 0) or has open, in a uthash table keyed by inode number.
+ * Attributes and extent maps live here between catalog flushes; the
+ * catalog stays the source of truth for the namespace.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "sfs.h"
+
+struct inode *inode_find(struct sfs *fs, uint64_t ino)
+{
+	struct inode *in;
+	pthread_mutex_lock(&fs->itable_lock);
+	HASH_FIND(hh, fs->itable, &ino, sizeof ino, in);
+	pthread_mutex_unlock(&fs->itable_lock);
+	return in;
+}
+
+struct inode *inode_get(struct sfs *fs, uint64_t ino, uint64_t nlookup, int *err)
+{
+	struct inode *in, *fresh = NULL;
+	pthread_mutex_lock(&fs->itable_lock);
+	HASH_FIND(hh, fs->itable, &ino, sizeof ino, in);
+	if (in) {
+		in->nlookup += nlookup;
+		pthread_mutex_unlock(&fs->itable_lock);
+		return in;
+	}
+	pthread_mutex_unlock(&fs->itable_lock);
+
+	fresh = calloc(1, sizeof *fresh);
+	if (!fresh) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = catalog_get_attr(fs->cat, ino, &fresh->attr);
+	if (*err) {
+		free(fresh);
+		return NULL;
+	}
+	fresh->ino = ino;
+	pthread_rwlock_init(&fresh->lock, NULL);
+	extmap_init(&fresh->map);
+	fresh->dirty_from = UINT64_MAX;
+	fresh->params = &fs->cfg.defaults;
+
+	pthread_mutex_lock(&fs->itable_lock);
+	HASH_FIND(hh, fs->itable, &ino, sizeof ino, in);
+	if (!in) {
+		in = fresh;
+		fresh = NULL;
+		HASH_ADD(hh, fs->itable, ino, sizeof in->ino, in);
+	}
+	in->nlookup += nlookup;
+	pthread_mutex_unlock(&fs->itable_lock);
+	if (fresh) { /* another thread loaded it first */
+		pthread_rwlock_destroy(&fresh->lock);
+		free(fresh);
+	}
+	return in;
+}
+
+void inode_set_path(struct sfs *fs, struct inode *in, const char *parent_path, const char *name)
+{
+	char *p;
+	if (!parent_path || !*parent_path)
+		p = strdup(name);
+	else if (asprintf(&p, "%s/%s", parent_path, name) < 0)
+		p = NULL;
+	if (!p)
+		return;
+	pthread_rwlock_wrlock(&in->lock);
+	free(in->path);
+	in->path = p;
+	in->params = config_for_path(&fs->cfg, p);
+	pthread_rwlock_unlock(&in->lock);
+}
+
+int inode_load_map(struct sfs *fs, struct inode *in)
+{
+	if (in->map_loaded)
+		return 0;
+	int err = catalog_load_extents(fs->cat, in->ino, &in->map, &in->gaps);
+	if (err) {
+		extmap_release(&in->map);
+		run_vec_release(&in->gaps);
+		return err;
+	}
+	in->map_loaded = true;
+	return 0;
+}
+
+int inode_flush(struct sfs *fs, struct inode *in)
+{
+	int err = 0;
+	if (in->attr_dirty) {
+		err = catalog_put_attr(fs->cat, &in->attr);
+		if (!err)
+			in->attr_dirty = false;
+	}
+	if (!err && in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty)) {
+		err = catalog_store_extents(fs->cat, in->ino, &in->map, in->dirty_from,
+					    in->gaps_dirty ? &in->gaps : NULL);
+		if (!err) {
+			in->dirty_from = UINT64_MAX;
+			in->gaps_dirty = false;
+		}
+	}
+	return err;
+}
+
+static void free_run(void *opaque, uint64_t device, uint64_t length)
+{
+	struct sfs *fs = opaque;
+	int err = devalloc_free(fs->alloc, device, length);
+	if (err)
+		fprintf(stderr, "scatterfs: internal error: freeing %llu+%llu: %d\n",
+			(unsigned long long)device, (unsigned long long)length, err);
+}
+
+void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
+{
+	uint64_t end = extmap_end(&in->map);
+	pthread_mutex_lock(&fs->alloc_lock);
+	if (end > from) {
+		extmap_remove(&in->map, from, end - from, free_run, fs);
+		if (from < in->dirty_from)
+			in->dirty_from = from;
+	}
+	if (from == 0) {
+		for (size_t i = 0; i < in->gaps.n; i++)
+			free_run(fs, in->gaps.v[i].device, in->gaps.v[i].length);
+		if (in->gaps.n)
+			in->gaps_dirty = true;
+		in->gaps.n = 0;
+	}
+	pthread_mutex_unlock(&fs->alloc_lock);
+}
+
+static void inode_destroy(struct sfs *fs, struct inode *in)
+{
+	if (in->unlinked) {
+		pthread_rwlock_wrlock(&in->lock);
+		if (inode_load_map(fs, in) == 0)
+			inode_free_space(fs, in, 0);
+		pthread_rwlock_unlock(&in->lock);
+		catalog_delete_inode(fs->cat, in->ino);
+	} else {
+		inode_flush(fs, in);
+	}
+	extmap_release(&in->map);
+	run_vec_release(&in->gaps);
+	pthread_rwlock_destroy(&in->lock);
+	free(in->path);
+	free(in);
+}
+
+/* Removes @in from the table when nothing refers to it; itable_lock held. */
+static bool unhash_if_unused(struct sfs *fs, struct inode *in)
+{
+	if (in->nlookup || in->nopen || in->ino == FUSE_ROOT_ID)
+		return false;
+	HASH_DEL(fs->itable, in);
+	return true;
+}
+
+void inode_forget(struct sfs *fs, struct inode *in, uint64_t n)
+{
+	pthread_mutex_lock(&fs->itable_lock);
+	in->nlookup = n > in->nlookup ? 0 : in->nlookup - n;
+	bool gone = unhash_if_unused(fs, in);
+	pthread_mutex_unlock(&fs->itable_lock);
+	if (gone)
+		inode_destroy(fs, in);
+}
+
+void inode_open_ref(struct sfs *fs, struct inode *in)
+{
+	pthread_mutex_lock(&fs->itable_lock);
+	in->nopen++;
+	pthread_mutex_unlock(&fs->itable_lock);
+}
+
+void inode_close_ref(struct sfs *fs, struct inode *in)
+{
+	pthread_mutex_lock(&fs->itable_lock);
+	in->nopen--;
+	bool gone = unhash_if_unused(fs, in);
+	pthread_mutex_unlock(&fs->itable_lock);
+	if (gone)
+		inode_destroy(fs, in);
+}
+
+int inode_flush_all(struct sfs *fs)
+{
+	struct inode *in, *tmp;
+	int err = 0;
+	pthread_mutex_lock(&fs->itable_lock);
+	HASH_ITER(hh, fs->itable, in, tmp)
+	{
+		pthread_rwlock_wrlock(&in->lock);
+		if (in->unlinked) {
+			/* Still open or looked up at unmount: nothing refers to it any more. */
+			if (inode_load_map(fs, in) == 0)
+				inode_free_space(fs, in, 0);
+			catalog_delete_inode(fs->cat, in->ino);
+		} else {
+			int e = inode_flush(fs, in);
+			if (e && !err)
+				err = e;
+		}
+		pthread_rwlock_unlock(&in->lock);
+	}
+	pthread_mutex_unlock(&fs->itable_lock);
+	return err;
+}
+
+void inode_to_stat(const struct inode *in, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_ino = in->ino;
+	st->st_mode = in->attr.mode;
+	st->st_nlink = in->attr.nlink;
+	st->st_uid = in->attr.uid;
+	st->st_gid = in->attr.gid;
+	st->st_rdev = in->attr.rdev;
+	st->st_size = (off_t)in->attr.size;
+	st->st_blksize = 4096;
+	if (in->map_loaded)
+		st->st_blocks = (blkcnt_t)(extmap_mapped_bytes(&in->map) / 512);
+	else
+		st->st_blocks = (blkcnt_t)((in->attr.size + 511) / 512);
+	st->st_atim = in->attr.atime;
+	st->st_mtim = in->attr.mtime;
+	st->st_ctim = in->attr.ctime;
+}

@@ -1,0 +1,503 @@
+/*
+ * scatterfs BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS]
+ *
+ * Start-up order, chosen so that a refused mount changes nothing: parse
+ * options and configuration, check the mount point, open and lock the
+ * backing (flock: a second daemon on the same backing is refused), check
+ * or create the catalog, rebuild the allocator from it, and only then grow
+ * the backing, mount, and start the request log.  Without -f the process
+ * forks first and the parent exits only when the mount answers requests
+ * (or with the child's error), so scripts need no sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "catalog.h"
+#include "config.h"
+#include "reqlog.h"
+#include "sfs.h"
+#include "size.h"
+
+struct cmdline {
+	char *backing;
+	char *config;
+	char *log;
+	char *meta;
+	char *size;
+	char **overrides; /* SECTION.KEY=VALUE, in order */
+	size_t noverrides;
+	int nonopts;
+};
+
+#define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
+static const struct fuse_opt sfs_opts[] = {
+	SFS_OPT("config=%s", config),
+	SFS_OPT("log=%s", log),
+	SFS_OPT("meta=%s", meta),
+	SFS_OPT("size=%s", size),
+	FUSE_OPT_END,
+};
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct cmdline *c = data;
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT) {
+		if (c->nonopts++ == 0) {
+			c->backing = strdup(arg);
+			return 0;
+		}
+		return 1; /* the mount point, for fuse_parse_cmdline() */
+	}
+	if (key == FUSE_OPT_KEY_OPT) {
+		const char *eq = strchr(arg, '=');
+		const char *dot = strchr(arg, '.');
+		if (eq && dot && dot < eq) {
+			char **v = realloc(c->overrides, (c->noverrides + 1) * sizeof *v);
+			if (!v)
+				return -1;
+			c->overrides = v;
+			c->overrides[c->noverrides++] = strdup(arg);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS]\n\n"
+	       "Stores every file of the mount on BACKING (a regular file or a block device),\n"
+	       "placing each extent where the configured placement pattern says, and logs\n"
+	       "every request.\n\n"
+	       "scatterfs options:\n"
+	       "    -o config=FILE         INI configuration (see conf/ and README)\n"
+	       "    -o log=FILE            request log (CSV; same as [log] path)\n"
+	       "    -o meta=FILE           catalog (default BACKING.scatterfs; required for a\n"
+	       "                           block device)\n"
+	       "    -o size=BYTES          create or grow a regular-file BACKING to BYTES\n"
+	       "                           (K/M/G/T suffixes; same as [device] size)\n"
+	       "    -o SECTION.KEY=VALUE   override any INI key, e.g. layout.pattern=random;\n"
+	       "                           lists use ':' (log.ops=read:write)\n"
+	       "    default_permissions is always on; use allow_other to let other users in\n"
+	       "    (PostgreSQL runs as its own user).\n\n"
+	       "Unmount with: fusermount3 -u MOUNTPOINT\n"
+	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH}\n\n",
+	       prog);
+}
+
+/* Child -> parent status pipe of the start-up fork. */
+static int ready_fd = -1;
+
+static void report_ready(int status)
+{
+	if (ready_fd >= 0) {
+		unsigned char c = (unsigned char)status;
+		if (write(ready_fd, &c, 1) < 0) {
+			/* the parent is gone: nothing to tell */
+		}
+		close(ready_fd);
+		ready_fd = -1;
+	}
+}
+
+/* Forks; the parent waits for the child's status and exits with it. */
+static void fork_and_wait(void)
+{
+	int p[2];
+	if (pipe(p)) {
+		perror("scatterfs: pipe");
+		exit(1);
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("scatterfs: fork");
+		exit(1);
+	}
+	if (pid > 0) {
+		close(p[1]);
+		unsigned char c = 1;
+		ssize_t n;
+		do
+			n = read(p[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1) {
+			int st;
+			waitpid(pid, &st, 0);
+			exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1);
+		}
+		exit(c);
+	}
+	close(p[0]);
+	ready_fd = p[1];
+}
+
+/* Opens, checks and locks the backing; sets *size to its current size. */
+static int open_backing(struct sfs *fs, uint64_t want_size, bool *created, uint64_t *size)
+{
+	struct stat st;
+	*created = false;
+	int flags = O_RDWR | O_CLOEXEC | (fs->cfg.device.direct ? O_DIRECT : 0);
+	if (stat(fs->backing_path, &st) != 0) {
+		if (errno != ENOENT || !want_size) {
+			fprintf(stderr,
+				"scatterfs: backing %s: %s%s\n", fs->backing_path, strerror(errno),
+				errno == ENOENT ? " (give -o size=BYTES to create a backing file)"
+						: "");
+			return -1;
+		}
+		flags |= O_CREAT | O_EXCL;
+		*created = true;
+	} else if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "scatterfs: backing %s is a directory; give a regular file or a "
+				"block device\n",
+			fs->backing_path);
+		return -1;
+	} else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fprintf(stderr, "scatterfs: backing %s is neither a regular file nor a block device\n",
+			fs->backing_path);
+		return -1;
+	}
+	fs->dev_fd = open(fs->backing_path, flags, 0600);
+	if (fs->dev_fd < 0) {
+		fprintf(stderr, "scatterfs: cannot open backing %s: %s\n", fs->backing_path,
+			strerror(errno));
+		return -1;
+	}
+	fs->dev_direct = fs->cfg.device.direct;
+	/* A daemon that was just unmounted may still be closing: wait a little. */
+	int tries = 0;
+	while (flock(fs->dev_fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK && ++tries < 50)
+		usleep(100000);
+	if (tries == 50) {
+		fprintf(stderr,
+			"scatterfs: backing %s is in use by another scatterfs mount; a second "
+			"mount of the same backing is refused\n",
+			fs->backing_path);
+		return -1;
+	}
+	if (fstat(fs->dev_fd, &st)) {
+		perror("scatterfs: fstat backing");
+		return -1;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+		if (ioctl(fs->dev_fd, BLKGETSIZE64, &bytes)) {
+			perror("scatterfs: BLKGETSIZE64");
+			return -1;
+		}
+		if (want_size && want_size != bytes) {
+			fprintf(stderr,
+				"scatterfs: backing %s is a block device of %llu bytes; size= (or "
+				"device.size) applies only to a regular-file backing\n",
+				fs->backing_path, (unsigned long long)bytes);
+			return -1;
+		}
+		*size = bytes;
+		return 0;
+	}
+	*size = (uint64_t)st.st_size;
+	if (want_size && want_size < *size) {
+		fprintf(stderr,
+			"scatterfs: backing %s is %llu bytes, larger than size=%llu; scatterfs never "
+			"shrinks a backing (that would cost data)\n",
+			fs->backing_path, (unsigned long long)*size, (unsigned long long)want_size);
+		return -1;
+	}
+	if (want_size)
+		*size = want_size;
+	return 0;
+}
+
+static int reserve_run(void *opaque, uint64_t device, uint64_t length)
+{
+	struct sfs *fs = opaque;
+	int err = devalloc_reserve(fs->alloc, device, length);
+	if (err)
+		fprintf(stderr,
+			"scatterfs: catalog %s is inconsistent: device range %llu+%llu is %s; "
+			"refusing to mount\n",
+			fs->meta_path, (unsigned long long)device, (unsigned long long)length,
+			err == -EEXIST ? "used twice" : "outside the device");
+	return err;
+}
+
+/* Sets the mount's readahead (bdi read_ahead_kb) once INIT is done. */
+static void set_readahead(const char *mountpoint, uint64_t bytes)
+{
+	struct statvfs sv;
+	struct stat st;
+	/* A request of our own: it returns only after the kernel has the INIT reply. */
+	if (statvfs(mountpoint, &sv) || stat(mountpoint, &st))
+		return;
+	char path[128];
+	snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major(st.st_dev),
+		 minor(st.st_dev));
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "scatterfs: cannot set readahead (%s): %s\n", path,
+			strerror(errno));
+		return;
+	}
+	fprintf(f, "%llu\n", (unsigned long long)(bytes / 1024));
+	if (fclose(f))
+		fprintf(stderr, "scatterfs: cannot set readahead (%s): %s\n", path,
+			strerror(errno));
+}
+
+struct ready_arg {
+	char *mountpoint;
+	uint64_t readahead;
+	bool foreground;
+};
+
+static void *ready_thread(void *p)
+{
+	struct ready_arg *r = p;
+	set_readahead(r->mountpoint, r->readahead);
+	report_ready(0);
+	if (!r->foreground) {
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+			if (fd > 2)
+				close(fd);
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct cmdline cl = {0};
+	struct fuse_cmdline_opts opts = {0};
+	struct sfs *fs = calloc(1, sizeof *fs);
+	char err[1024];
+	int ret = 1;
+	bool created = false, cat_created = false;
+	struct fuse_loop_config *loop = NULL;
+
+	if (!fs || fuse_opt_parse(&args, &cl, sfs_opts, opt_proc))
+		return 1;
+	if (fuse_parse_cmdline(&args, &opts) != 0)
+		return 1;
+	if (opts.show_version) {
+		printf("scatterfs %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		return 0;
+	}
+	if (opts.show_help) {
+		usage(argv[0]);
+		printf("FUSE options:\n");
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		return 0;
+	}
+	if (!cl.backing || !opts.mountpoint) {
+		fprintf(stderr, "usage: %s BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS] (--help for "
+				"more)\n",
+			argv[0]);
+		return 2;
+	}
+	struct stat mst;
+	if (stat(opts.mountpoint, &mst) || !S_ISDIR(mst.st_mode)) {
+		fprintf(stderr, "scatterfs: mount point %s is not a directory\n", opts.mountpoint);
+		return 1;
+	}
+	if (!opts.foreground)
+		fork_and_wait();
+
+	g_sfs = fs;
+	fs->dev_fd = -1;
+	fs->entry_timeout = 60.0;
+	fs->backing_path = realpath(cl.backing, NULL);
+	if (!fs->backing_path) /* not there yet: created below */
+		fs->backing_path = strdup(cl.backing);
+	config_init(&fs->cfg);
+	if (cl.config && config_load_file(&fs->cfg, cl.config, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
+	}
+	for (size_t i = 0; i < cl.noverrides; i++) {
+		if (config_set(&fs->cfg, cl.overrides[i], err, sizeof err)) {
+			fprintf(stderr, "scatterfs: %s\n", err);
+			goto out;
+		}
+	}
+	if (cl.size) {
+		char a[128];
+		snprintf(a, sizeof a, "device.size=%s", cl.size);
+		if (config_set(&fs->cfg, a, err, sizeof err)) {
+			fprintf(stderr, "scatterfs: -o size=%s: not a size (use bytes or a K/M/G/T "
+					"suffix)\n",
+				cl.size);
+			goto out;
+		}
+	}
+	if (cl.log) {
+		free(fs->cfg.log.path);
+		fs->cfg.log.path = strdup(cl.log);
+	}
+	uint64_t dev_size;
+	if (open_backing(fs, fs->cfg.device.size, &created, &dev_size))
+		goto out;
+	if (created) {
+		char *rp = realpath(fs->backing_path, NULL);
+		if (rp) {
+			free(fs->backing_path);
+			fs->backing_path = rp;
+		}
+	}
+	if (config_finish(&fs->cfg, dev_size, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
+	}
+	fs->block_size = fs->cfg.device.block_size;
+	fs->dev_size = dev_size / fs->block_size * fs->block_size;
+	if (fs->dev_size == 0) {
+		fprintf(stderr,
+			"scatterfs: backing %s is empty; give -o size=BYTES to make it usable\n",
+			fs->backing_path);
+		goto out;
+	}
+	if (cl.meta) {
+		fs->meta_path = strdup(cl.meta);
+	} else {
+		struct stat bst;
+		if (fstat(fs->dev_fd, &bst) == 0 && S_ISBLK(bst.st_mode)) {
+			fprintf(stderr, "scatterfs: backing %s is a block device: give the catalog "
+					"file with -o meta=FILE\n",
+				fs->backing_path);
+			goto out;
+		}
+		if (asprintf(&fs->meta_path, "%s.scatterfs", fs->backing_path) < 0)
+			goto out;
+	}
+	cat_created = access(fs->meta_path, F_OK) != 0;
+	struct catalog_identity id = {.device_size = fs->dev_size, .block_size = fs->block_size};
+	if (catalog_open(fs->meta_path, &id, mst.st_uid, mst.st_gid, &fs->cat, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		cat_created = false;
+		goto out;
+	}
+	if (devalloc_create(fs->dev_size, fs->block_size, &fs->alloc)) {
+		fprintf(stderr, "scatterfs: cannot create the allocator\n");
+		goto out;
+	}
+	if (catalog_for_each_run(fs->cat, reserve_run, fs))
+		goto out;
+	pthread_mutex_init(&fs->alloc_lock, NULL);
+	pthread_mutex_init(&fs->itable_lock, NULL);
+
+	/* Everything checked: now change things. */
+	struct stat bst;
+	if (fstat(fs->dev_fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
+	    (uint64_t)bst.st_size < dev_size && ftruncate(fs->dev_fd, (off_t)dev_size)) {
+		fprintf(stderr, "scatterfs: cannot grow backing %s to %llu bytes: %s\n",
+			fs->backing_path, (unsigned long long)dev_size, strerror(errno));
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &fs->start_mono);
+	clock_gettime(CLOCK_REALTIME, &fs->start_realtime);
+
+	int e;
+	struct inode *root = inode_get(fs, FUSE_ROOT_ID, 1, &e);
+	if (!root) {
+		fprintf(stderr, "scatterfs: catalog %s has no root directory\n", fs->meta_path);
+		goto out;
+	}
+	root->path = strdup("");
+
+	char fsname[PATH_MAX + 16];
+	snprintf(fsname, sizeof fsname, "-ofsname=%s", fs->backing_path);
+	fuse_opt_add_arg(&args, "-odefault_permissions");
+	fuse_opt_add_arg(&args, "-osubtype=scatterfs");
+	fuse_opt_add_arg(&args, fsname);
+	fs->se = fuse_session_new(&args, &sfs_ops, sizeof sfs_ops, fs);
+	if (!fs->se)
+		goto out;
+	if (fuse_set_signal_handlers(fs->se))
+		goto out_session;
+	if (fuse_session_mount(fs->se, opts.mountpoint)) {
+		fprintf(stderr, "scatterfs: cannot mount on %s\n", opts.mountpoint);
+		goto out_signals;
+	}
+	if (fs->cfg.log.path) {
+		e = reqlog_open(fs->cfg.log.path, fs->cfg.log.ops, &fs->log);
+		if (e) {
+			fprintf(stderr, "scatterfs: cannot create log %s: %s\n", fs->cfg.log.path,
+				strerror(-e));
+			goto out_unmount;
+		}
+	}
+	if (!opts.foreground) {
+		setsid();
+		if (chdir("/")) {
+			/* keep going: only relative paths would suffer, and all are absolute */
+		}
+	}
+	struct ready_arg ra = {.mountpoint = realpath(opts.mountpoint, NULL),
+			       .readahead = fs->cfg.defaults.cache.readahead,
+			       .foreground = opts.foreground};
+	pthread_t rt;
+	if (!ra.mountpoint || pthread_create(&rt, NULL, ready_thread, &ra)) {
+		fprintf(stderr, "scatterfs: cannot start\n");
+		goto out_log;
+	}
+	pthread_detach(rt);
+
+	loop = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
+	if (opts.max_idle_threads && opts.max_idle_threads <= 100000)
+		fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
+	fuse_loop_cfg_set_max_threads(loop, opts.max_threads && opts.max_threads <= 100000
+						    ? opts.max_threads
+						    : 64);
+	ret = opts.singlethread ? fuse_session_loop(fs->se) : fuse_session_loop_mt(fs->se, loop);
+	fuse_loop_cfg_destroy(loop);
+	ret = ret ? 1 : 0;
+	free(ra.mountpoint);
+out_log:
+	if (reqlog_close(fs->log))
+		ret = 1;
+	fs->log = NULL;
+out_unmount:
+	fuse_session_unmount(fs->se);
+out_signals:
+	fuse_remove_signal_handlers(fs->se);
+out_session:
+	fuse_session_destroy(fs->se); /* calls destroy(): the inodes are flushed */
+out:
+	if (fs->cat)
+		catalog_close(fs->cat);
+	if (ret && cat_created && !fs->se)
+		unlink(fs->meta_path);
+	if (fs->dev_fd >= 0) {
+		fsync(fs->dev_fd);
+		close(fs->dev_fd);
+	}
+	if (ret && created && !fs->se)
+		unlink(fs->backing_path);
+	devalloc_destroy(fs->alloc);
+	report_ready(ret ? ret : 1);
+	fuse_opt_free_args(&args);
+	return ret;
+}

@@ -1,0 +1,847 @@
+/*
+ * FUSE low-level operation handlers: decode, call the catalog, inode
+ * table or I/O path, reply.  Permission checks are the kernel's
+ * (default_permissions is always on); locks are left to the kernel
+ * (no getlk/setlk/flock), which keeps POSIX and flock locks for one host.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "reqlog.h"
+#include "sfs.h"
+
+#define ATTR_TIMEOUT 1.0
+
+struct sfs *g_sfs;
+
+/* The inode the kernel refers to as @ino (it holds a lookup on it). */
+static struct inode *iget(fuse_ino_t ino, int *err)
+{
+	struct inode *in = inode_find(g_sfs, ino);
+	if (in)
+		return in;
+	return inode_get(g_sfs, ino, 0, err);
+}
+
+/* Makes sure in->path is set (inodes reached without a lookup). */
+static void ensure_path(struct inode *in)
+{
+	if (in->path)
+		return;
+	char *p;
+	if (in->ino == FUSE_ROOT_ID)
+		p = strdup("");
+	else if (catalog_path_of(g_sfs->cat, in->ino, &p))
+		return;
+	if (!p)
+		return;
+	pthread_rwlock_wrlock(&in->lock);
+	if (!in->path) {
+		in->path = p;
+		in->params = config_for_path(&g_sfs->cfg, p);
+		p = NULL;
+	}
+	pthread_rwlock_unlock(&in->lock);
+	free(p);
+}
+
+static void fill_entry(struct inode *in, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof *e);
+	e->ino = in->ino;
+	e->generation = 1;
+	e->attr_timeout = ATTR_TIMEOUT;
+	e->entry_timeout = g_sfs->entry_timeout;
+	pthread_rwlock_rdlock(&in->lock);
+	inode_to_stat(in, &e->attr);
+	pthread_rwlock_unlock(&in->lock);
+}
+
+/* Looks up @name in @parent taking one lookup reference. */
+static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
+	uint64_t ino;
+	int err = catalog_lookup(g_sfs->cat, parent, name, &ino);
+	if (err)
+		return err;
+	struct inode *in = inode_get(g_sfs, ino, 1, &err);
+	if (!in)
+		return err;
+	struct inode *p = iget(parent, &err);
+	if (p) {
+		ensure_path(p);
+		inode_set_path(g_sfs, in, p->path, name);
+	}
+	fill_entry(in, e);
+	return 0;
+}
+
+static void sfs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct sfs *fs = userdata;
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* Writes through the page cache would hide write sizes: keep write-through. */
+	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	conn->max_readahead = (unsigned)fs->cfg.defaults.cache.readahead;
+}
+
+static void sfs_destroy(void *userdata)
+{
+	struct sfs *fs = userdata;
+	inode_flush_all(fs);
+}
+
+static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	if (ctl_is_ino(parent) || (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)) {
+		ctl_lookup(req, parent, name);
+		return;
+	}
+	struct fuse_entry_param e;
+	int err = do_lookup(parent, name, &e);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct inode *in = ctl_is_ino(ino) ? NULL : inode_find(g_sfs, ino);
+	if (in)
+		inode_forget(g_sfs, in, nlookup);
+	fuse_reply_none(req);
+}
+
+static void sfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct inode *in =
+			ctl_is_ino(forgets[i].ino) ? NULL : inode_find(g_sfs, forgets[i].ino);
+		if (in)
+			inode_forget(g_sfs, in, forgets[i].nlookup);
+	}
+	fuse_reply_none(req);
+}
+
+static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_getattr(req, ino);
+		return;
+	}
+	int err;
+	struct inode *in = iget(ino, &err);
+	if (!in) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct stat st;
+	pthread_rwlock_rdlock(&in->lock);
+	inode_to_stat(in, &st);
+	pthread_rwlock_unlock(&in->lock);
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	int err = 0;
+	struct inode *in = iget(ino, &err);
+	if (!in) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pthread_rwlock_wrlock(&in->lock);
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (!S_ISREG(in->attr.mode))
+			err = S_ISDIR(in->attr.mode) ? -EISDIR : -EINVAL;
+		else
+			err = io_truncate(g_sfs, in, (uint64_t)attr->st_size);
+	}
+	if (!err) {
+		if (to_set & FUSE_SET_ATTR_MODE)
+			in->attr.mode = (in->attr.mode & S_IFMT) | (attr->st_mode & 07777);
+		if (to_set & FUSE_SET_ATTR_UID)
+			in->attr.uid = attr->st_uid;
+		if (to_set & FUSE_SET_ATTR_GID)
+			in->attr.gid = attr->st_gid;
+		if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !S_ISDIR(in->attr.mode))
+			in->attr.mode &= ~(mode_t)(S_ISUID | S_ISGID);
+		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+			in->attr.atime = now;
+		else if (to_set & FUSE_SET_ATTR_ATIME)
+			in->attr.atime = attr->st_atim;
+		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+			in->attr.mtime = now;
+		else if (to_set & FUSE_SET_ATTR_MTIME)
+			in->attr.mtime = attr->st_mtim;
+		if (to_set & FUSE_SET_ATTR_CTIME)
+			in->attr.ctime = attr->st_ctim;
+		else
+			in->attr.ctime = now;
+		in->attr_dirty = true;
+		/* Metadata changes go to the catalog now; data-path ones at fsync. */
+		if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+			      FUSE_SET_ATTR_SIZE))
+			err = inode_flush(g_sfs, in);
+	}
+	struct stat st;
+	inode_to_stat(in, &st);
+	pthread_rwlock_unlock(&in->lock);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, ATTR_TIMEOUT);
+}
+
+/* Creates a node of @mode in @parent; takes a lookup reference on it. */
+static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev, const char *target, struct inode **out)
+{
+	if (ctl_is_ino(parent))
+		return -EROFS;
+	if (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)
+		return -EEXIST;
+	int err;
+	struct inode *p = iget(parent, &err);
+	if (!p)
+		return err;
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct inode_attr a = {0};
+	clock_gettime(CLOCK_REALTIME, &a.atime);
+	a.mtime = a.ctime = a.atime;
+	a.mode = mode;
+	a.uid = ctx->uid;
+	a.gid = ctx->gid;
+	a.rdev = rdev;
+	a.nlink = S_ISDIR(mode) ? 2 : 1;
+	a.size = target ? strlen(target) : 0;
+	pthread_rwlock_rdlock(&p->lock);
+	if (p->attr.mode & S_ISGID) { /* BSD group semantics of setgid directories */
+		a.gid = p->attr.gid;
+		if (S_ISDIR(mode))
+			a.mode |= S_ISGID;
+	}
+	pthread_rwlock_unlock(&p->lock);
+	err = catalog_create(g_sfs->cat, parent, name, &a, target);
+	if (err)
+		return err;
+	if (S_ISDIR(mode)) {
+		pthread_rwlock_wrlock(&p->lock);
+		p->attr.nlink++;
+		p->attr.mtime = p->attr.ctime = a.ctime;
+		pthread_rwlock_unlock(&p->lock);
+	}
+	struct inode *in = inode_get(g_sfs, a.ino, 1, &err);
+	if (!in)
+		return err;
+	ensure_path(p);
+	inode_set_path(g_sfs, in, p->path, name);
+	*out = in;
+	return 0;
+}
+
+static void reply_new_entry(fuse_req_t req, int err, struct inode *in)
+{
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct fuse_entry_param e;
+	fill_entry(in, &e);
+	fuse_reply_entry(req, &e);
+}
+
+static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
+{
+	struct inode *in = NULL;
+	int err = make_node(req, parent, name, mode, rdev, NULL, &in);
+	reply_new_entry(req, err, in);
+}
+
+static void sfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct inode *in = NULL;
+	int err = make_node(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, &in);
+	reply_new_entry(req, err, in);
+}
+
+static void sfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct inode *in = NULL;
+	int err = make_node(req, parent, name, S_IFLNK | 0777, 0, link, &in);
+	reply_new_entry(req, err, in);
+}
+
+static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char *target;
+	int err = catalog_readlink(g_sfs->cat, ino, &target);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fuse_reply_readlink(req, target);
+	free(target);
+}
+
+/* After the catalog dropped a link to @ino: mirror nlink, delete at zero. */
+static void link_dropped(uint64_t ino)
+{
+	int err;
+	struct inode_attr a;
+	struct inode *in = inode_get(g_sfs, ino, 0, &err);
+	if (!in)
+		return;
+	bool gone = catalog_get_attr(g_sfs->cat, ino, &a) == 0 &&
+		    (a.nlink == 0 || (S_ISDIR(a.mode) && a.nlink <= 1));
+	pthread_rwlock_wrlock(&in->lock);
+	if (catalog_get_attr(g_sfs->cat, ino, &a) == 0) {
+		in->attr.nlink = a.nlink;
+		in->attr.ctime = a.ctime;
+	}
+	if (gone) {
+		in->attr.nlink = 0;
+		in->unlinked = true;
+	}
+	pthread_rwlock_unlock(&in->lock);
+	inode_forget(g_sfs, in, 0);
+}
+
+static void parent_changed(fuse_ino_t parent, int dir_delta)
+{
+	struct inode *p = inode_find(g_sfs, parent);
+	if (!p)
+		return;
+	pthread_rwlock_wrlock(&p->lock);
+	p->attr.nlink = (uint32_t)((int)p->attr.nlink + dir_delta);
+	clock_gettime(CLOCK_REALTIME, &p->attr.mtime);
+	p->attr.ctime = p->attr.mtime;
+	p->attr_dirty = true;
+	pthread_rwlock_unlock(&p->lock);
+}
+
+static void do_unlink(fuse_req_t req, fuse_ino_t parent, const char *name, int dir)
+{
+	if (ctl_is_ino(parent) || (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	uint64_t ino;
+	int err = catalog_unlink(g_sfs->cat, parent, name, dir, &ino);
+	if (!err) {
+		parent_changed(parent, dir ? -1 : 0);
+		link_dropped(ino);
+	}
+	fuse_reply_err(req, -err);
+}
+
+static void sfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	do_unlink(req, parent, name, 0);
+}
+
+static void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	do_unlink(req, parent, name, 1);
+}
+
+static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		       const char *newname, unsigned int flags)
+{
+	if (ctl_is_ino(parent) || ctl_is_ino(newparent) ||
+	    (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0) ||
+	    (newparent == FUSE_ROOT_ID && strcmp(newname, ".scatterfs") == 0)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	uint64_t src_ino = 0, dst_ino = 0, replaced;
+	catalog_lookup(g_sfs->cat, parent, name, &src_ino);
+	catalog_lookup(g_sfs->cat, newparent, newname, &dst_ino);
+	int err = catalog_rename(g_sfs->cat, parent, name, newparent, newname, flags, &replaced);
+	if (!err) {
+		int e2;
+		struct inode *np = iget(newparent, &e2), *op = iget(parent, &e2);
+		if (np)
+			ensure_path(np);
+		if (op)
+			ensure_path(op);
+		struct inode *in = src_ino ? inode_find(g_sfs, src_ino) : NULL;
+		if (in && np)
+			inode_set_path(g_sfs, in, np->path, newname);
+		if (flags & RENAME_EXCHANGE) {
+			struct inode *other = dst_ino ? inode_find(g_sfs, dst_ino) : NULL;
+			if (other && op)
+				inode_set_path(g_sfs, other, op->path, name);
+		} else if (dst_ino) {
+			link_dropped(dst_ino);
+		}
+		struct inode_attr a;
+		/* Directory link counts may have moved: refresh both parents. */
+		fuse_ino_t ps[2] = {parent, newparent};
+		for (int i = 0; i < 2; i++) {
+			struct inode *p = inode_find(g_sfs, ps[i]);
+			if (p && catalog_get_attr(g_sfs->cat, ps[i], &a) == 0) {
+				pthread_rwlock_wrlock(&p->lock);
+				p->attr.nlink = a.nlink;
+				clock_gettime(CLOCK_REALTIME, &p->attr.mtime);
+				p->attr.ctime = p->attr.mtime;
+				p->attr_dirty = true;
+				pthread_rwlock_unlock(&p->lock);
+			}
+		}
+		(void)replaced;
+	}
+	fuse_reply_err(req, -err);
+}
+
+static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	if (ctl_is_ino(ino) || ctl_is_ino(newparent) ||
+	    (newparent == FUSE_ROOT_ID && strcmp(newname, ".scatterfs") == 0)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int err = catalog_link(g_sfs->cat, newparent, newname, ino, &now);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct inode *in = inode_get(g_sfs, ino, 1, &err);
+	if (!in) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	pthread_rwlock_wrlock(&in->lock);
+	in->attr.nlink++;
+	in->attr.ctime = now;
+	pthread_rwlock_unlock(&in->lock);
+	parent_changed(newparent, 0);
+	reply_new_entry(req, 0, in);
+}
+
+static int open_inode(struct inode *in, struct fuse_file_info *fi)
+{
+	ensure_path(in);
+	pthread_rwlock_wrlock(&in->lock);
+	int err = inode_load_map(g_sfs, in);
+	bool direct = in->params->cache.mode == CACHE_NONE;
+	pthread_rwlock_unlock(&in->lock);
+	if (err)
+		return err;
+	fi->direct_io = direct;
+	fi->keep_cache = !direct;
+	inode_open_ref(g_sfs, in);
+	return 0;
+}
+
+static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_open(req, ino, fi);
+		return;
+	}
+	int err;
+	struct inode *in = iget(ino, &err);
+	if (in)
+		err = open_inode(in, fi);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		       struct fuse_file_info *fi)
+{
+	struct inode *in = NULL;
+	int err = make_node(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &in);
+	if (!err) {
+		err = open_inode(in, fi);
+		if (err)
+			inode_forget(g_sfs, in, 1);
+	}
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	struct fuse_entry_param e;
+	fill_entry(in, &e);
+	fuse_reply_create(req, &e, fi);
+}
+
+static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_read(req, ino, size, off, fi);
+		return;
+	}
+	int err;
+	struct inode *in = iget(ino, &err);
+	if (!in) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	io_read(g_sfs, req, in, (uint64_t)off, size);
+}
+
+static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	int err;
+	struct inode *in = ctl_is_ino(ino) ? NULL : iget(ino, &err);
+	if (!in) {
+		fuse_reply_err(req, ctl_is_ino(ino) ? EROFS : -err);
+		return;
+	}
+	pthread_rwlock_wrlock(&in->lock);
+	ssize_t n = io_write(g_sfs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
+	pthread_rwlock_unlock(&in->lock);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void sfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_release(req, ino, fi);
+		return;
+	}
+	struct inode *in = inode_find(g_sfs, ino);
+	if (in) {
+		pthread_rwlock_wrlock(&in->lock);
+		if (!in->unlinked)
+			inode_flush(g_sfs, in);
+		pthread_rwlock_unlock(&in->lock);
+		inode_close_ref(g_sfs, in);
+	}
+	fuse_reply_err(req, 0);
+}
+
+static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	int err;
+	struct inode *in = ctl_is_ino(ino) ? NULL : iget(ino, &err);
+	if (!in) {
+		fuse_reply_err(req, ctl_is_ino(ino) ? 0 : -err);
+		return;
+	}
+	pthread_rwlock_wrlock(&in->lock);
+	err = io_fsync(g_sfs, in, fuse_req_ctx(req)->pid);
+	pthread_rwlock_unlock(&in->lock);
+	fuse_reply_err(req, -err);
+}
+
+static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			  struct fuse_file_info *fi)
+{
+	int err;
+	struct inode *in = ctl_is_ino(ino) ? NULL : iget(ino, &err);
+	if (!in) {
+		fuse_reply_err(req, ctl_is_ino(ino) ? EROFS : -err);
+		return;
+	}
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_rwlock_wrlock(&in->lock);
+	err = io_fallocate(g_sfs, in, mode, (uint64_t)off, (uint64_t)len,
+			   fuse_req_ctx(req)->pid);
+	pthread_rwlock_unlock(&in->lock);
+	fuse_reply_err(req, -err);
+}
+
+static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_opendir(req, ino, fi);
+		return;
+	}
+	fuse_reply_open(req, fi);
+}
+
+struct dir_batch {
+	struct catalog_dirent *v;
+	char **names;
+	size_t n, max;
+};
+
+static int collect(void *opaque, const struct catalog_dirent *d)
+{
+	struct dir_batch *b = opaque;
+	if (b->n == b->max)
+		return 1;
+	b->names[b->n] = strdup(d->name);
+	b->v[b->n] = *d;
+	b->v[b->n].name = b->names[b->n];
+	b->n++;
+	return 0;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	char *buf = calloc(1, size);
+	struct catalog_dirent v[256];
+	char *names[256];
+	struct dir_batch b = {v, names, 0, 256};
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	size_t used = 0;
+	int err = 0;
+	struct stat st = {0};
+	/* Cookies: 1 after ".", 2 after "..", then catalog id + 2. */
+	for (off_t o = off; o < 2; o++) {
+		struct fuse_entry_param e = {0};
+		st.st_ino = ino;
+		st.st_mode = S_IFDIR;
+		e.attr = st;
+		const char *name = o == 0 ? "." : "..";
+		size_t n = plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
+							 o + 1)
+				: fuse_add_direntry(req, buf + used, size - used, name, &st, o + 1);
+		if (n > size - used)
+			goto reply;
+		used += n;
+	}
+	err = catalog_readdir(g_sfs->cat, ino, off > 2 ? off - 2 : 0, collect, &b);
+	for (size_t i = 0; !err && i < b.n; i++) {
+		const struct catalog_dirent *d = &b.v[i];
+		off_t next = d->cookie + 2;
+		size_t n;
+		if (plus) {
+			struct inode *in = inode_get(g_sfs, d->ino, 1, &err);
+			if (!in) {
+				err = 0; /* removed meanwhile */
+				continue;
+			}
+			struct fuse_entry_param e;
+			fill_entry(in, &e);
+			n = fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
+			if (n > size - used) {
+				inode_forget(g_sfs, in, 1);
+				break;
+			}
+			struct inode *p = inode_find(g_sfs, ino);
+			if (p && !in->path) {
+				ensure_path(p);
+				inode_set_path(g_sfs, in, p->path, d->name);
+			}
+		} else {
+			st.st_ino = d->ino;
+			st.st_mode = d->mode;
+			n = fuse_add_direntry(req, buf + used, size - used, d->name, &st, next);
+			if (n > size - used)
+				break;
+		}
+		used += n;
+	}
+reply:
+	for (size_t i = 0; i < b.n; i++)
+		free(b.names[i]);
+	if (err && used == 0)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_readdir(req, ino, size, off, false);
+		return;
+	}
+	do_readdir(req, ino, size, off, false);
+}
+
+static void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			    struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_readdir(req, ino, size, off, true);
+		return;
+	}
+	do_readdir(req, ino, size, off, true);
+}
+
+static void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ctl_is_ino(ino)) {
+		ctl_releasedir(req, ino, fi);
+		return;
+	}
+	fuse_reply_err(req, 0);
+}
+
+static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct inode *in = ctl_is_ino(ino) ? NULL : inode_find(g_sfs, ino);
+	int err = 0;
+	if (in) {
+		pthread_rwlock_wrlock(&in->lock);
+		err = inode_flush(g_sfs, in);
+		pthread_rwlock_unlock(&in->lock);
+	}
+	if (!err)
+		err = catalog_sync(g_sfs->cat);
+	fuse_reply_err(req, -err);
+}
+
+static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs s = {0};
+	s.f_bsize = g_sfs->block_size;
+	s.f_frsize = g_sfs->block_size;
+	pthread_mutex_lock(&g_sfs->alloc_lock);
+	s.f_blocks = devalloc_size(g_sfs->alloc) / g_sfs->block_size;
+	s.f_bfree = devalloc_free_bytes(g_sfs->alloc) / g_sfs->block_size;
+	pthread_mutex_unlock(&g_sfs->alloc_lock);
+	s.f_bavail = s.f_bfree;
+	s.f_files = 1u << 30;
+	s.f_ffree = 1u << 30;
+	s.f_favail = s.f_ffree;
+	s.f_namemax = 255;
+	fuse_reply_statfs(req, &s);
+}
+
+static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			 size_t size, int flags)
+{
+	if (ctl_is_ino(ino)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (strncmp(name, "system.", 7) == 0) { /* no POSIX ACLs */
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	int err = catalog_setxattr(g_sfs->cat, ino, name, value, size, flags);
+	if (err == -EEXIST && !(flags & XATTR_CREATE))
+		err = -EIO;
+	fuse_reply_err(req, -err);
+}
+
+static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	if (ctl_is_ino(ino)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	char stackbuf[256];
+	char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
+	size_t len = 0;
+	int err = buf ? catalog_getxattr(g_sfs->cat, ino, name, buf, size, &len) : -ENOMEM;
+	if (err)
+		fuse_reply_err(req, -err);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	if (buf != stackbuf)
+		free(buf);
+}
+
+static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	if (ctl_is_ino(ino)) {
+		if (size)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_xattr(req, 0);
+		return;
+	}
+	char *buf = size ? malloc(size) : NULL;
+	size_t len = 0;
+	int err = (size && !buf) ? -ENOMEM : catalog_listxattr(g_sfs->cat, ino, buf, size, &len);
+	if (err)
+		fuse_reply_err(req, -err);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, buf, len);
+	free(buf);
+}
+
+static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	if (ctl_is_ino(ino)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	fuse_reply_err(req, -catalog_removexattr(g_sfs->cat, ino, name));
+}
+
+const struct fuse_lowlevel_ops sfs_ops = {
+	.init = sfs_init,
+	.destroy = sfs_destroy,
+	.lookup = sfs_lookup,
+	.forget = sfs_forget,
+	.forget_multi = sfs_forget_multi,
+	.getattr = sfs_getattr,
+	.setattr = sfs_setattr,
+	.readlink = sfs_readlink,
+	.mknod = sfs_mknod,
+	.mkdir = sfs_mkdir,
+	.unlink = sfs_unlink,
+	.rmdir = sfs_rmdir,
+	.symlink = sfs_symlink,
+	.rename = sfs_rename,
+	.link = sfs_link,
+	.open = sfs_open,
+	.read = sfs_read,
+	.write = sfs_write,
+	.flush = sfs_flush,
+	.release = sfs_release,
+	.fsync = sfs_fsync,
+	.opendir = sfs_opendir,
+	.readdir = sfs_readdir,
+	.readdirplus = sfs_readdirplus,
+	.releasedir = sfs_releasedir,
+	.fsyncdir = sfs_fsyncdir,
+	.statfs = sfs_statfs,
+	.setxattr = sfs_setxattr,
+	.getxattr = sfs_getxattr,
+	.listxattr = sfs_listxattr,
+	.removexattr = sfs_removexattr,
+	.create = sfs_create,
+	.fallocate = sfs_fallocate,
+};

@@ -1,0 +1,65 @@
+/*
+ * The request log: one CSV row per logged request, in the format of
+ * DESIGN.md ("Request log"), written by a background thread so the I/O
+ * path never waits on the log file's disk.
+ */
+#ifndef SCATTERFS_REQLOG_H
+#define SCATTERFS_REQLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "autoextend.h" /* struct run */
+#include "config.h"     /* enum log_op */
+
+struct reqlog;
+
+/** One row.  Strings and arrays are copied by reqlog_append(). */
+struct reqlog_row {
+	uint64_t ts_us;      /* microseconds since the mount */
+	enum log_op op;      /* exactly one LOG_* bit */
+	pid_t pid;           /* calling process */
+	const char *path;    /* relative to the mount root, no leading '/' */
+	uint64_t offset;     /* logical offset, bytes */
+	uint64_t size;       /* logical size, bytes */
+	int64_t result;      /* bytes done, or -errno */
+	uint64_t latency_us; /* request (or, for extend, zero-fill) time */
+	const struct run *device_io; /* device I/Os issued, in order */
+	size_t ndevice_io;
+};
+
+/**
+ * reqlog_open() - creates (or truncates) @path with mode 0640, writes the
+ * header line and starts the writer thread.  @ops is a LOG_* mask of the
+ * operations to log.
+ * @return 0, -errno from open(2) or pthread_create(3).
+ */
+int reqlog_open(const char *path, unsigned ops, struct reqlog **out);
+
+/** reqlog_wants() - whether rows of @op are logged (false for a NULL log). */
+bool reqlog_wants(const struct reqlog *log, enum log_op op);
+
+/**
+ * reqlog_append() - queues one row.  Never drops a row: when the queue is
+ * full the caller waits for the writer (counted in reqlog_stall_count()).
+ * Thread-safe.  A NULL log is ignored.
+ */
+void reqlog_append(struct reqlog *log, const struct reqlog_row *row);
+
+/** reqlog_rows() - rows queued so far. */
+uint64_t reqlog_rows(const struct reqlog *log);
+/** reqlog_stall_count() - times an append had to wait for room. */
+uint64_t reqlog_stall_count(const struct reqlog *log);
+/** reqlog_write_errors() - rows the writer failed to write (disk full...); reported at close. */
+uint64_t reqlog_write_errors(const struct reqlog *log);
+
+/**
+ * reqlog_close() - writes every queued row, fsyncs and closes the file,
+ * joins the writer.  @return 0, or -errno of the first write error (the
+ * count of lost rows is printed to stderr).  NULL is ignored.
+ */
+int reqlog_close(struct reqlog *log);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * scatterfs daemon internals shared by the files in fs/ (not a public header).
+ *
+ * Locking order: inode->lock, then fs->alloc_lock, then the catalog's own
+ * mutex.  fs->itable_lock is never held while taking another lock.
+ */
+#ifndef SCATTERFS_SFS_H
+#define SCATTERFS_SFS_H
+
+#define FUSE_USE_VERSION 314
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <uthash.h>
+
+#include "alloc.h"
+#include "autoextend.h"
+#include "config.h"
+#include "extmap.h"
+
+struct catalog;
+struct reqlog;
+
+/* Inode numbers at or above this belong to the control directory. */
+#define CTL_INO_BASE (1ull << 62)
+
+/** Attributes kept in the catalog's inode table. */
+struct inode_attr {
+	uint64_t ino;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	uint32_t nlink;
+	uint64_t size; /* bytes */
+	dev_t rdev;
+	struct timespec atime, mtime, ctime;
+};
+
+struct inode {
+	uint64_t ino; /* st_ino and the FUSE node id */
+	UT_hash_handle hh;
+	uint64_t nlookup; /* under fs->itable_lock */
+	uint32_t nopen;   /* under fs->itable_lock */
+	bool unlinked;    /* nlink reached 0: delete at the last forget/release */
+
+	pthread_rwlock_t lock;  /* protects everything below */
+	struct inode_attr attr;
+	bool attr_dirty;        /* attr differs from the catalog */
+	char *path;             /* relative to the root, for the log and rules */
+	const struct file_params *params;
+	bool map_loaded;
+	struct extent_map map;
+	struct run_vec gaps;    /* pattern gaps this file keeps reserved */
+	uint64_t dirty_from;    /* lowest logical offset whose extents changed; UINT64_MAX = clean */
+	bool gaps_dirty;
+};
+
+struct sfs_stats {
+	atomic_uint_fast64_t reads, bytes_read, writes, bytes_written;
+	atomic_uint_fast64_t extends, extend_bytes, zero_fill_ns;
+};
+
+struct sfs {
+	struct sfs_config cfg;
+	char *backing_path;
+	char *meta_path;
+	int dev_fd;         /* backing device */
+	bool dev_direct;    /* dev_fd has O_DIRECT */
+	uint64_t dev_size;  /* bytes managed by the allocator */
+	uint32_t block_size;
+
+	pthread_mutex_t alloc_lock;
+	struct devalloc *alloc; /* under alloc_lock */
+
+	struct catalog *cat;
+	struct reqlog *log;
+	struct timespec start_mono;     /* ts_us = 0 */
+	struct timespec start_realtime; /* wall clock at mount, for stats */
+
+	pthread_mutex_t itable_lock;
+	struct inode *itable; /* uthash by ino, under itable_lock */
+
+	struct sfs_stats stats;
+	struct fuse_session *se;
+	double entry_timeout;
+};
+
+extern struct sfs *g_sfs;
+
+/* inode.c */
+/**
+ * inode_get() - the in-memory inode for @ino, loading its attributes from
+ * the catalog when not present; takes a reference of @nlookup lookups
+ * (0 for a temporary reference released with inode_put(.., 0)).
+ * @return the inode, or NULL with *err = -ENOENT / -EIO / -ENOMEM.
+ */
+struct inode *inode_get(struct sfs *fs, uint64_t ino, uint64_t nlookup, int *err);
+/** inode_find() - the in-memory inode for @ino without loading, or NULL. */
+struct inode *inode_find(struct sfs *fs, uint64_t ino);
+/** inode_forget() - drops @n lookups; frees (and deletes, if unlinked) at zero. */
+void inode_forget(struct sfs *fs, struct inode *in, uint64_t n);
+/** inode_open_ref() / inode_close_ref() - count open handles. */
+void inode_open_ref(struct sfs *fs, struct inode *in);
+void inode_close_ref(struct sfs *fs, struct inode *in);
+/** inode_set_path() - records @parent_path/@name as the inode's path and picks its rule. */
+void inode_set_path(struct sfs *fs, struct inode *in, const char *parent_path, const char *name);
+/**
+ * inode_load_map() - loads the extent map from the catalog if not yet
+ * loaded.  Caller holds in->lock for writing.  @return 0, -EIO, -ENOMEM.
+ */
+int inode_load_map(struct sfs *fs, struct inode *in);
+/**
+ * inode_flush() - writes dirty attributes and extents to the catalog.
+ * Caller holds in->lock (read or write).  @return 0, -EIO.
+ */
+int inode_flush(struct sfs *fs, struct inode *in);
+/** inode_flush_all() - inode_flush() on every in-memory inode (unmount). */
+int inode_flush_all(struct sfs *fs);
+/** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
+void inode_to_stat(const struct inode *in, struct stat *st);
+/** inode_free_space() - frees all extents and gaps of @in (caller holds in->lock). */
+void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from);
+
+/* io.c */
+/** Reads [off, off+size) of @in and replies to @req.  Caller holds no lock. */
+void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size);
+/**
+ * io_write() - writes @size bytes from @buf at @off of @in, allocating
+ * through the pattern.  Caller holds in->lock for writing.
+ * @return bytes written, or -errno.
+ */
+ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size, uint64_t off,
+		 pid_t pid);
+/**
+ * io_fallocate() - allocates (mode 0, KEEP_SIZE), punches (PUNCH_HOLE) or
+ * zeroes (ZERO_RANGE) [off, off+len) of @in.  Caller holds in->lock for
+ * writing.  @return 0, -errno.
+ */
+int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len,
+		 pid_t pid);
+/**
+ * io_truncate() - sets the size of @in, freeing whole blocks past it and
+ * zeroing the tail of the last block.  Caller holds in->lock for writing.
+ */
+int io_truncate(struct sfs *fs, struct inode *in, uint64_t size);
+/** io_fsync() - makes @in's data, size and extents durable.  @return 0, -errno. */
+int io_fsync(struct sfs *fs, struct inode *in, pid_t pid);
+/** now_us() - microseconds since the mount. */
+uint64_t now_us(const struct sfs *fs);
+
+/* ctl.c: the hidden control directory */
+bool ctl_is_ino(uint64_t ino);
+void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name);
+void ctl_getattr(fuse_req_t req, uint64_t ino);
+void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+void ctl_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus);
+void ctl_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+
+/* ops.c */
+extern const struct fuse_lowlevel_ops sfs_ops;
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * Placement patterns: the dispatch table, extent sizing, the deterministic
+ * random source and the helpers every pattern shares.
+ *
+ * A pattern holds no state of its own: everything it needs to decide where
+ * the next extent goes is in the file's extent map (the previous extent)
+ * and the device allocator (what is free).  That keeps a layout a pure
+ * function of the configuration and the sequence of growth, so
+ * scatterfs-plan predicts exactly what a mount will do, and a catalog
+ * reloaded after a restart continues the same pattern.  The weak spot is
+ * that "previous" is by logical offset: a file filled out of order (holes
+ * punched and refilled) places the refill next to its logical neighbour,
+ * not next to the last extent allocated.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "placement.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+/* splitmix64's increment, 2^64 / golden ratio (Steele, Lea and Flood 2014). */
+#define SPLITMIX64_GAMMA UINT64_C(0x9e3779b97f4a7c15)
+
+const struct placement_ops *placement_ops_for(enum pattern p)
+{
+	switch (p) {
+	case PATTERN_CONTIGUOUS:
+		return &contiguous_ops;
+	case PATTERN_SINGLE:
+		return &single_ops;
+	case PATTERN_INTERLEAVED:
+		return &interleaved_ops;
+	case PATTERN_RANDOM:
+		return &random_ops;
+	case PATTERN_REVERSE:
+		return &reverse_ops;
+	}
+	return NULL;
+}
+
+static uint64_t round_up(uint64_t x, uint64_t unit)
+{
+	return (x + unit - 1) / unit * unit;
+}
+
+/*
+ * Oracle AUTOALLOCATE extent sizes by the logical offset the extent starts
+ * at.  Each tier's start is a multiple of the size of the tier below it
+ * (1M of 64K, 64M of 1M, 1G of 8M), so a file grown from 0 in auto-sized
+ * extents meets every tier boundary exactly at an extent start.
+ */
+static uint64_t auto_extent_size(uint64_t logical)
+{
+	if (logical < 1 * MiB)
+		return 64 * KiB;
+	if (logical < 64 * MiB)
+		return 1 * MiB;
+	if (logical < 1 * GiB)
+		return 8 * MiB;
+	return 64 * MiB;
+}
+
+uint64_t extent_size_at(const struct layout_params *p, uint64_t logical, uint32_t block_size)
+{
+	uint64_t size;
+
+	if (p->pattern == PATTERN_SINGLE && logical == 0 && p->initial_size > 0)
+		size = p->initial_size;
+	else if (p->extent_size > 0)
+		size = p->extent_size;
+	else
+		size = auto_extent_size(logical);
+	if (block_size == 0)
+		return size;
+	return round_up(size, block_size);
+}
+
+/* The splitmix64 output function (a variant of MurmurHash3's fmix64). */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/*
+ * The first splitmix64 output of the state seed ^ mix64(logical).  mix64 is
+ * a bijection with mix64(0) == 0, so the extent at logical 0 gets the
+ * textbook first output of @seed (0xe220a8397b1dcdaf for seed 0), and two
+ * offsets of one file never share a state.  Integer arithmetic only, so
+ * the value is the same on every machine.
+ */
+uint64_t placement_random(uint64_t seed, uint64_t logical)
+{
+	return mix64((seed ^ mix64(logical)) + SPLITMIX64_GAMMA);
+}
+
+int placement_prev(const struct extent_map *map, uint64_t logical, struct placement_prev *out)
+{
+	const struct extent *e = extmap_prev(map, logical);
+	const struct extent *start;
+
+	if (e == NULL)
+		return 0;
+	out->device_end = e->device + e->length;
+	/*
+	 * Pieces of one allocation extent are contiguous both logically and
+	 * on the device (a split never moves data); stop at EXTENT_START or
+	 * at anything that breaks that, whichever comes first.
+	 */
+	start = e;
+	while (!(start->flags & EXTENT_START) && start > map->v) {
+		const struct extent *before = start - 1;
+
+		if (before->logical + before->length != start->logical ||
+		    before->device + before->length != start->device)
+			break;
+		start = before;
+	}
+	out->device = start->device;
+	return 1;
+}
+
+int placement_alloc_after(struct devalloc *a, uint64_t want, uint64_t len, uint64_t *offset)
+{
+	uint64_t size = devalloc_size(a);
+	int rc;
+
+	if (len == 0 || len > size)
+		return -ENOSPC;
+	if (want < size && want + len <= size) {
+		rc = devalloc_alloc_at_or_after(a, want, len, offset);
+		if (rc != -ENOSPC)
+			return rc;
+		if (want == 0)
+			return -ENOSPC;
+	}
+	return devalloc_alloc_at_or_after(a, 0, len, offset);
+}
+
+int placement_alloc_before(struct devalloc *a, uint64_t want_end, uint64_t len, uint64_t *offset)
+{
+	uint64_t size = devalloc_size(a);
+	int rc;
+
+	if (len == 0 || len > size)
+		return -ENOSPC;
+	if (want_end > size)
+		want_end = size;
+	if (want_end >= len) {
+		rc = devalloc_alloc_at_or_before(a, want_end, len, offset);
+		if (rc != -ENOSPC)
+			return rc;
+		if (want_end == size)
+			return -ENOSPC;
+	}
+	return devalloc_alloc_at_or_before(a, size, len, offset);
+}

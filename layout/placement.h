@@ -1,0 +1,108 @@
+/*
+ * Placement patterns: where on the device a file's next extent goes.
+ *
+ * One struct placement_ops per pattern, one file per pattern
+ * (pattern_*.c), in the manner of nbdkit's allocator table.  A pattern
+ * only decides and reserves device space; the extent map is the caller's.
+ */
+#ifndef SCATTERFS_PLACEMENT_H
+#define SCATTERFS_PLACEMENT_H
+
+#include <stdint.h>
+
+#include "alloc.h"
+#include "config.h"
+#include "extmap.h"
+
+/** Where a new extent went, and the gap the pattern reserved after it. */
+struct placement_result {
+	uint64_t device;     /* device offset of the extent */
+	uint64_t gap_device; /* device offset of the reserved gap */
+	uint64_t gap_length; /* bytes; 0 when the pattern keeps no gap */
+};
+
+struct placement_ops {
+	const char *name; /* as written in [layout] pattern = */
+	/*
+	 * Reserves @length bytes in @a for the extent that will map logical
+	 * [@logical, @logical+@length) of the file whose current extents are
+	 * @map (the new extent is not in it yet), plus any gap the pattern
+	 * keeps.  "Previous extent" is the entry of @map that ends at or
+	 * before @logical with the highest logical offset.
+	 * Returns 0, or -ENOSPC with @a unchanged.
+	 */
+	int (*place)(const struct layout_params *p, struct devalloc *a,
+		     const struct extent_map *map, uint64_t logical, uint64_t length,
+		     struct placement_result *out);
+};
+
+extern const struct placement_ops contiguous_ops, single_ops, interleaved_ops, random_ops,
+	reverse_ops;
+
+/** placement_ops_for() - the table for @p (never NULL for a valid enum). */
+const struct placement_ops *placement_ops_for(enum pattern p);
+
+/**
+ * extent_size_at() - the size in bytes of the extent that starts at logical
+ * offset @logical of a file:
+ * - single: initial_size for the extent at 0, then extent_size (or auto);
+ * - fixed extent_size: extent_size;
+ * - auto (extent_size 0), after Oracle's locally managed AUTOALLOCATE
+ *   (Oracle Database Administrator's Guide, "Locally Managed Tablespaces"):
+ *   64 KiB below 1 MiB, 1 MiB below 64 MiB, 8 MiB below 1 GiB, then 64 MiB.
+ * Always a multiple of @block_size.
+ */
+uint64_t extent_size_at(const struct layout_params *p, uint64_t logical, uint32_t block_size);
+
+/**
+ * placement_random() - deterministic 64-bit pseudo-random value for the
+ * extent at @logical under @seed (splitmix64 of both; Steele, Lea and
+ * Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014).
+ * The same on every machine.
+ */
+uint64_t placement_random(uint64_t seed, uint64_t logical);
+
+/*
+ * Helpers shared by the pattern implementations (defined in placement.c).
+ * Added to the contract by the placement module's owner; callers outside
+ * layout/ have no need for them.
+ */
+
+/** The allocation extent a new extent is placed relative to. */
+struct placement_prev {
+	uint64_t device;     /* device offset where that allocation extent starts */
+	uint64_t device_end; /* device offset just past the previous entry */
+};
+
+/**
+ * placement_prev() - the previous extent of logical offset @logical in
+ * @map: the entry that ends at or before @logical with the highest logical
+ * offset (extmap_prev()), widened back over the pieces of the same
+ * allocation extent to its EXTENT_START entry.
+ * @out: receives the device range (start of the allocation extent, end of
+ *       the previous entry); untouched when there is none.
+ * @return 1 when there is a previous extent, 0 when there is none.
+ */
+int placement_prev(const struct extent_map *map, uint64_t logical, struct placement_prev *out);
+
+/**
+ * placement_alloc_after() - reserves @len bytes at the first free run at or
+ * after device offset @want; when none exists (or @want is at or past the
+ * device end) it wraps and takes the first free run from device offset 0.
+ * @len: bytes, > 0, a multiple of the block size.
+ * @offset: receives the device offset.
+ * @return 0, -ENOSPC with @a unchanged.
+ */
+int placement_alloc_after(struct devalloc *a, uint64_t want, uint64_t len, uint64_t *offset);
+
+/**
+ * placement_alloc_before() - reserves @len bytes at the highest free run
+ * that ends at or before device offset @want_end; when none exists it wraps
+ * and takes the highest free run below the device end.
+ * @len: bytes, > 0, a multiple of the block size.
+ * @offset: receives the device offset.
+ * @return 0, -ENOSPC with @a unchanged.
+ */
+int placement_alloc_before(struct devalloc *a, uint64_t want_end, uint64_t len, uint64_t *offset);
+
+#endif

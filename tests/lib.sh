@@ -1,0 +1,241 @@
+# tests/lib.sh: helpers for the mount tests in tests/mount/*.sh.
+#
+# A test sources this file, then mounts with sfs_mount and unmounts with
+# sfs_umount.  Each daemon runs with -f in the background, so the test
+# always knows its pid, and with stdout and stderr in its own log file,
+# which fail() prints.  Readiness is a poll of /proc/self/mountinfo for the
+# mount point with fstype fuse.scatterfs that also checks the daemon is
+# still alive: never a blind sleep.  An EXIT trap runs the test's own
+# cleanup hooks (sfs_on_exit: stop a database first), lazily unmounts
+# whatever is still mounted under the work dir, kills leftover daemons and
+# removes the work dir.
+#
+# Environment:
+#   SCATTERFS_BUILD     build directory holding fs/scatterfs (default build/)
+#   SCATTERFS_BIN       the daemon itself (default $SCATTERFS_BUILD/fs/scatterfs)
+#   SCATTERFS_DEBUG=1   start daemons with -d (FUSE request trace in their log)
+#   SCATTERFS_KEEP=1    keep the work dir (backings, logs) after the test
+#   TMPDIR              where the work dir is created (default /tmp)
+
+set -euo pipefail
+
+SFS_ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+SFS_BUILD=${SCATTERFS_BUILD:-$SFS_ROOT/build}
+SFS_BIN=${SCATTERFS_BIN:-$SFS_BUILD/fs/scatterfs}
+SFS_NAME=$(basename "$0" .sh)
+# 0755: PostgreSQL runs as another user and must reach its mount point.
+SFS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfs-$SFS_NAME.XXXXXX")
+chmod 755 "$SFS_TMP"
+
+declare -A SFS_PID=()    # mount point -> daemon pid (running)
+declare -A SFS_DLOG=()   # mount point -> daemon stdout/stderr file
+SFS_LOGS=()              # every daemon log of this test, in start order
+SFS_EXTRA_LOGS=()        # other logs fail() prints (sfs_add_log)
+SFS_HOOKS=()             # commands the EXIT trap runs first (sfs_on_exit)
+SFS_NSTART=0
+SFS_FAILED=0
+
+# note MSG... - progress line on stdout (shown when the test fails)
+note() { echo "[$SFS_NAME $(date +%T)] $*"; }
+
+# sfs_add_log FILE - fail() prints FILE too (database server logs)
+sfs_add_log() { SFS_EXTRA_LOGS+=("$1"); }
+
+# sfs_on_exit CMD - run CMD (eval'd) at exit, before unmounting
+sfs_on_exit() { SFS_HOOKS+=("$1"); }
+
+sfs_print_logs() {
+	local f
+	for f in "${SFS_LOGS[@]}" "${SFS_EXTRA_LOGS[@]}"; do
+		[[ -e $f ]] || continue
+		echo "---- $f (last 80 lines)"
+		tail -n 80 "$f" || true
+	done
+	echo "----"
+}
+
+# fail MSG... - report the failure, print the daemon logs and exit 1
+fail() {
+	SFS_FAILED=1
+	echo "FAIL: $*" >&2
+	sfs_print_logs >&2
+	exit 1
+}
+
+# assert_eq ACTUAL EXPECTED WHAT - exact comparison
+assert_eq() {
+	[[ $1 == "$2" ]] || fail "$3: got '$1', expected '$2'"
+}
+
+# sfs_fstype MNT - fstype of the mount at MNT, empty when MNT is not a mount point
+sfs_fstype() {
+	local m
+	m=$(readlink -f "$1")
+	# mountinfo: field 5 is the mount point; the fstype follows the " - " separator.
+	awk -v m="$m" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") { t = $(i + 1); break } }
+		END { print t }' /proc/self/mountinfo
+}
+
+sfs_is_mounted() { [[ -n $(sfs_fstype "$1") ]]; }
+
+# sfs_mount BACKING MNT [OPTS [ARGS...]] - start the daemon with -f in the
+# background, "-o OPTS" when OPTS is not empty and any further ARGS, then wait
+# (up to 10 s) for MNT to appear in mountinfo as fuse.scatterfs.  Fails the
+# test when the daemon exits or the mount does not appear.  Sets SFS_LAST_PID
+# and SFS_LAST_DLOG.
+sfs_mount() {
+	local backing=$1 mnt=$2 opts=${3:-} pid dlog rc t fstype
+	shift 2
+	(($#)) && shift
+	[[ -e /dev/fuse ]] || fail "/dev/fuse is missing: mount tests need the fuse module"
+	[[ -x $SFS_BIN ]] || fail "daemon not built: $SFS_BIN"
+	mkdir -p "$mnt"
+	sfs_is_mounted "$mnt" && fail "sfs_mount: $mnt is already a mount point"
+	SFS_NSTART=$((SFS_NSTART + 1))
+	dlog=$SFS_TMP/daemon.$SFS_NSTART.log
+	local args=("$backing" "$mnt" -f)
+	[[ -n ${SCATTERFS_DEBUG:-} ]] && args+=(-d)
+	[[ -n $opts ]] && args+=(-o "$opts")
+	args+=("$@")
+	echo "\$ $SFS_BIN ${args[*]}" >"$dlog"
+	SFS_LOGS+=("$dlog")
+	"$SFS_BIN" "${args[@]}" >>"$dlog" 2>&1 </dev/null &
+	pid=$!
+	SFS_PID[$mnt]=$pid
+	SFS_DLOG[$mnt]=$dlog
+	SFS_LAST_PID=$pid
+	SFS_LAST_DLOG=$dlog
+	for ((t = 0; t < 200; t++)); do
+		fstype=$(sfs_fstype "$mnt")
+		if [[ -n $fstype ]]; then
+			[[ $fstype == fuse.scatterfs ]] ||
+				fail "sfs_mount: $mnt mounted with fstype '$fstype', expected fuse.scatterfs (subtype=scatterfs)"
+			kill -0 "$pid" 2>/dev/null || fail "sfs_mount: daemon $pid died after mounting $mnt"
+			note "mounted $mnt (daemon $pid, options $opts)"
+			return 0
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			rc=0
+			wait "$pid" || rc=$?
+			unset "SFS_PID[$mnt]"
+			fail "sfs_mount: daemon exited with status $rc before $mnt was mounted"
+		fi
+		sleep 0.05
+	done
+	fail "sfs_mount: $mnt did not appear in /proc/self/mountinfo within 10 s (daemon $pid alive)"
+}
+
+# sfs_umount MNT - fusermount3 -u (retried while busy, up to 10 s), then wait
+# (up to 30 s) for the daemon to exit, so its catalog and request log are
+# flushed.  The daemon must exit with status 0.
+sfs_umount() {
+	local mnt=$1 pid=${SFS_PID[$1]:-} t rc err
+	sfs_is_mounted "$mnt" || fail "sfs_umount: $mnt is not mounted (daemon died?)"
+	for ((t = 0; ; t++)); do
+		err=$(fusermount3 -u "$mnt" 2>&1) && break
+		((t < 100)) || fail "sfs_umount: fusermount3 -u $mnt: $err"
+		sleep 0.1
+	done
+	[[ -n $pid ]] || return 0
+	for ((t = 0; t < 300; t++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && fail "sfs_umount: daemon $pid still running 30 s after unmounting $mnt"
+	rc=0
+	wait "$pid" || rc=$?
+	unset "SFS_PID[$mnt]"
+	((rc == 0)) || fail "sfs_umount: daemon exited with status $rc after unmounting $mnt"
+	note "unmounted $mnt"
+}
+
+sfs_cleanup() {
+	local rc=$? h m pid t
+	trap - EXIT
+	set +e
+	for h in "${SFS_HOOKS[@]}"; do
+		eval "$h" >/dev/null 2>&1
+	done
+	# Everything mounted under the work dir, including mounts a daemon made
+	# on its own (a second mount that should have been refused).
+	for m in $(awk -v t="$SFS_TMP/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo); do
+		fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+	for pid in "${SFS_PID[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${SFS_PID[@]}"; do
+		for ((t = 0; t < 50; t++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+	done
+	if ((rc != 0 && SFS_FAILED == 0)); then
+		# An unexpected error (set -e) rather than fail(): show the logs too.
+		if ((rc > 128)); then
+			echo "FAIL: $SFS_NAME: killed by signal $((rc - 128)) (timeout?)" >&2
+		else
+			echo "FAIL: $SFS_NAME: a command failed (exit $rc)" >&2
+		fi
+		sfs_print_logs >&2
+	fi
+	if [[ -n ${SCATTERFS_KEEP:-} ]]; then
+		echo "kept $SFS_TMP" >&2
+	elif awk -v t="$SFS_TMP/" 'index($5, t) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+		echo "not removing $SFS_TMP: something is still mounted there" >&2
+	else
+		rm -rf "$SFS_TMP"
+	fi
+	exit "$rc"
+}
+trap sfs_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+
+# --- request log ----------------------------------------------------------
+
+SFS_LOG_HEADER=ts_us,op,pid,path,offset,size,result,latency_us,device_io
+
+# sfs_log_check_header LOG - the log's first line is exactly the contract header
+sfs_log_check_header() {
+	[[ -f $1 ]] || fail "request log $1 does not exist"
+	assert_eq "$(head -n 1 "$1")" "$SFS_LOG_HEADER" "header of request log $1"
+}
+
+# sfs_log_rows LOG [OP [PATH [SIZE]]] - the data rows matching (empty = any).
+# Paths here never hold a comma or a quote, so a plain split is exact.
+sfs_log_rows() {
+	awk -F, -v op="${2:-}" -v path="${3:-}" -v size="${4:-}" \
+		'NR > 1 && (op == "" || $2 == op) && (path == "" || $4 == path) && (size == "" || $6 == size)' "$1"
+}
+
+# sfs_log_count LOG [OP [PATH [SIZE]]] - how many data rows match
+sfs_log_count() { sfs_log_rows "$@" | wc -l; }
+
+# sfs_log_summary LOG - op,path,size histogram (for failure messages)
+sfs_log_summary() {
+	awk -F, 'NR > 1 { n[$2 " " $4 " size=" $6]++ } END { for (k in n) print n[k], k }' "$1" |
+		sort -rn | head -n 20
+}
+
+# --- sizes and bytes ------------------------------------------------------
+
+# sfs_extents MNT PATH - the extent map CSV of PATH from the control directory
+sfs_extents() {
+	local f=$1/.scatterfs/extents/$2
+	[[ -r $f ]] || fail "cannot read $f"
+	cat "$f"
+}
+
+# sfs_bytes_are FILE OFFSET LENGTH BYTE - LENGTH bytes of FILE from OFFSET all
+# equal BYTE (an octal escape for tr, e.g. '\0' or '\253')
+sfs_bytes_are() {
+	local file=$1 off=$2 len=$3 byte=$4 got
+	got=$(tail -c +$((off + 1)) "$file" | head -c "$len" | tr -d "$byte" | wc -c)
+	local have
+	have=$(tail -c +$((off + 1)) "$file" | head -c "$len" | wc -c)
+	[[ $have == "$len" ]] || return 1
+	[[ $got == 0 ]]
+}

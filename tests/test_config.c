@@ -1,0 +1,1118 @@
+/*
+ * Unit tests of the configuration module (layout/config.c, layout/size.c):
+ * defaults, every key, sizes, each kind of error with its file:line, -o
+ * overrides, [file] rules and their inheritance, config_finish() conflicts,
+ * the config_write_ini() round trip, and every shipped conf/NAME.ini.
+ *
+ * Test INI files go to a mkdtemp() directory made per test.  Run from the
+ * project root (meson's workdir), so that conf/ is found.
+ */
+#undef NDEBUG
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "size.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+#define TiB (UINT64_C(1) << 40)
+
+static char tmpdir[64];
+static char errbuf[1024];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_config.XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+	errbuf[0] = '\0';
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void teardown(void)
+{
+	nftw(tmpdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(config, .init = setup, .fini = teardown);
+
+/* Writes @len bytes of @text to tmpdir/@name; returns the path (static, one per name slot). */
+static const char *write_bytes(const char *name, const char *text, size_t len)
+{
+	static char paths[4][128];
+	static int slot;
+	char *path = paths[slot++ % 4];
+	FILE *f;
+
+	snprintf(path, 128, "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(text, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+	return path;
+}
+
+static const char *write_ini(const char *name, const char *text)
+{
+	return write_bytes(name, text, strlen(text));
+}
+
+/* config_init() + config_load_file() of @text; returns the rc, the file's path in *@path. */
+static int load_text(struct sfs_config *c, const char *text, const char **path)
+{
+	const char *p = write_ini("t.ini", text);
+
+	if (path)
+		*path = p;
+	config_init(c);
+	return config_load_file(c, p, errbuf, sizeof(errbuf));
+}
+
+static void load_ok(struct sfs_config *c, const char *text)
+{
+	int rc = load_text(c, text, NULL);
+
+	cr_assert_eq(rc, 0, "load failed (%d): %s", rc, errbuf);
+}
+
+static void finish_ok(struct sfs_config *c, uint64_t device)
+{
+	int rc = config_finish(c, device, errbuf, sizeof(errbuf));
+
+	cr_assert_eq(rc, 0, "finish failed (%d): %s", rc, errbuf);
+}
+
+static void assert_has(const char *msg, const char *part)
+{
+	cr_assert_not_null(strstr(msg, part), "message '%s' lacks '%s'", msg, part);
+}
+
+static void assert_one_line(const char *msg)
+{
+	cr_assert_neq(msg[0], '\0', "empty message");
+	cr_assert_null(strchr(msg, '\n'), "message has a newline: '%s'", msg);
+}
+
+/* Loading @text fails with -EINVAL and a message naming the file, ":@line:" and @key. */
+static void load_fails(const char *text, unsigned line, const char *key)
+{
+	struct sfs_config c;
+	const char *path;
+	char at[32];
+	int rc = load_text(&c, text, &path);
+
+	cr_assert_eq(rc, -EINVAL, "rc %d, message '%s'", rc, errbuf);
+	assert_one_line(errbuf);
+	assert_has(errbuf, path);
+	snprintf(at, sizeof(at), ":%u:", line);
+	assert_has(errbuf, at);
+	if (key)
+		assert_has(errbuf, key);
+	config_free(&c);
+}
+
+/* Loading @text works, config_finish(@device) fails naming ":@line:" (0: no line) and @key. */
+static void finish_fails(const char *text, uint64_t device, unsigned line, const char *key)
+{
+	struct sfs_config c;
+	const char *path;
+	char at[32];
+	int rc = load_text(&c, text, &path);
+
+	cr_assert_eq(rc, 0, "load failed: %s", errbuf);
+	rc = config_finish(&c, device, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, -EINVAL, "rc %d, message '%s'", rc, errbuf);
+	assert_one_line(errbuf);
+	if (line) {
+		assert_has(errbuf, path);
+		snprintf(at, sizeof(at), ":%u:", line);
+		assert_has(errbuf, at);
+	}
+	assert_has(errbuf, key);
+	config_free(&c);
+}
+
+/* ---- defaults ---- */
+
+Test(config, defaults)
+{
+	struct sfs_config c;
+
+	config_init(&c);
+	cr_assert_eq(c.device.size, 0);
+	cr_assert_eq(c.device.block_size, 4096);
+	cr_assert_eq(c.device.direct, false);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(c.defaults.layout.extent_size, MiB);
+	cr_assert_eq(c.defaults.layout.initial_size, 0);
+	cr_assert_eq(c.defaults.layout.gap, 0);
+	cr_assert_eq(c.defaults.layout.gap_max, 0);
+	cr_assert_eq(c.defaults.layout.contiguous_ratio, 0.5);
+	cr_assert_eq(c.defaults.layout.seed, 1);
+	cr_assert_eq(c.defaults.autoextend.next, 0);
+	cr_assert_eq(c.defaults.autoextend.max_size, 0);
+	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_WRITE);
+	cr_assert_eq(c.defaults.cache.mode, CACHE_NONE);
+	cr_assert_eq(c.defaults.cache.readahead, 128 * KiB);
+	cr_assert_null(c.log.path);
+	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
+	cr_assert_eq(c.disk.model, DISK_NONE);
+	cr_assert_eq(c.disk.rpm, 7200);
+	cr_assert_eq(c.disk.seek_track_ms, 1.0);
+	cr_assert_eq(c.disk.seek_avg_ms, 8.5);
+	cr_assert_eq(c.disk.seek_full_ms, 18);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 150);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 150);
+	cr_assert_eq(c.disk.capacity, 0);
+	cr_assert_eq(c.disk.rotation, ROTATION_PHASE);
+	cr_assert_eq(c.nrules, 0);
+	cr_assert_null(c.source);
+	/* With no file at all, finish adds only the built-in -shm rule. */
+	finish_ok(&c, 0);
+	cr_assert_eq(c.nrules, 1);
+	cr_assert_str_eq(c.rules[0].glob, "*-shm");
+	cr_assert_eq(c.rules[0].params.cache.mode, CACHE_KERNEL);
+	cr_assert_eq(c.rules[0].params.layout.extent_size, MiB);
+	config_free(&c);
+}
+
+Test(config, enum_names)
+{
+	cr_assert_str_eq(pattern_name(PATTERN_CONTIGUOUS), "contiguous");
+	cr_assert_str_eq(pattern_name(PATTERN_SINGLE), "single");
+	cr_assert_str_eq(pattern_name(PATTERN_INTERLEAVED), "interleaved");
+	cr_assert_str_eq(pattern_name(PATTERN_RANDOM), "random");
+	cr_assert_str_eq(pattern_name(PATTERN_REVERSE), "reverse");
+	cr_assert_str_eq(zero_fill_name(ZERO_FILL_WRITE), "write");
+	cr_assert_str_eq(zero_fill_name(ZERO_FILL_FALLOCATE), "fallocate");
+	cr_assert_str_eq(zero_fill_name(ZERO_FILL_NONE), "none");
+	cr_assert_str_eq(cache_mode_name(CACHE_NONE), "none");
+	cr_assert_str_eq(cache_mode_name(CACHE_KERNEL), "kernel");
+}
+
+/* ---- sizes ---- */
+
+Test(config, parse_size_good)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+	    {"0", 0},
+	    {"512", 512},
+	    {"70K", 71680},
+	    {"70k", 71680},
+	    {"70KB", 71680},
+	    {"70KiB", 71680},
+	    {"70kib", 71680},
+	    {"1M", MiB},
+	    {"2G", 2 * GiB},
+	    {"1T", TiB},
+	    {"13270K", 13270 * KiB},
+	    {"512B", 512},
+	    {"007", 7},
+	    {"9223372036854775807", UINT64_C(9223372036854775807)},
+	    {"8388607T", 8388607 * TiB},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint64_t v = 12345;
+		int rc = parse_size(good[i].s, &v);
+
+		cr_assert_eq(rc, 0, "'%s': rc %d", good[i].s, rc);
+		cr_assert_eq(v, good[i].v, "'%s' gave %llu", good[i].s, (unsigned long long)v);
+	}
+}
+
+Test(config, parse_size_bad)
+{
+	static const struct {
+		const char *s;
+		int rc;
+	} bad[] = {
+	    {"", -EINVAL},
+	    {"-1", -EINVAL},
+	    {"1.5M", -EINVAL},
+	    {"12Q", -EINVAL},
+	    {"99999999999999999999", -ERANGE},
+	    {"9223372036854775808", -ERANGE},
+	    {"8388608T", -ERANGE},
+	    {"99999999999999999999Q", -EINVAL},
+	    {" 1K", -EINVAL},
+	    {"1K ", -EINVAL},
+	    {"1 K", -EINVAL},
+	    {"+1", -EINVAL},
+	    {"K", -EINVAL},
+	    {"1iB", -EINVAL},
+	    {"1Ki", -EINVAL},
+	    {"1KK", -EINVAL},
+	    {"0x10", -EINVAL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 12345;
+		int rc = parse_size(bad[i].s, &v);
+
+		cr_assert_eq(rc, bad[i].rc, "'%s': rc %d, want %d", bad[i].s, rc, bad[i].rc);
+		cr_assert_eq(v, 12345, "'%s' changed the output", bad[i].s);
+	}
+}
+
+Test(config, format_size)
+{
+	char buf[32];
+
+	cr_assert_str_eq(format_size(0, buf, sizeof(buf)), "0");
+	cr_assert_str_eq(format_size(1000, buf, sizeof(buf)), "1000");
+	cr_assert_str_eq(format_size(71680, buf, sizeof(buf)), "70K");
+	cr_assert_str_eq(format_size(512 * MiB, buf, sizeof(buf)), "512M");
+	cr_assert_str_eq(format_size(1536 * KiB, buf, sizeof(buf)), "1536K");
+	cr_assert_str_eq(format_size(2 * GiB, buf, sizeof(buf)), "2G");
+	cr_assert_str_eq(format_size(3 * TiB, buf, sizeof(buf)), "3T");
+	cr_assert_str_eq(format_size(TiB + 512, buf, sizeof(buf)), "1099511628288");
+	cr_assert_str_eq(format_size(70 * KiB, buf, 3), "70");
+}
+
+/* ---- every key ---- */
+
+Test(config, every_key)
+{
+	struct sfs_config c;
+
+	load_ok(&c, "; a comment\n"
+		    "[device]\n"
+		    "size = 3G\n"
+		    "block_size = 2K\n"
+		    "direct = yes\n"
+		    "[layout]\n"
+		    "pattern = random\n"
+		    "extent_size = 70K\n"
+		    "gap_max = 13270K\n"
+		    "contiguous_ratio = 0.25\n"
+		    "seed = 18446744073709551615\n"
+		    "[autoextend]\n"
+		    "next = 140K\n"
+		    "max_size = 1G\n"
+		    "zero_fill = fallocate\n"
+		    "[cache]\n"
+		    "mode = kernel\n"
+		    "readahead = 1M\n"
+		    "[log]\n"
+		    "path = /tmp/x y.csv\n"
+		    "ops = read, write,extend,fsync,trim\n"
+		    "[disk]\n"
+		    "model = hdd\n"
+		    "rpm = 5400.5\n"
+		    "seek_track_ms = 0.8\n"
+		    "seek_avg_ms = 9\n"
+		    "seek_full_ms = 17.5\n"
+		    "transfer_mib_s = 200,100\n"
+		    "capacity = 8G\n"
+		    "rotation = average\n");
+	cr_assert_eq(c.device.size, 3 * GiB);
+	cr_assert_eq(c.device.block_size, 2048);
+	cr_assert_eq(c.device.direct, true);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_RANDOM);
+	cr_assert_eq(c.defaults.layout.extent_size, 71680);
+	cr_assert_eq(c.defaults.layout.gap_max, 13270 * KiB);
+	cr_assert_eq(c.defaults.layout.contiguous_ratio, 0.25);
+	cr_assert_eq(c.defaults.layout.seed, UINT64_MAX);
+	cr_assert_eq(c.defaults.autoextend.next, 140 * KiB);
+	cr_assert_eq(c.defaults.autoextend.max_size, GiB);
+	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_FALLOCATE);
+	cr_assert_eq(c.defaults.cache.mode, CACHE_KERNEL);
+	cr_assert_eq(c.defaults.cache.readahead, MiB);
+	cr_assert_str_eq(c.log.path, "/tmp/x y.csv");
+	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_TRIM);
+	cr_assert_eq(c.disk.model, DISK_HDD);
+	cr_assert_eq(c.disk.rpm, 5400.5);
+	cr_assert_eq(c.disk.seek_track_ms, 0.8);
+	cr_assert_eq(c.disk.seek_avg_ms, 9);
+	cr_assert_eq(c.disk.seek_full_ms, 17.5);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 200);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 100);
+	cr_assert_eq(c.disk.capacity, 8 * GiB);
+	cr_assert_eq(c.disk.rotation, ROTATION_AVERAGE);
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "%s/t.ini", tmpdir);
+		cr_assert_str_eq(c.source, want);
+	}
+	finish_ok(&c, 0);
+	config_free(&c);
+}
+
+Test(config, other_patterns_and_values)
+{
+	struct sfs_config c;
+
+	load_ok(&c, "[layout]\npattern = single\ninitial_size = 512M\nextent_size = auto\n"
+		    "[autoextend]\nzero_fill = none\n[device]\ndirect = off\n[disk]\n"
+		    "transfer_mib_s = 120\n");
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_SINGLE);
+	cr_assert_eq(c.defaults.layout.initial_size, 512 * MiB);
+	cr_assert_eq(c.defaults.layout.extent_size, 0);
+	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_NONE);
+	cr_assert_eq(c.device.direct, false);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 120);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 120);
+	finish_ok(&c, 0);
+	config_free(&c);
+
+	load_ok(&c, "[layout]\npattern = interleaved\ngap = 70K\nextent_size = 70K\n");
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_INTERLEAVED);
+	cr_assert_eq(c.defaults.layout.gap, 70 * KiB);
+	config_free(&c);
+
+	load_ok(&c, "[layout]\npattern = reverse\nseed = 0x10\n"
+		    "; seed is random-only: finish would refuse it\n");
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_REVERSE);
+	cr_assert_eq(c.defaults.layout.seed, 16);
+	config_free(&c);
+
+	/* CRLF line ends, a UTF-8 byte order mark, indented lines, inline comments. */
+	load_ok(&c, "\xef\xbb\xbf[layout]\r\n  extent_size = 64K ; sixty-four\r\n"
+		    "  [cache] ; the cache\r\nmode = kernel\r\n# é, ü: UTF-8 comments are fine\n");
+	cr_assert_eq(c.defaults.layout.extent_size, 64 * KiB);
+	cr_assert_eq(c.defaults.cache.mode, CACHE_KERNEL);
+	config_free(&c);
+}
+
+/* ---- errors in files ---- */
+
+Test(config, error_bad_size_exact_message)
+{
+	struct sfs_config c;
+	const char *path;
+	char want[512];
+	int rc =
+	    load_text(&c, "[layout]\npattern = interleaved\n\n\n\n\n\n\n\n\n\ngap = 70Q\n", &path);
+
+	cr_assert_eq(rc, -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:12: [layout] gap = 70Q: not a size (use bytes or a K/M/G/T suffix)", path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+Test(config, error_unknown_key_exact_message)
+{
+	struct sfs_config c;
+	const char *path;
+	char want[512];
+	int rc = load_text(&c, "[layout]\npattern = interleaved\ngapp = 70K\n", &path);
+
+	cr_assert_eq(rc, -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:3: [layout] unknown key 'gapp'; allowed: pattern, extent_size, initial_size, "
+		 "gap, gap_max, contiguous_ratio, seed",
+		 path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+Test(config, error_bad_sizes)
+{
+	load_fails("[layout]\nextent_size =\n", 2, "extent_size");
+	load_fails("[layout]\nextent_size = -1\n", 2, "extent_size = -1");
+	load_fails("[layout]\nextent_size = 1.5M\n", 2, "extent_size = 1.5M");
+	load_fails("[layout]\n\nextent_size = 12Q\n", 3, "extent_size = 12Q");
+	load_fails("[layout]\nextent_size = 99999999999999999999\n", 2, "too large");
+	load_fails("[layout]\nextent_size = 0\n", 2, "auto");
+	load_fails("[device]\nsize = 1X\n", 2, "size = 1X");
+	load_fails("[autoextend]\nnext = ten\n", 2, "next = ten");
+	load_fails("[autoextend]\nmax_size = 1..\n", 2, "max_size");
+	load_fails("[disk]\ncapacity = 8 G\n", 2, "capacity");
+}
+
+Test(config, error_unknown_section)
+{
+	load_fails("[layout]\nextent_size = 1M\n[bogus]\n", 3, "[bogus]");
+	assert_has(errbuf, "allowed: [device], [layout], [autoextend], [cache], [log], [disk], "
+			   "[file \"GLOB\"]");
+	/* A section without keys is still checked. */
+	load_fails("[Layout]\n", 1, "[Layout]");
+	load_fails("[file]\n", 1, "[file \"GLOB\"]");
+	load_fails("[file \"\"]\n", 1, "empty glob");
+	load_fails("[file \"*.dbf]\n", 1, "glob");
+	load_fails("[layout\n", 1, "']'");
+	load_fails("[layout] x\n", 1, "after");
+}
+
+Test(config, error_unknown_key_in_rule)
+{
+	load_fails("[file \"*.dbf\"]\npattern = random\nblock_size = 2K\n", 3, "block_size");
+	assert_has(errbuf, "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
+			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, next, "
+			   "max_size, zero_fill, mode, readahead");
+}
+
+Test(config, error_bad_enums)
+{
+	load_fails("[layout]\npattern = spiral\n", 2, "pattern = spiral");
+	assert_has(errbuf, "allowed: contiguous, single, interleaved, random, reverse");
+	load_fails("[autoextend]\nzero_fill = yes\n", 2, "zero_fill");
+	assert_has(errbuf, "allowed: write, fallocate, none");
+	load_fails("[cache]\nmode = page\n", 2, "mode = page");
+	assert_has(errbuf, "allowed: none, kernel");
+	load_fails("[disk]\nmodel = ssd\n", 2, "model = ssd");
+	assert_has(errbuf, "allowed: none, hdd");
+	load_fails("[disk]\nrotation = spin\n", 2, "rotation");
+	assert_has(errbuf, "allowed: phase, average");
+	load_fails("[device]\ndirect = maybe\n", 2, "direct");
+	load_fails("[log]\nops = read,seek\n", 2, "ops");
+	assert_has(errbuf, "'seek'");
+	assert_has(errbuf, "read, write, extend, fsync, trim");
+	load_fails("[log]\nops = read:write\n", 2, "ops");
+	load_fails("[log]\nops = read,,write\n", 2, "ops");
+	load_fails("[log]\npath =\n", 2, "path");
+}
+
+Test(config, error_out_of_range_numbers)
+{
+	load_fails("[layout]\ncontiguous_ratio = 1.01\n", 2, "contiguous_ratio");
+	load_fails("[layout]\ncontiguous_ratio = -0.1\n", 2, "contiguous_ratio");
+	load_fails("[layout]\ncontiguous_ratio = half\n", 2, "contiguous_ratio");
+	load_fails("[layout]\ncontiguous_ratio = nan\n", 2, "contiguous_ratio");
+	load_fails("[layout]\nseed = -1\n", 2, "seed");
+	load_fails("[layout]\nseed = 18446744073709551616\n", 2, "seed");
+	load_fails("[disk]\nrpm = 0\n", 2, "rpm");
+	load_fails("[disk]\nrpm = -7200\n", 2, "rpm");
+	load_fails("[disk]\nrpm = inf\n", 2, "rpm");
+	load_fails("[disk]\nseek_avg_ms = -1\n", 2, "seek_avg_ms");
+	load_fails("[disk]\ntransfer_mib_s = 100,200\n", 2, "transfer_mib_s");
+	load_fails("[disk]\ntransfer_mib_s = 200,100,50\n", 2, "transfer_mib_s");
+	load_fails("[disk]\ntransfer_mib_s = 0\n", 2, "transfer_mib_s");
+	load_fails("[device]\nblock_size = 3K\n", 2, "block_size");
+	assert_has(errbuf, "power of two");
+	load_fails("[device]\nblock_size = 256\n", 2, "block_size");
+	load_fails("[device]\nblock_size = 2M\n", 2, "block_size");
+	load_fails("[cache]\nreadahead = 2M\n", 2, "readahead");
+	load_fails("[cache]\nreadahead = 6K\n", 2, "readahead");
+	load_fails("[cache]\nreadahead = 2K\n", 2, "readahead");
+}
+
+Test(config, error_duplicates)
+{
+	load_fails("[layout]\npattern = single\n[cache]\nmode = none\n[layout]\n", 5, "[layout]");
+	assert_has(errbuf, "duplicated section");
+	assert_has(errbuf, "line 1");
+	load_fails("[file \"*.dbf\"]\nextent_size = 64K\n[file \"*.log\"]\n[file \"*.dbf\"]\n", 4,
+		   "[file \"*.dbf\"]");
+	assert_has(errbuf, "duplicated section");
+	load_fails("[layout]\ngap = 1K\nextent_size = 1M\ngap = 2K\n", 4, "'gap'");
+	assert_has(errbuf, "duplicated key");
+	assert_has(errbuf, "line 2");
+	/* The long and the short name of a rule key are the same key. */
+	load_fails("[file \"*-wal\"]\nmode = kernel\ncache.mode = none\n", 3, "cache.mode");
+}
+
+Test(config, error_key_outside_section)
+{
+	load_fails("gap = 70K\n[layout]\n", 1, "'gap'");
+	assert_has(errbuf, "outside any section");
+	assert_has(errbuf, "[layout]");
+}
+
+Test(config, error_syntax)
+{
+	load_fails("[layout]\npattern = single\njust words\n", 3, "just words");
+}
+
+Test(config, error_not_utf8)
+{
+	struct sfs_config c;
+	const char text[] = "[log]\n# ok\npath = /tmp/\xff\xfe.csv\n";
+	const char *path = write_bytes("bad.ini", text, sizeof(text) - 1);
+	int rc;
+
+	config_init(&c);
+	rc = config_load_file(&c, path, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, -EINVAL);
+	assert_one_line(errbuf);
+	assert_has(errbuf, path);
+	assert_has(errbuf, ":3:");
+	assert_has(errbuf, "UTF-8");
+	assert_has(errbuf, "0xff");
+	config_free(&c);
+
+	/* An overlong encoding and a NUL byte are not text either. */
+	path = write_bytes("bad2.ini", "[log]\npath = \xc0\xaf\n", 15);
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, path, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, ":2:");
+	config_free(&c);
+	path = write_bytes("bad3.ini", "[log]\n\0path = x\n", 16);
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, path, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, ":2:");
+	config_free(&c);
+}
+
+Test(config, error_empty_file)
+{
+	struct sfs_config c;
+	const char *path;
+
+	cr_assert_eq(load_text(&c, "", &path), -EINVAL);
+	assert_has(errbuf, path);
+	assert_has(errbuf, "empty configuration file");
+	config_free(&c);
+	cr_assert_eq(load_text(&c, "# only\n; comments\n\n   \n", &path), -EINVAL);
+	assert_has(errbuf, "empty configuration file");
+	config_free(&c);
+}
+
+Test(config, error_long_line)
+{
+	char text[400];
+
+	snprintf(text, sizeof(text), "[log]\npath = /%0300d\n", 0);
+	load_fails(text, 2, "too long");
+}
+
+Test(config, error_unreadable_file)
+{
+	struct sfs_config c;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/missing.ini", tmpdir);
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, path, errbuf, sizeof(errbuf)), -ENOENT);
+	assert_has(errbuf, path);
+	config_free(&c);
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, tmpdir, errbuf, sizeof(errbuf)), -EISDIR);
+	assert_has(errbuf, tmpdir);
+	config_free(&c);
+}
+
+/* ---- overrides ---- */
+
+Test(config, overrides)
+{
+	struct sfs_config c;
+
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "layout.gap=70K", errbuf, sizeof(errbuf)), 0, "%s", errbuf);
+	cr_assert_eq(c.defaults.layout.gap, 70 * KiB);
+	cr_assert_eq(config_set(&c, "layout.pattern=interleaved", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(config_set(&c, "device.block_size=2K", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(c.device.block_size, 2048);
+	cr_assert_eq(config_set(&c, "log.ops=read:write:trim", errbuf, sizeof(errbuf)), 0, "%s",
+		     errbuf);
+	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_TRIM);
+	cr_assert_eq(config_set(&c, "disk.transfer_mib_s=180:90", errbuf, sizeof(errbuf)), 0, "%s",
+		     errbuf);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 180);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 90);
+	cr_assert_eq(config_set(&c, "log.path=/tmp/a.csv", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(config_set(&c, "log.path=/tmp/b.csv", errbuf, sizeof(errbuf)), 0);
+	cr_assert_str_eq(c.log.path, "/tmp/b.csv");
+	/* A later override of the same key wins. */
+	cr_assert_eq(config_set(&c, "layout.gap=140K", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(c.defaults.layout.gap, 140 * KiB);
+	finish_ok(&c, 0);
+	config_free(&c);
+}
+
+Test(config, override_errors)
+{
+	struct sfs_config c;
+
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "layout.gap=70Q", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o layout.gap=70Q: [layout] gap = 70Q: not a size (use "
+				 "bytes or a K/M/G/T suffix)");
+	cr_assert_eq(config_set(&c, "layout.gapp=1", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "option -o layout.gapp=1");
+	assert_has(errbuf, "unknown key 'gapp'");
+	cr_assert_eq(config_set(&c, "bogus.x=1", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "unknown section 'bogus'");
+	cr_assert_eq(config_set(&c, "gap=1", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "SECTION.KEY=VALUE");
+	cr_assert_eq(config_set(&c, "layout.gap", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_eq(config_set(&c, "file.mode=kernel", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "[file \"GLOB\"]");
+	cr_assert_eq(config_set(&c, "log.ops=read,write", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "':'");
+	cr_assert_eq(config_set(&c, "layout.pattern=spiral", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "allowed: contiguous");
+	cr_assert_eq(config_set(&c, "log.path=a\nb", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_one_line(errbuf);
+	cr_assert_null(c.log.path);
+	cr_assert_eq(config_set(&c, "layout.gap=1\n2", errbuf, sizeof(errbuf)), -EINVAL);
+	assert_one_line(errbuf);
+	/* Nothing bad was applied. */
+	cr_assert_eq(c.defaults.layout.gap, 0);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
+	config_free(&c);
+}
+
+/* ---- rules ---- */
+
+Test(config, rules_match_and_inherit)
+{
+	struct sfs_config c;
+	const struct file_params *fp;
+
+	load_ok(&c, "[layout]\n"
+		    "extent_size = 64K\n"
+		    "[file \"*pg_wal/*\"]\n"
+		    "pattern = contiguous\n"
+		    "extent_size = 16M\n"
+		    "[file \"*base/*\"]\n"
+		    "pattern = random\n"
+		    "gap_max = 64M\n"
+		    "layout.seed = 7\n"
+		    "[file \"*\"]\n"
+		    "cache.mode = kernel\n"
+		    "[autoextend]\n"
+		    "next = 128K\n");
+	cr_assert_eq(c.nrules, 3);
+	cr_assert_str_eq(c.rules[1].glob, "*base/*");
+	cr_assert_eq(c.rules[1].line, 6);
+	/* The override comes after the file: rules still inherit it. */
+	cr_assert_eq(config_set(&c, "layout.extent_size=256K", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(config_set(&c, "cache.readahead=512K", errbuf, sizeof(errbuf)), 0);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.nrules, 4);
+	cr_assert_str_eq(c.rules[3].glob, "*-shm");
+	cr_assert_eq(c.rules[3].line, 0);
+
+	fp = config_for_path(&c, "pgdata/pg_wal/000000010000000000000001");
+	cr_assert_eq(fp, &c.rules[0].params);
+	cr_assert_eq(fp->layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(fp->layout.extent_size, 16 * MiB);
+	cr_assert_eq(fp->autoextend.next, 128 * KiB); /* from [autoextend], declared later */
+	cr_assert_eq(fp->cache.readahead, 512 * KiB);
+
+	fp = config_for_path(&c, "pgdata/base/16384/1259");
+	cr_assert_eq(fp, &c.rules[1].params);
+	cr_assert_eq(fp->layout.pattern, PATTERN_RANDOM);
+	cr_assert_eq(fp->layout.extent_size, 256 * KiB);
+	cr_assert_eq(fp->layout.gap_max, 64 * MiB);
+	cr_assert_eq(fp->layout.seed, 7);
+	cr_assert_eq(fp->layout.contiguous_ratio, 0.5);
+	cr_assert_eq(fp->cache.mode, CACHE_NONE);
+
+	/* "*" matches everything else, so the -shm rule is never reached. */
+	fp = config_for_path(&c, "db.sqlite-shm");
+	cr_assert_eq(fp, &c.rules[2].params);
+	cr_assert_eq(fp->cache.mode, CACHE_KERNEL);
+	cr_assert_eq(fp->layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(fp->layout.extent_size, 256 * KiB);
+	config_free(&c);
+}
+
+Test(config, rule_setting_only_pattern_inherits_override)
+{
+	struct sfs_config c;
+	const struct file_params *fp;
+
+	load_ok(&c, "[layout]\nextent_size = 64K\n[file \"*.dbf\"]\npattern = reverse\n");
+	cr_assert_eq(config_set(&c, "layout.extent_size=2M", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(config_set(&c, "autoextend.zero_fill=none", errbuf, sizeof(errbuf)), 0);
+	finish_ok(&c, 0);
+	fp = config_for_path(&c, "users01.dbf");
+	cr_assert_eq(fp->layout.pattern, PATTERN_REVERSE);
+	cr_assert_eq(fp->layout.extent_size, 2 * MiB);
+	cr_assert_eq(fp->autoextend.zero_fill, ZERO_FILL_NONE);
+	/* No match: the global values. */
+	fp = config_for_path(&c, "users01.log");
+	cr_assert_eq(fp, &c.defaults);
+	cr_assert_eq(fp->layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(fp->layout.extent_size, 2 * MiB);
+	/* The built-in -shm rule: kernel mode, everything else global. */
+	fp = config_for_path(&c, "dir/main.db-shm");
+	cr_assert_eq(fp->cache.mode, CACHE_KERNEL);
+	cr_assert_eq(fp->layout.extent_size, 2 * MiB);
+	cr_assert_eq(fp->autoextend.zero_fill, ZERO_FILL_NONE);
+	cr_assert_eq(config_for_path(&c, "main.db-wal")->cache.mode, CACHE_NONE);
+	/* finish twice: no second built-in rule. */
+	finish_ok(&c, 0);
+	cr_assert_eq(c.nrules, 2);
+	config_free(&c);
+}
+
+Test(config, user_shm_rule_replaces_builtin)
+{
+	struct sfs_config c;
+
+	load_ok(&c, "[file \"*-shm\"]\nmode = none\n");
+	finish_ok(&c, 0);
+	cr_assert_eq(c.nrules, 1);
+	cr_assert_eq(config_for_path(&c, "a.db-shm")->cache.mode, CACHE_NONE);
+	config_free(&c);
+}
+
+Test(config, rule_inherits_unused_global_keys_without_conflict)
+{
+	struct sfs_config c;
+	const struct file_params *fp;
+
+	/* The rule's contiguous pattern does not read the inherited gap: no conflict. */
+	load_ok(&c, "[layout]\npattern = interleaved\ngap = 64K\n[file \"*wal*\"]\n"
+		    "pattern = contiguous\n");
+	finish_ok(&c, 0);
+	fp = config_for_path(&c, "pg_wal/1");
+	cr_assert_eq(fp->layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(fp->layout.gap, 64 * KiB);
+	config_free(&c);
+}
+
+/* ---- conflicts ---- */
+
+Test(config, conflict_key_not_used_by_pattern)
+{
+	finish_fails("[layout]\npattern = contiguous\ngap = 70K\n", 0, 3, "gap");
+	assert_has(errbuf, "[layout] gap = 70K");
+	assert_has(errbuf, "interleaved");
+	finish_fails("[layout]\ngap_max = 1M\n", 0, 2, "gap_max");
+	finish_fails("[layout]\npattern = interleaved\ncontiguous_ratio = 0.5\n", 0, 3,
+		     "contiguous_ratio");
+	finish_fails("[layout]\nseed = 3\n", 0, 2, "seed");
+	finish_fails("[layout]\npattern = reverse\ninitial_size = 1M\n", 0, 3, "initial_size");
+	/* In a rule: the rule's own key against its pattern. */
+	finish_fails("[file \"*.dbf\"]\npattern = contiguous\ngap = 8K\n", 0, 3, "gap");
+	assert_has(errbuf, "[file \"*.dbf\"]");
+	/* An override that changes the pattern makes a file key conflict. */
+	{
+		struct sfs_config c;
+
+		load_ok(&c, "[layout]\npattern = interleaved\ngap = 70K\n");
+		cr_assert_eq(config_set(&c, "layout.pattern=contiguous", errbuf, sizeof(errbuf)),
+			     0);
+		cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
+		assert_has(errbuf, ":3:");
+		assert_has(errbuf, "gap");
+		assert_has(errbuf, "option -o layout.pattern=contiguous");
+		config_free(&c);
+	}
+	/* A conflicting key set by an override names the option. */
+	{
+		struct sfs_config c;
+
+		config_init(&c);
+		cr_assert_eq(config_set(&c, "layout.gap=8K", errbuf, sizeof(errbuf)), 0);
+		cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
+		assert_has(errbuf, "option -o layout.gap=8K");
+		config_free(&c);
+	}
+}
+
+Test(config, conflict_required_keys)
+{
+	finish_fails("[layout]\npattern = single\nextent_size = 64K\n", 0, 0, "initial_size");
+	finish_fails("[file \"x\"]\npattern = single\n", 0, 2, "initial_size");
+	finish_fails("[layout]\npattern = random\n", 0, 0, "gap_max");
+	finish_fails("[device]\nblock_size = 8K\n[layout]\npattern = random\ngap_max = 4K\n", 0, 5,
+		     "gap_max");
+	/* The rule's pattern needs a key it inherits from nobody. */
+	finish_fails("[layout]\npattern = interleaved\ngap = 4K\n[file \"*.dbf\"]\n"
+		     "pattern = random\n",
+		     0, 0, "gap_max");
+	assert_has(errbuf, "[file \"*.dbf\"]");
+}
+
+Test(config, conflict_not_multiple_of_block_size)
+{
+	static const char *const texts[] = {
+	    "[device]\nblock_size = 4K\n[layout]\nextent_size = 70K\n",
+	    "[device]\nblock_size = 4K\n[layout]\npattern = single\ninitial_size = 6K\n",
+	    "[device]\nblock_size = 4K\n[layout]\npattern = interleaved\ngap = 2K\n",
+	    "[device]\nblock_size = 4K\n[layout]\npattern = random\ngap_max = 10K\n",
+	    "[device]\nblock_size = 4K\n[autoextend]\nnext = 6K\n",
+	    "[device]\nblock_size = 4K\n[autoextend]\nmax_size = 1030K\n",
+	    "[device]\nblock_size = 8K\n[cache]\nreadahead = 12K\n",
+	    "[device]\nblock_size = 4K\n[file \"a\"]\nextent_size = 6K\n",
+	};
+	static const char *const key[] = {"extent_size", "initial_size", "gap",
+					  "gap_max",	 "next",	 "max_size",
+					  "readahead",	 "extent_size"};
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		finish_fails(texts[i], 0, 0, key[i]);
+		assert_has(errbuf, "block_size");
+	}
+	finish_fails("[device]\nblock_size = 4K\n[autoextend]\nnext = 6K\n", 0, 4,
+		     "[autoextend] next");
+	finish_fails("[device]\nblock_size = 8K\n[cache]\nreadahead = 12K\n", 0, 4,
+		     "[cache] readahead");
+	/* A default that does not fit the block size names the block size's line. */
+	finish_fails("[device]\nblock_size = 256K\n", 0, 2, "readahead = 128K (default)");
+}
+
+Test(config, conflict_larger_than_device)
+{
+	finish_fails("[layout]\npattern = interleaved\ngap = 2G\n", GiB, 3, "gap");
+	assert_has(errbuf, "larger than the device (1G)");
+	finish_fails("[layout]\npattern = random\ngap_max = 2G\n", GiB, 3, "gap_max");
+	finish_fails("[device]\nsize = 1G\n[layout]\npattern = single\ninitial_size = 2G\n", 0, 5,
+		     "initial_size");
+	/* device.size, when set, is the device. */
+	finish_fails("[device]\nsize = 1G\n[layout]\npattern = single\ninitial_size = 2G\n",
+		     4 * GiB, 5, "initial_size");
+	/* Unknown device size: no check. */
+	{
+		struct sfs_config c;
+
+		load_ok(&c, "[layout]\npattern = interleaved\ngap = 2G\n");
+		finish_ok(&c, 0);
+		config_free(&c);
+		load_ok(&c, "[layout]\npattern = interleaved\ngap = 1G\n");
+		finish_ok(&c, GiB);
+		config_free(&c);
+	}
+}
+
+Test(config, conflict_max_size_below_one_extent)
+{
+	finish_fails("[layout]\nextent_size = 1M\n[autoextend]\nmax_size = 512K\n", 0, 4,
+		     "max_size");
+	assert_has(errbuf, "smaller than one extent (1M)");
+	finish_fails("[layout]\npattern = single\ninitial_size = 8M\n[autoextend]\nmax_size = 4M\n",
+		     0, 5, "max_size");
+	{
+		struct sfs_config c;
+
+		load_ok(&c, "[layout]\nextent_size = 1M\n[autoextend]\nmax_size = 1M\n");
+		finish_ok(&c, 0);
+		config_free(&c);
+	}
+}
+
+Test(config, conflict_seek_order)
+{
+	finish_fails("[disk]\nseek_track_ms = 9\n", 0, 2, "seek_track_ms");
+	finish_fails("[disk]\nseek_full_ms = 5\n", 0, 2, "seek_full_ms");
+	finish_fails("[disk]\nseek_avg_ms = 20\n", 0, 2, "seek_avg_ms");
+}
+
+/* ---- config_write_ini ---- */
+
+static void assert_same_params(const struct file_params *a, const struct file_params *b)
+{
+	cr_assert_eq(a->layout.pattern, b->layout.pattern);
+	cr_assert_eq(a->layout.extent_size, b->layout.extent_size);
+	cr_assert_eq(a->layout.initial_size, b->layout.initial_size);
+	cr_assert_eq(a->layout.gap, b->layout.gap);
+	cr_assert_eq(a->layout.gap_max, b->layout.gap_max);
+	cr_assert_eq(a->layout.contiguous_ratio, b->layout.contiguous_ratio);
+	cr_assert_eq(a->layout.seed, b->layout.seed);
+	cr_assert_eq(a->autoextend.next, b->autoextend.next);
+	cr_assert_eq(a->autoextend.max_size, b->autoextend.max_size);
+	cr_assert_eq(a->autoextend.zero_fill, b->autoextend.zero_fill);
+	cr_assert_eq(a->cache.mode, b->cache.mode);
+	cr_assert_eq(a->cache.readahead, b->cache.readahead);
+}
+
+static void assert_same_config(const struct sfs_config *a, const struct sfs_config *b)
+{
+	size_t i;
+
+	cr_assert_eq(a->device.size, b->device.size);
+	cr_assert_eq(a->device.block_size, b->device.block_size);
+	cr_assert_eq(a->device.direct, b->device.direct);
+	assert_same_params(&a->defaults, &b->defaults);
+	cr_assert_eq(!a->log.path, !b->log.path);
+	if (a->log.path)
+		cr_assert_str_eq(a->log.path, b->log.path);
+	cr_assert_eq(a->log.ops, b->log.ops);
+	cr_assert_eq(a->disk.model, b->disk.model);
+	cr_assert_eq(a->disk.rpm, b->disk.rpm);
+	cr_assert_eq(a->disk.seek_track_ms, b->disk.seek_track_ms);
+	cr_assert_eq(a->disk.seek_avg_ms, b->disk.seek_avg_ms);
+	cr_assert_eq(a->disk.seek_full_ms, b->disk.seek_full_ms);
+	cr_assert_eq(a->disk.transfer_outer_mib_s, b->disk.transfer_outer_mib_s);
+	cr_assert_eq(a->disk.transfer_inner_mib_s, b->disk.transfer_inner_mib_s);
+	cr_assert_eq(a->disk.capacity, b->disk.capacity);
+	cr_assert_eq(a->disk.rotation, b->disk.rotation);
+	cr_assert_eq(a->nrules, b->nrules);
+	for (i = 0; i < a->nrules; i++) {
+		cr_assert_str_eq(a->rules[i].glob, b->rules[i].glob);
+		assert_same_params(&a->rules[i].params, &b->rules[i].params);
+	}
+}
+
+/* Writes @a, loads it back and finishes it, checks every value and the text are the same. */
+static void round_trip(struct sfs_config *a)
+{
+	struct sfs_config b;
+	char *text = config_write_ini(a), *again;
+	const char *path;
+	int rc;
+
+	cr_assert_not_null(text);
+	path = write_ini("round.ini", text);
+	config_init(&b);
+	rc = config_load_file(&b, path, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, 0, "reload failed: %s\n%s", errbuf, text);
+	finish_ok(&b, 0);
+	assert_same_config(a, &b);
+	again = config_write_ini(&b);
+	cr_assert_not_null(again);
+	/* Equal but for the "loaded from" comment. */
+	cr_assert_str_eq(strstr(text, "\n[device]"), strstr(again, "\n[device]"));
+	free(text);
+	free(again);
+	config_free(&b);
+}
+
+Test(config, write_ini_round_trip)
+{
+	struct sfs_config c;
+	char *text;
+
+	load_ok(&c, "[device]\nsize = 3G\nblock_size = 2K\ndirect = true\n"
+		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
+		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
+		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
+		    "[cache]\nmode = kernel\nreadahead = 64K\n"
+		    "[log]\npath = /tmp/req log.csv\nops = write,trim\n"
+		    "[disk]\nmodel = hdd\nrpm = 5400\nseek_track_ms = 0.3\nseek_avg_ms = 8.9\n"
+		    "seek_full_ms = 17.25\ntransfer_mib_s = 200,90.5\ncapacity = 8G\n"
+		    "rotation = average\n"
+		    "[file \"*pg_wal/*\"]\npattern = contiguous\nextent_size = 16M\n"
+		    "[file \"*single*\"]\npattern = single\ninitial_size = 8M\n"
+		    "[file \"*[ab]*.dbf\"]\npattern = interleaved\ngap = 70K\nmode = none\n"
+		    "[file \"*auto*\"]\nextent_size = auto\n");
+	cr_assert_eq(config_set(&c, "layout.seed=42", errbuf, sizeof(errbuf)), 0);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.nrules, 5);
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	assert_has(text, "[file \"*[ab]*.dbf\"]\n");
+	assert_has(text, "seed = 42\n");
+	assert_has(text, "contiguous_ratio = 0.1\n");
+	assert_has(text, "transfer_mib_s = 200,90.5\n");
+	assert_has(text, "extent_size = auto\n");
+	/* The built-in rule is a comment, not a section. */
+	assert_has(text, "# [file \"*-shm\"] mode = kernel\n");
+	cr_assert_null(strstr(text, "\n[file \"*-shm\"]"));
+	free(text);
+	round_trip(&c);
+	config_free(&c);
+
+	/* The defaults alone. */
+	config_init(&c);
+	finish_ok(&c, 0);
+	round_trip(&c);
+	config_free(&c);
+}
+
+/* ---- shipped configurations ---- */
+
+static void load_conf(struct sfs_config *c, const char *name)
+{
+	char path[256];
+	int rc;
+
+	snprintf(path, sizeof(path), "conf/%s", name);
+	config_init(c);
+	rc = config_load_file(c, path, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, 0, "%s: %s", path, errbuf);
+	rc = config_finish(c, 0, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, 0, "%s: %s", path, errbuf);
+}
+
+Test(config, every_conf_file_loads)
+{
+	DIR *d = opendir("conf");
+	struct dirent *e;
+	unsigned n = 0;
+
+	cr_assert_not_null(d, "run from the project root (conf/ not found)");
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct sfs_config c;
+
+		if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+			continue;
+		load_conf(&c, e->d_name);
+		round_trip(&c);
+		config_free(&c);
+		n++;
+	}
+	closedir(d);
+	cr_assert_geq(n, 6);
+}
+
+Test(config, seed_confs)
+{
+	struct sfs_config c;
+	const struct file_params *fp;
+
+	load_conf(&c, "equi-fragmented.ini");
+	cr_assert_eq(c.device.block_size, 2048);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_INTERLEAVED);
+	cr_assert_eq(c.defaults.layout.extent_size, 70 * KiB);
+	cr_assert_eq(c.defaults.layout.gap, 70 * KiB);
+	cr_assert_eq(c.defaults.autoextend.next, 70 * KiB);
+	config_free(&c);
+
+	load_conf(&c, "random-fragmented.ini");
+	cr_assert_eq(c.device.block_size, 2048);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_RANDOM);
+	cr_assert_eq(c.defaults.layout.extent_size, 70 * KiB);
+	cr_assert_eq(c.defaults.layout.gap_max, 6635 * 2 * KiB);
+	cr_assert_eq(c.defaults.layout.contiguous_ratio, 0.5);
+	cr_assert_eq(c.defaults.layout.seed, 1);
+	cr_assert_eq(c.defaults.autoextend.next, 70 * KiB);
+	config_free(&c);
+
+	load_conf(&c, "contiguous.ini");
+	cr_assert_eq(c.device.block_size, 2048);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(c.defaults.layout.extent_size, 70 * KiB);
+	cr_assert_eq(c.defaults.autoextend.next, 70 * KiB);
+	config_free(&c);
+
+	load_conf(&c, "single-extent.ini");
+	cr_assert_eq(c.device.block_size, 2048);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_SINGLE);
+	cr_assert_eq(c.defaults.layout.initial_size, 512 * MiB);
+	cr_assert_eq(c.defaults.layout.extent_size, 70 * KiB);
+	cr_assert_eq(c.defaults.autoextend.next, 70 * KiB);
+	config_free(&c);
+
+	load_conf(&c, "default.ini");
+	{
+		struct sfs_config d;
+
+		config_init(&d);
+		finish_ok(&d, 0);
+		assert_same_config(&c, &d);
+		config_free(&d);
+	}
+	config_free(&c);
+
+	load_conf(&c, "postgres.ini");
+	cr_assert_eq(c.device.block_size % 4096, 0);
+	fp = config_for_path(&c, "pgdata/pg_wal/000000010000000000000001");
+	cr_assert_eq(fp->layout.pattern, PATTERN_CONTIGUOUS);
+	fp = config_for_path(&c, "pgdata/base/16384/1259");
+	cr_assert_eq(fp->layout.pattern, PATTERN_RANDOM);
+	cr_assert_geq(fp->layout.gap_max, c.device.block_size);
+	config_free(&c);
+}
