@@ -239,3 +239,19 @@ void inode_to_stat(const struct inode *in, struct stat *st)
 	st->st_mtim = in->attr.mtime;
 	st->st_ctim = in->attr.ctime;
 }
+
+void inode_table_free(struct sfs *fs)
+{
+	struct inode *in, *tmp;
+	pthread_mutex_lock(&fs->itable_lock);
+	HASH_ITER(hh, fs->itable, in, tmp)
+	{
+		HASH_DEL(fs->itable, in);
+		extmap_release(&in->map);
+		run_vec_release(&in->gaps);
+		pthread_rwlock_destroy(&in->lock);
+		free(in->path);
+		free(in);
+	}
+	pthread_mutex_unlock(&fs->itable_lock);
+}

@@ -29,8 +29,17 @@
 /* Never written: the source of zeros for holes and zero-fill. */
 static char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
 
+/* Per-thread aligned bounce buffer; the key's destructor frees it when a
+ * worker thread ends. */
 static __thread char *bounce;
 static __thread size_t bounce_size;
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+
+static void bounce_key_init(void)
+{
+	pthread_key_create(&bounce_key, free);
+}
 
 static char *bounce_get(size_t size)
 {
@@ -40,9 +49,11 @@ static char *bounce_get(size_t size)
 	size_t want = size < (2u << 20) ? (2u << 20) : size;
 	if (posix_memalign(&p, 4096, want))
 		return NULL;
+	pthread_once(&bounce_once, bounce_key_init);
 	free(bounce);
 	bounce = p;
 	bounce_size = want;
+	pthread_setspecific(bounce_key, p);
 	return bounce;
 }
 
@@ -531,6 +542,7 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		if (off >= in->attr.size)
 			return 0;
 		err = zero_edges(fs, in, off, len, &wf, &wt);
+		uint64_t t0 = mono_ns(), ts = now_us(fs);
 		if (!err && wt > wf) {
 			pthread_mutex_lock(&fs->alloc_lock);
 			err = extmap_remove(&in->map, wf, wt - wf, free_run_cb, fs);
@@ -539,6 +551,9 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		}
 		if (!err)
 			touch_times(in, true);
+		if (reqlog_wants(fs->log, LOG_TRIM))
+			log_request(fs, LOG_TRIM, pid, in, off, len, err ? err : (int64_t)len, ts, t0,
+				    NULL, 0);
 		return err;
 	} else if (kind == FALLOC_FL_ZERO_RANGE) {
 		uint64_t wf, wt;

@@ -499,5 +499,18 @@ out:
 	devalloc_destroy(fs->alloc);
 	report_ready(ret ? ret : 1);
 	fuse_opt_free_args(&args);
+	for (size_t i = 0; i < cl.noverrides; i++)
+		free(cl.overrides[i]);
+	free(cl.overrides);
+	free(cl.backing);
+	free(cl.config);
+	free(cl.log);
+	free(cl.meta);
+	free(cl.size);
+	free(opts.mountpoint);
+	config_free(&fs->cfg);
+	free(fs->backing_path);
+	free(fs->meta_path);
+	free(fs);
 	return ret;
 }

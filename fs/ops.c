@@ -102,6 +102,7 @@ static void sfs_destroy(void *userdata)
 {
 	struct sfs *fs = userdata;
 	inode_flush_all(fs);
+	inode_table_free(fs);
 }
 
 static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

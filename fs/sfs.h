@@ -120,6 +120,8 @@ int inode_load_map(struct sfs *fs, struct inode *in);
 int inode_flush(struct sfs *fs, struct inode *in);
 /** inode_flush_all() - inode_flush() on every in-memory inode (unmount). */
 int inode_flush_all(struct sfs *fs);
+/** inode_table_free() - frees every in-memory inode (after inode_flush_all(), at unmount). */
+void inode_table_free(struct sfs *fs);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
 void inode_to_stat(const struct inode *in, struct stat *st);
 /** inode_free_space() - frees all extents and gaps of @in (caller holds in->lock). */

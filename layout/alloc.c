@@ -265,7 +265,8 @@ static int node_reserve(struct devalloc *a)
 		return -ENOMEM;
 	hugepages(p, bytes);
 	a->n = p;
-	a->cap = (uint32_t)(bytes / sizeof(struct dnode));
+	uint64_t fit = bytes / sizeof(struct dnode); /* the rest of the last page */
+	a->cap = fit > NODE_MAX ? NODE_MAX : (uint32_t)fit;
 	return 0;
 }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib.sh: helpers for the mount tests in tests/mount/*.sh.
 #
 # A test sources this file, then mounts with sfs_mount and unmounts with
@@ -27,6 +28,7 @@ SFS_NAME=$(basename "$0" .sh)
 SFS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfs-$SFS_NAME.XXXXXX")
 chmod 755 "$SFS_TMP"
 
+# shellcheck disable=SC2034 # SFS_DLOG, SFS_LAST_PID, SFS_LAST_DLOG: for the tests
 declare -A SFS_PID=()    # mount point -> daemon pid (running)
 declare -A SFS_DLOG=()   # mount point -> daemon stdout/stderr file
 SFS_LOGS=()              # every daemon log of this test, in start order
@@ -102,9 +104,8 @@ sfs_mount() {
 	"$SFS_BIN" "${args[@]}" >>"$dlog" 2>&1 </dev/null &
 	pid=$!
 	SFS_PID[$mnt]=$pid
-	SFS_DLOG[$mnt]=$dlog
-	SFS_LAST_PID=$pid
-	SFS_LAST_DLOG=$dlog
+	# shellcheck disable=SC2034 # for the tests
+	SFS_DLOG[$mnt]=$dlog SFS_LAST_PID=$pid SFS_LAST_DLOG=$dlog
 	for ((t = 0; t < 200; t++)); do
 		fstype=$(sfs_fstype "$mnt")
 		if [[ -n $fstype ]]; then
@@ -158,9 +159,10 @@ sfs_cleanup() {
 	done
 	# Everything mounted under the work dir, including mounts a daemon made
 	# on its own (a second mount that should have been refused).
-	for m in $(awk -v t="$SFS_TMP/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo); do
-		fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-	done
+	awk -v t="$SFS_TMP/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo |
+		while read -r m; do
+			fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		done
 	for pid in "${SFS_PID[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 	done

@@ -5,6 +5,7 @@
 # backing that is mounted: each exits non-zero, with a message on stderr
 # that names the problem, mounts nothing, and leaves the backing and its
 # catalog byte-for-byte unchanged.
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 T=$SFS_TMP
@@ -26,7 +27,7 @@ state() {
 		[[ -e $f ]] && sha256sum "$f"
 	done
 	# and no file appears beside them (a catalog for a refused backing)
-	ls -1 "$T" | grep -v -e '\.std' -e '\.log$' -e '-shm$' || true
+	find "$T" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | grep -v -e '\.std' -e '\.log$' -e '-shm$' || true
 }
 
 # refused NAME KEYWORD-REGEX MNT ARGS... - run the daemon as a user would

@@ -4,6 +4,7 @@
 # cache.mode=none give exactly 100 read rows of 16384.  Each phase has a
 # mount of its own, so its request log holds only that phase's rows and is
 # complete once the daemon has exited.
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 T=$SFS_TMP

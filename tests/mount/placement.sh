@@ -4,6 +4,7 @@
 # step equal to extent + gap (143360 bytes); the same file on contiguous is
 # one physical run.  The map survives a remount unchanged, matches what
 # scatterfs-plan predicts, and the bytes read back are the bytes written.
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 T=$SFS_TMP

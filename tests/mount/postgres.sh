@@ -3,6 +3,7 @@
 # initdb, start, pgbench -i -s 2, pgbench -T 10, stop; unmount and remount;
 # start; pgbench_accounts has exactly 200,000 rows, and the request log of
 # the second mount shows the table read in 8192-byte reads.
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 PGBIN=/usr/lib/postgresql/15/bin
@@ -39,7 +40,9 @@ pg_stop() {
 	pg_running=0
 }
 
+# shellcheck disable=SC2034 # read by the exit hook
 pg_running=0
+# shellcheck disable=SC2016 # expanded when the hook runs
 sfs_on_exit '((pg_running)) && as_pg "$PGBIN/pg_ctl" -D "$D" -w -t 20 -m immediate stop'
 
 psql_val() { as_pg "$PGBIN/psql" -h "$S" -p "$PORT" -d postgres -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
@@ -57,7 +60,9 @@ note "pgbench -i -s 2 done"
 out=$(as_pg "$PGBIN/pgbench" -h "$S" -p "$PORT" -T 10 postgres 2>&1) || fail "pgbench -T 10: $out"
 grep -q 'number of failed transactions: 0 ' <<<"$out" || fail "pgbench -T 10 reported failures: $out"
 tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
-[[ -n $tx ]] && ((tx > 0)) || fail "pgbench -T 10 processed no transaction: $out"
+if [[ -z $tx ]] || ((tx == 0)); then
+	fail "pgbench -T 10 processed no transaction: $out"
+fi
 note "pgbench -T 10: $tx transactions"
 assert_eq "$(psql_val 'select count(*) from pgbench_accounts')" 200000 "pgbench_accounts rows before remount"
 pg_stop

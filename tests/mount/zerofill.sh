@@ -7,6 +7,7 @@
 # at 2 MiB, and after a remount), and on the device the rest of the first
 # extent is zero with write and fallocate and still 0xAB with none (left
 # unwritten).
+# shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 T=$SFS_TMP
