@@ -8,6 +8,9 @@
  *   sqlite3 BACKING.scatterfs \
  *     "select logical, device, length from extent where ino = 2"
  *
+ * Inode numbers are never reused (AUTOINCREMENT), so st_ino stays unique
+ * for the life of a catalog.
+ *
  * Tables: meta(key, value), inode(ino, mode, uid, gid, nlink, size, rdev,
  * atime_ns, mtime_ns, ctime_ns, target), dirent(id, parent, name, ino),
  * extent(ino, logical, device, length, flags), gap(ino, device, length),
@@ -101,7 +104,7 @@ static const char *const stmt_sql[S_COUNT] = {
 
 static const char schema_sql[] =
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
-	"CREATE TABLE inode (ino INTEGER PRIMARY KEY, mode INTEGER NOT NULL, uid INTEGER NOT "
+	"CREATE TABLE inode (ino INTEGER PRIMARY KEY AUTOINCREMENT, mode INTEGER NOT NULL, uid INTEGER NOT "
 	"NULL, gid INTEGER NOT NULL, nlink INTEGER NOT NULL, size INTEGER NOT NULL, rdev INTEGER "
 	"NOT NULL, atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
 	"target BLOB);"

@@ -29,32 +29,54 @@
 /* Never written: the source of zeros for holes and zero-fill. */
 static char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
 
-/* Per-thread aligned bounce buffer; the key's destructor frees it when a
- * worker thread ends. */
-static __thread char *bounce;
-static __thread size_t bounce_size;
+/*
+ * Per-thread aligned bounce buffers: BOUNCE_WRITE builds the blocks of an
+ * unaligned write, BOUNCE_READ takes O_DIRECT reads (which may fill the
+ * write buffer from the device, so the two must differ).  A key's
+ * destructor frees them when a worker thread ends.
+ */
+enum { BOUNCE_WRITE, BOUNCE_READ, BOUNCE_SLOTS };
+struct bounce {
+	char *buf[BOUNCE_SLOTS];
+	size_t size[BOUNCE_SLOTS];
+};
+static __thread struct bounce *bounce;
 static pthread_key_t bounce_key;
 static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
 
-static void bounce_key_init(void)
+static void bounce_free(void *p)
 {
-	pthread_key_create(&bounce_key, free);
+	struct bounce *b = p;
+	for (int i = 0; i < BOUNCE_SLOTS; i++)
+		free(b->buf[i]);
+	free(b);
 }
 
-static char *bounce_get(size_t size)
+static void bounce_key_init(void)
 {
-	if (size <= bounce_size)
-		return bounce;
+	pthread_key_create(&bounce_key, bounce_free);
+}
+
+/* A 4096-aligned buffer of at least @size bytes, valid until the next call for @slot. */
+static char *bounce_get(int slot, size_t size)
+{
+	if (!bounce) {
+		pthread_once(&bounce_once, bounce_key_init);
+		bounce = calloc(1, sizeof *bounce);
+		if (!bounce)
+			return NULL;
+		pthread_setspecific(bounce_key, bounce);
+	}
+	if (size <= bounce->size[slot])
+		return bounce->buf[slot];
 	void *p;
 	size_t want = size < (2u << 20) ? (2u << 20) : size;
 	if (posix_memalign(&p, 4096, want))
 		return NULL;
-	pthread_once(&bounce_once, bounce_key_init);
-	free(bounce);
-	bounce = p;
-	bounce_size = want;
-	pthread_setspecific(bounce_key, p);
-	return bounce;
+	free(bounce->buf[slot]);
+	bounce->buf[slot] = p;
+	bounce->size[slot] = want;
+	return p;
 }
 
 static uint64_t mono_ns(void)
@@ -249,7 +271,7 @@ static int read_direct(struct sfs *fs, const struct segment *s, char *dst)
 {
 	uint64_t bs = fs->block_size;
 	uint64_t a = s->device / bs * bs, b = (s->device + s->length + bs - 1) / bs * bs;
-	char *buf = bounce_get(b - a);
+	char *buf = bounce_get(BOUNCE_READ, b - a);
 	if (!buf)
 		return -ENOMEM;
 	int err = pread_all(fs->dev_fd, buf, b - a, a);
@@ -428,7 +450,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 	bool aligned = a == off && b == off + size;
 	if (!aligned || (fs->dev_direct && ((uintptr_t)buf % 4096))) {
 		/* Build whole blocks: current contents, then the new bytes. */
-		char *tmp = bounce_get(b - a);
+		char *tmp = bounce_get(BOUNCE_WRITE, b - a);
 		if (!tmp) {
 			err = -ENOMEM;
 			goto out;
@@ -480,7 +502,7 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	extmap_lookup(&in->map, a, bs, &s, 1);
 	if (s.kind != SEG_DATA || s.length < bs)
 		return 0; /* unwritten or hole: already reads as zeros */
-	char *tmp = bounce_get(bs);
+	char *tmp = bounce_get(BOUNCE_WRITE, bs);
 	if (!tmp)
 		return -ENOMEM;
 	int err = read_mapped(fs, in, tmp, a, bs);
