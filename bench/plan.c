@@ -33,15 +33,18 @@
 
 static void usage(void)
 {
-	printf("usage: scatterfs-plan CONFIG PATH SIZE\n"
+	printf("usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
 	       "\n"
 	       "Prints the extent map (CSV logical_offset,device_offset,length) that the\n"
 	       "file PATH (relative to the mount root) would get on a scatterfs mount\n"
 	       "configured by the INI file CONFIG, written sequentially from 0 to SIZE\n"
 	       "bytes (suffixes K, M, G, T = powers of 1024) on an empty backing device of\n"
-	       "[device] size (1T when unset).\n"
+	       "[device] size (1T when unset).  A mount uses the backing's real size:\n"
+	       "give it with --device-size to get the same map (the random pattern wraps\n"
+	       "at the device end).\n"
 	       "\n"
-	       "  -h, --help   print this help and exit\n"
+	       "  --device-size BYTES   the backing device's size (overrides [device] size)\n"
+	       "  -h, --help            print this help and exit\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on a configuration or allocation error,\n"
 	       "2 on a usage error.\n");
@@ -88,14 +91,25 @@ int main(int argc, char **argv)
 	char err[1024] = "";
 	int rc, status = 1;
 
+	uint64_t forced_size = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage();
 			return 0;
 		}
 	}
+	if (argc > 1 && strcmp(argv[1], "--device-size") == 0) {
+		if (argc < 3 || parse_size(argv[2], &forced_size) < 0 || forced_size == 0) {
+			fprintf(stderr, "scatterfs-plan: --device-size needs a size in bytes "
+					"(K/M/G/T suffixes), not '%s'\n",
+				argc < 3 ? "" : argv[2]);
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: scatterfs-plan CONFIG PATH SIZE\n"
+		fprintf(stderr, "usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
 				"Try 'scatterfs-plan --help' for more information.\n");
 		return 2;
 	}
@@ -114,16 +128,18 @@ int main(int argc, char **argv)
 	rc = config_load_file(&c, argv[1], err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] != '\0')
-			fprintf(stderr, "%s\n", err);
+			fprintf(stderr, "scatterfs-plan: %s\n", err);
 		else
 			fprintf(stderr, "scatterfs-plan: %s: %s\n", argv[1], strerror(-rc));
 		goto out_config;
 	}
-	device_size = c.device.size ? c.device.size : DEFAULT_DEVICE_SIZE;
+	device_size = forced_size   ? forced_size
+		      : c.device.size ? c.device.size
+				      : DEFAULT_DEVICE_SIZE;
 	rc = config_finish(&c, device_size, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] != '\0')
-			fprintf(stderr, "%s\n", err);
+			fprintf(stderr, "scatterfs-plan: %s\n", err);
 		else
 			fprintf(stderr, "scatterfs-plan: %s: %s\n", argv[1], strerror(-rc));
 		goto out_config;

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +63,15 @@ enum stmt_id {
 	S_REMOVEXATTR,
 	S_MOVE_DIRENT,
 	S_DIRENT_PARENT_ADJ,
+	S_MAPPED_BYTES,
 	S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
 	[S_GET_ATTR] = "SELECT mode, uid, gid, nlink, size, rdev, atime_ns, mtime_ns, ctime_ns "
 		       "FROM inode WHERE ino = ?1",
-	[S_PUT_ATTR] = "UPDATE inode SET mode = ?2, uid = ?3, gid = ?4, nlink = ?5, size = ?6, "
+	/* nlink is not written here: only the namespace operations change it. */
+	[S_PUT_ATTR] = "UPDATE inode SET mode = ?2, uid = ?3, gid = ?4, size = ?6, "
 		       "rdev = ?7, atime_ns = ?8, mtime_ns = ?9, ctime_ns = ?10 WHERE ino = ?1",
 	[S_LOOKUP] = "SELECT ino FROM dirent WHERE parent = ?1 AND name = ?2",
 	[S_INSERT_INODE] = "INSERT INTO inode (mode, uid, gid, nlink, size, rdev, atime_ns, "
@@ -100,6 +103,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_REMOVEXATTR] = "DELETE FROM xattr WHERE ino = ?1 AND name = ?2",
 	[S_MOVE_DIRENT] = "UPDATE dirent SET parent = ?3, name = ?4 WHERE parent = ?1 AND name = ?2",
 	[S_DIRENT_PARENT_ADJ] = "UPDATE inode SET nlink = nlink + ?2 WHERE ino = ?1",
+	[S_MAPPED_BYTES] = "SELECT coalesce(sum(length), 0) FROM extent WHERE ino = ?1",
 };
 
 static const char schema_sql[] =
@@ -212,6 +216,21 @@ static int meta_int(sqlite3 *db, const char *key, int64_t *v)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* The text value of meta @key (malloc'd), or NULL. */
+static char *meta_text(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *s;
+	char *v = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		v = strdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return v;
+}
+
 static int meta_text_is(sqlite3 *db, const char *key, const char *want)
 {
 	sqlite3_stmt *s;
@@ -261,6 +280,19 @@ static int check_existing(struct catalog *cat, const char *path, const struct ca
 			 "%s describes a device of %lld bytes but the backing has only %llu: "
 			 "wrong backing, or it was truncated",
 			 path, (long long)size, (unsigned long long)id->device_size);
+		return -EINVAL;
+	}
+	int64_t rec_id;
+	bool have_id = meta_int(cat->db, "backing_id", &rec_id) == 0;
+	bool same_id = have_id && (uint64_t)rec_id == id->backing_id;
+	bool same_path = meta_text_is(cat->db, "backing_path", id->backing_path);
+	if (have_id && !same_id && !same_path) {
+		char *rec_path = meta_text(cat->db, "backing_path");
+		snprintf(err, errlen,
+			 "%s belongs to backing %s, not to %s; give that backing, or the right "
+			 "meta=FILE for this one",
+			 path, rec_path ? rec_path : "(unknown)", id->backing_path);
+		free(rec_path);
 		return -EINVAL;
 	}
 	sqlite3_stmt *s;
@@ -346,11 +378,12 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
 			snprintf(err, errlen, "cannot create catalog %s", path);
 			goto fail;
 		}
-	} else {
-		char sql[128];
-		snprintf(sql, sizeof sql, "UPDATE meta SET value = %llu WHERE key = 'device_size'",
-			 (unsigned long long)id->device_size);
-		exec(cat, sql);
+	}
+	if (exec(cat, "CREATE TEMP TABLE orphan AS SELECT ino FROM inode WHERE ino != 1 AND ino "
+		      "NOT IN (SELECT ino FROM dirent)")) {
+		snprintf(err, errlen, "catalog %s: %s", path, sqlite3_errmsg(cat->db));
+		ret = -EIO;
+		goto fail;
 	}
 	for (int i = 0; i < S_COUNT; i++) {
 		rc = sqlite3_prepare_v3(cat->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
@@ -945,8 +978,8 @@ int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents)
 	int err = -EIO;
 	pthread_mutex_lock(&cat->lock);
 	if (sqlite3_prepare_v2(cat->db,
-			       "SELECT (SELECT count(*) FROM inode), (SELECT count(*) FROM extent "
-			       "WHERE flags & 2)",
+			       "SELECT (SELECT count(*) FROM inode WHERE mode & 61440 = 32768), "
+			       "(SELECT count(*) FROM extent WHERE flags & 2)",
 			       -1, &s, NULL) == SQLITE_OK) {
 		if (sqlite3_step(s) == SQLITE_ROW) {
 			*inodes = (uint64_t)sqlite3_column_int64(s, 0);
@@ -1049,6 +1082,59 @@ int catalog_sync(struct catalog *cat)
 	if (!err)
 		err = end(cat, exec(cat, "INSERT OR REPLACE INTO meta VALUES ('synced', 1)"));
 	exec(cat, "PRAGMA synchronous = NORMAL");
+	pthread_mutex_unlock(&cat->lock);
+	return err;
+}
+
+int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes)
+{
+	pthread_mutex_lock(&cat->lock);
+	sqlite3_stmt *s = stmt(cat, S_MAPPED_BYTES);
+	sqlite3_bind_int64(s, 1, (int64_t)ino);
+	int rc = sqlite3_step(s);
+	int err = 0;
+	if (rc == SQLITE_ROW)
+		*bytes = (uint64_t)sqlite3_column_int64(s, 0);
+	else
+		err = sql_err(cat, rc);
+	sqlite3_reset(s);
+	pthread_mutex_unlock(&cat->lock);
+	return err;
+}
+
+int catalog_adopt(struct catalog *cat, const struct catalog_identity *id)
+{
+	char sql[512];
+	/* A daemon killed with files unlinked but open leaves their inodes
+	 * without a name: nothing can reach them, so they go now. */
+	snprintf(sql, sizeof sql,
+		 "UPDATE meta SET value = %llu WHERE key = 'device_size';"
+		 "DELETE FROM extent WHERE ino IN (SELECT ino FROM orphan);"
+		 "DELETE FROM gap WHERE ino IN (SELECT ino FROM orphan);"
+		 "DELETE FROM xattr WHERE ino IN (SELECT ino FROM orphan);"
+		 "DELETE FROM inode WHERE ino IN (SELECT ino FROM orphan);",
+		 (unsigned long long)id->device_size);
+	pthread_mutex_lock(&cat->lock);
+	int err = begin(cat);
+	if (!err)
+		err = exec(cat, sql);
+	if (!err) {
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(cat->db,
+				       "INSERT OR REPLACE INTO meta VALUES ('backing_path', ?1), "
+				       "('backing_id', ?2)",
+				       -1, &s, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(s, 1, id->backing_path, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(s, 2, (int64_t)id->backing_id);
+			int rc = sqlite3_step(s);
+			sqlite3_finalize(s);
+			if (rc != SQLITE_DONE)
+				err = sql_err(cat, rc);
+		} else {
+			err = sql_err(cat, SQLITE_ERROR);
+		}
+	}
+	err = end(cat, err);
 	pthread_mutex_unlock(&cat->lock);
 	return err;
 }

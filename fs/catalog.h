@@ -17,21 +17,32 @@ struct catalog;
 
 /** What identifies the backing device a catalog belongs to. */
 struct catalog_identity {
-	uint64_t device_size; /* bytes */
-	uint32_t block_size;  /* bytes */
+	uint64_t device_size;     /* bytes */
+	uint32_t block_size;      /* bytes */
+	const char *backing_path; /* absolute */
+	uint64_t backing_id;      /* st_ino of a regular file, st_rdev of a block device */
 };
 
 /**
- * catalog_open() - opens @path; creates it when absent and @create is set
- * (root directory owned by @root_uid/@root_gid, mode 0755).  An existing
- * catalog must be a scatterfs catalog whose block size equals @id's and
- * whose device size is at most @id's (a grown backing is accepted and
- * recorded).  On any refusal nothing is written.
+ * catalog_open() - opens @path, or creates it when absent (root directory
+ * owned by @root_uid/@root_gid, mode 0755).  An existing catalog must be a
+ * scatterfs catalog whose block size equals @id's, whose device size is at
+ * most @id's (a grown backing is accepted and recorded), and that belongs
+ * to this backing: the recorded backing path or backing id must match (a
+ * moved or copied backing keeps one of the two; both are then recorded
+ * anew).  On any refusal nothing is written.
  * @err: one-line reason.  @return 0, -EINVAL (not a catalog / mismatch),
  * -EIO, -ENOENT.
  */
 int catalog_open(const char *path, const struct catalog_identity *id, uid_t root_uid,
 		 gid_t root_gid, struct catalog **out, char *err, size_t errlen);
+/**
+ * catalog_adopt() - once the mount succeeded: records @id (backing path
+ * and id, device size) and deletes the orphans found at open (inodes no
+ * directory names, left by a daemon killed while they were open).
+ * catalog_for_each_run() already leaves the orphans out.
+ */
+int catalog_adopt(struct catalog *cat, const struct catalog_identity *id);
 /** catalog_close() - checkpoints and closes. */
 void catalog_close(struct catalog *cat);
 
@@ -101,7 +112,9 @@ int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent
  */
 int catalog_for_each_run(struct catalog *cat, int (*fn)(void *opaque, uint64_t device,
 							  uint64_t length), void *opaque);
-/** catalog_counts() - number of inodes and of extents in the catalog. */
+/** catalog_mapped_bytes() - sum of the lengths of @ino's extents (for st_blocks). */
+int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes);
+/** catalog_counts() - number of regular files and of extents in the catalog. */
 int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents);
 
 int catalog_setxattr(struct catalog *cat, uint64_t ino, const char *name, const void *value,

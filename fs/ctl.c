@@ -49,7 +49,7 @@ static char *stats_json(void)
 {
 	struct sfs *fs = g_sfs;
 	uint64_t inodes = 0, extents = 0;
-	inode_flush_all(fs);
+	inode_flush_all(fs, false);
 	catalog_counts(fs->cat, &inodes, &extents);
 	pthread_mutex_lock(&fs->alloc_lock);
 	uint64_t used = devalloc_used_bytes(fs->alloc), free_b = devalloc_free_bytes(fs->alloc);

@@ -43,6 +43,11 @@ struct inode *inode_get(struct sfs *fs, uint64_t ino, uint64_t nlookup, int *err
 		free(fresh);
 		return NULL;
 	}
+	if (S_ISREG(fresh->attr.mode) &&
+	    (*err = catalog_mapped_bytes(fs->cat, ino, &fresh->catalog_mapped))) {
+		free(fresh);
+		return NULL;
+	}
 	fresh->ino = ino;
 	pthread_rwlock_init(&fresh->lock, NULL);
 	extmap_init(&fresh->map);
@@ -196,19 +201,42 @@ void inode_close_ref(struct sfs *fs, struct inode *in)
 		inode_destroy(fs, in);
 }
 
-int inode_flush_all(struct sfs *fs)
+/* Every in-memory inode, each pinned by an open reference; *n gets the count. */
+static struct inode **pin_all(struct sfs *fs, size_t *n)
 {
-	struct inode *in, *tmp;
-	int err = 0;
+	struct inode *in, *tmp, **v;
 	pthread_mutex_lock(&fs->itable_lock);
-	HASH_ITER(hh, fs->itable, in, tmp)
-	{
+	*n = HASH_COUNT(fs->itable);
+	v = malloc((*n ? *n : 1) * sizeof *v);
+	size_t i = 0;
+	if (v) {
+		HASH_ITER(hh, fs->itable, in, tmp)
+		{
+			in->nopen++;
+			v[i++] = in;
+		}
+	}
+	pthread_mutex_unlock(&fs->itable_lock);
+	*n = i;
+	return v;
+}
+
+int inode_flush_all(struct sfs *fs, bool final)
+{
+	size_t n;
+	struct inode **v = pin_all(fs, &n);
+	int err = v ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct inode *in = v[i];
 		pthread_rwlock_wrlock(&in->lock);
 		if (in->unlinked) {
-			/* Still open or looked up at unmount: nothing refers to it any more. */
-			if (inode_load_map(fs, in) == 0)
-				inode_free_space(fs, in, 0);
-			catalog_delete_inode(fs->cat, in->ino);
+			if (final) {
+				/* Still open or looked up at unmount: nothing refers to it any more. */
+				if (inode_load_map(fs, in) == 0)
+					inode_free_space(fs, in, 0);
+				catalog_delete_inode(fs->cat, in->ino);
+				in->unlinked = false;
+			}
 		} else {
 			int e = inode_flush(fs, in);
 			if (e && !err)
@@ -216,8 +244,39 @@ int inode_flush_all(struct sfs *fs)
 		}
 		pthread_rwlock_unlock(&in->lock);
 	}
-	pthread_mutex_unlock(&fs->itable_lock);
+	for (size_t i = 0; i < n; i++) {
+		if (final) {
+			pthread_mutex_lock(&fs->itable_lock);
+			v[i]->nopen--;
+			pthread_mutex_unlock(&fs->itable_lock);
+		} else {
+			inode_close_ref(fs, v[i]);
+		}
+	}
+	free(v);
 	return err;
+}
+
+void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_path)
+{
+	size_t n, ol = strlen(old_path);
+	struct inode **v = pin_all(fs, &n);
+	for (size_t i = 0; v && i < n; i++) {
+		struct inode *in = v[i];
+		pthread_rwlock_wrlock(&in->lock);
+		if (in->path && strncmp(in->path, old_path, ol) == 0 && in->path[ol] == '/') {
+			char *p;
+			if (asprintf(&p, "%s%s", new_path, in->path + ol) >= 0) {
+				free(in->path);
+				in->path = p;
+				in->params = config_for_path(&fs->cfg, p);
+			}
+		}
+		pthread_rwlock_unlock(&in->lock);
+	}
+	for (size_t i = 0; v && i < n; i++)
+		inode_close_ref(fs, v[i]);
+	free(v);
 }
 
 void inode_to_stat(const struct inode *in, struct stat *st)
@@ -231,10 +290,8 @@ void inode_to_stat(const struct inode *in, struct stat *st)
 	st->st_rdev = in->attr.rdev;
 	st->st_size = (off_t)in->attr.size;
 	st->st_blksize = 4096;
-	if (in->map_loaded)
-		st->st_blocks = (blkcnt_t)(extmap_mapped_bytes(&in->map) / 512);
-	else
-		st->st_blocks = (blkcnt_t)((in->attr.size + 511) / 512);
+	uint64_t mapped = in->map_loaded ? extmap_mapped_bytes(&in->map) : in->catalog_mapped;
+	st->st_blocks = (blkcnt_t)(mapped / 512);
 	st->st_atim = in->attr.atime;
 	st->st_mtim = in->attr.mtime;
 	st->st_ctim = in->attr.ctime;

@@ -24,7 +24,7 @@
 #include "sfs.h"
 
 #define ZERO_BUF_SIZE (1u << 20)
-#define MAX_SEGS 64
+#define MAX_SEGS 64 /* segments per extent-map lookup; requests loop over more */
 
 /* Never written: the source of zeros for holes and zero-fill. */
 static char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
@@ -170,86 +170,81 @@ static int zero_device(struct sfs *fs, enum zero_fill mode, uint64_t dev, uint64
 }
 
 /*
- * Zero-fills the new extents of @plan except the blocks [skip_from,
- * skip_to) that the caller is about to overwrite, marks what it zeroed as
- * written, and logs an extend row when the plan grew the file.
+ * The device I/Os of one request, for the log and the disk model.  Each
+ * I/O is charged on the model as it is added; the request then waits for
+ * the modelled completion (rio_wait) before it is answered.
  */
-static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_plan *plan,
-			  uint64_t skip_from, uint64_t skip_to, pid_t pid)
+struct req_io {
+	uint64_t arrival_ns;  /* CLOCK_MONOTONIC when the request started */
+	uint64_t complete_ns; /* modelled completion; 0 without a model */
+	struct run *v;
+	size_t n, cap;
+	struct run inline_v[16];
+};
+
+static void rio_init(struct req_io *r, uint64_t arrival_ns)
 {
-	uint64_t t0 = mono_ns();
-	uint64_t ts = now_us(fs);
-	int err = 0;
-	struct run ios[MAX_SEGS];
-	size_t nios = 0;
-	for (size_t i = 0; i < plan->n && !err; i++) {
-		const struct extent *e = &plan->v[i];
-		uint64_t lo = e->logical, hi = e->logical + e->length;
-		uint64_t parts[2][2] = {{lo, hi < skip_from ? hi : skip_from},
-					{lo > skip_to ? lo : skip_to, hi}};
-		for (int k = 0; k < 2 && !err; k++) {
-			uint64_t a = parts[k][0], b = parts[k][1];
-			if (b <= a)
-				continue;
-			if (plan->zero_fill != ZERO_FILL_NONE) {
-				err = zero_device(fs, plan->zero_fill, e->device + (a - lo), b - a);
-				if (!err)
-					err = extmap_mark_written(&in->map, a, b - a);
-			}
-			if (nios < MAX_SEGS)
-				ios[nios++] = (struct run){e->device + (a - lo), b - a};
-		}
-	}
-	uint64_t ns = mono_ns() - t0;
-	if (plan->extend_bytes) {
-		atomic_fetch_add(&fs->stats.extends, 1);
-		atomic_fetch_add(&fs->stats.extend_bytes, plan->extend_bytes);
-		atomic_fetch_add(&fs->stats.zero_fill_ns, ns);
-		if (reqlog_wants(fs->log, LOG_EXTEND)) {
-			struct reqlog_row row = {
-				.ts_us = ts,
-				.op = LOG_EXTEND,
-				.pid = pid,
-				.path = in->path ? in->path : "",
-				.offset = plan->extend_from,
-				.size = plan->extend_bytes,
-				.result = err ? err : (int64_t)plan->extend_bytes,
-				.latency_us = ns / 1000,
-				.device_io = ios,
-				.ndevice_io = plan->zero_fill == ZERO_FILL_NONE ? 0 : nios,
-			};
-			reqlog_append(fs->log, &row);
-		}
-	}
-	return err;
+	r->arrival_ns = arrival_ns;
+	r->complete_ns = 0;
+	r->v = r->inline_v;
+	r->n = 0;
+	r->cap = sizeof r->inline_v / sizeof r->inline_v[0];
 }
 
-/* Allocates [off, off+len) and zero-fills what is new outside [skip_from, skip_to). */
-static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len,
-			  uint64_t skip_from, uint64_t skip_to, pid_t pid)
+static void rio_release(struct req_io *r)
 {
-	struct alloc_plan plan = {0};
-	size_t ngaps = in->gaps.n;
-	pthread_mutex_lock(&fs->alloc_lock);
-	int err = layout_allocate(in->params, fs->alloc, &in->map, &in->gaps, off, len, &plan);
-	pthread_mutex_unlock(&fs->alloc_lock);
-	if (err) {
-		alloc_plan_release(&plan);
-		return err;
+	if (r->v != r->inline_v)
+		free(r->v);
+}
+
+/* Records the device I/O [dev, dev+len) of @r and charges it on the model. */
+static void rio_add(struct sfs *fs, struct req_io *r, uint64_t dev, uint64_t len)
+{
+	if (!r || !len)
+		return;
+	if (fs->model_on) {
+		struct disk_io_cost c;
+		pthread_mutex_lock(&fs->model_lock);
+		uint64_t done = disk_model_submit(&fs->model, r->arrival_ns, dev, len, &c);
+		pthread_mutex_unlock(&fs->model_lock);
+		if (done > r->complete_ns)
+			r->complete_ns = done;
 	}
-	if (in->gaps.n != ngaps)
-		in->gaps_dirty = true;
-	if (plan.n) {
-		mark_dirty(in, plan.v[0].logical);
-		err = zero_fill_plan(fs, in, &plan, skip_from, skip_to, pid);
+	if (r->n == r->cap) {
+		size_t cap = r->cap * 2;
+		struct run *v = malloc(cap * sizeof *v);
+		if (!v) {
+			atomic_fetch_add(&fs->stats.log_io_lost, 1);
+			return; /* the I/O happens; only its log entry is lost (counted) */
+		}
+		memcpy(v, r->v, r->n * sizeof *v);
+		if (r->v != r->inline_v)
+			free(r->v);
+		r->v = v;
+		r->cap = cap;
 	}
-	alloc_plan_release(&plan);
-	return err;
+	r->v[r->n++] = (struct run){dev, len};
+}
+
+/* Sleeps until the modelled completion of @r (absolute deadline). */
+static void rio_wait(const struct req_io *r)
+{
+	if (!r->complete_ns)
+		return;
+	struct timespec t = {.tv_sec = (time_t)(r->complete_ns / 1000000000u),
+			     .tv_nsec = (long)(r->complete_ns % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+		;
+}
+
+static uint64_t rio_model_us(const struct req_io *r)
+{
+	return r->complete_ns > r->arrival_ns ? (r->complete_ns - r->arrival_ns) / 1000 : 0;
 }
 
 static void log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in,
-			uint64_t off, uint64_t size, int64_t result, uint64_t ts, uint64_t t0,
-			const struct run *ios, size_t nios)
+			uint64_t off, uint64_t size, int64_t result, uint64_t ts,
+			const struct req_io *r)
 {
 	struct reqlog_row row = {
 		.ts_us = ts,
@@ -259,39 +254,191 @@ static void log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct 
 		.offset = off,
 		.size = size,
 		.result = result,
-		.latency_us = (mono_ns() - t0) / 1000,
-		.device_io = ios,
-		.ndevice_io = nios,
+		.latency_us = (mono_ns() - r->arrival_ns) / 1000,
+		.device_io = r->v,
+		.ndevice_io = r->n,
+		.model_us = rio_model_us(r),
 	};
 	reqlog_append(fs->log, &row);
 }
 
-/* Fills @iov with zeros or device bytes per @s, for an O_DIRECT backing. */
-static int read_direct(struct sfs *fs, const struct segment *s, char *dst)
+/*
+ * Zero-fills the new extents of @plan except the blocks [skip_from,
+ * skip_to) that the caller is about to overwrite, marks what it zeroed as
+ * written, and logs an extend row when the plan grew the file.  The
+ * zero-fill I/O is charged to the request @r too.
+ */
+static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_plan *plan,
+			  uint64_t skip_from, uint64_t skip_to, pid_t pid, struct req_io *r)
+{
+	struct req_io ext;
+	rio_init(&ext, mono_ns());
+	uint64_t ts = now_us(fs);
+	int err = 0;
+	for (size_t i = 0; i < plan->n && !err; i++) {
+		const struct extent *e = &plan->v[i];
+		uint64_t lo = e->logical, hi = e->logical + e->length;
+		uint64_t parts[2][2] = {{lo, hi < skip_from ? hi : skip_from},
+					{lo > skip_to ? lo : skip_to, hi}};
+		for (int k = 0; k < 2 && !err && plan->zero_fill != ZERO_FILL_NONE; k++) {
+			uint64_t a = parts[k][0], b = parts[k][1];
+			if (b <= a)
+				continue;
+			err = zero_device(fs, plan->zero_fill, e->device + (a - lo), b - a);
+			if (!err)
+				err = extmap_mark_written(&in->map, a, b - a);
+			rio_add(fs, &ext, e->device + (a - lo), b - a);
+		}
+	}
+	uint64_t ns = mono_ns() - ext.arrival_ns;
+	if (r && ext.complete_ns > r->complete_ns)
+		r->complete_ns = ext.complete_ns;
+	if (plan->extend_bytes) {
+		atomic_fetch_add(&fs->stats.extends, 1);
+		atomic_fetch_add(&fs->stats.extend_bytes, plan->extend_bytes);
+		atomic_fetch_add(&fs->stats.zero_fill_ns, ns);
+		if (reqlog_wants(fs->log, LOG_EXTEND))
+			log_request(fs, LOG_EXTEND, pid, in, plan->extend_from, plan->extend_bytes,
+				    err ? err : (int64_t)plan->extend_bytes, ts, &ext);
+	}
+	rio_release(&ext);
+	return err;
+}
+
+/* Allocates [off, off+len) and zero-fills what is new outside [skip_from, skip_to). */
+static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len,
+			  uint64_t skip_from, uint64_t skip_to, pid_t pid, struct req_io *r)
+{
+	struct alloc_plan plan = {0};
+	size_t ngaps = in->gaps.n;
+	pthread_mutex_lock(&fs->alloc_lock);
+	uint64_t alloc_end = extmap_end(&in->map);
+	int err = layout_allocate(in->params, fs->alloc, &in->map, &in->gaps, off, len, &plan);
+	pthread_mutex_unlock(&fs->alloc_lock);
+	if (err) {
+		alloc_plan_release(&plan);
+		/* A refused autoextend (ENOSPC, EFBIG) is logged too: offset the
+		 * allocated end, size the bytes the request needed past it. */
+		if (off + len > alloc_end && reqlog_wants(fs->log, LOG_EXTEND)) {
+			struct req_io none;
+			rio_init(&none, mono_ns());
+			log_request(fs, LOG_EXTEND, pid, in, alloc_end, off + len - alloc_end, err,
+				    now_us(fs), &none);
+		}
+		return err;
+	}
+	if (in->gaps.n != ngaps)
+		in->gaps_dirty = true;
+	if (plan.n) {
+		mark_dirty(in, plan.v[0].logical);
+		err = zero_fill_plan(fs, in, &plan, skip_from, skip_to, pid, r);
+	}
+	alloc_plan_release(&plan);
+	return err;
+}
+
+/* Reads device [dev, dev+len) into @dst through an aligned buffer (O_DIRECT backing). */
+static int read_direct(struct sfs *fs, uint64_t dev, uint64_t len, char *dst)
 {
 	uint64_t bs = fs->block_size;
-	uint64_t a = s->device / bs * bs, b = (s->device + s->length + bs - 1) / bs * bs;
+	uint64_t a = dev / bs * bs, b = (dev + len + bs - 1) / bs * bs;
 	char *buf = bounce_get(BOUNCE_READ, b - a);
 	if (!buf)
 		return -ENOMEM;
 	int err = pread_all(fs->dev_fd, buf, b - a, a);
 	if (!err)
-		memcpy(dst, buf + (s->device - a), s->length);
+		memcpy(dst, buf + (dev - a), len);
 	return err;
+}
+
+/* Reads device [dev, dev+len) into @dst. */
+static int read_device(struct sfs *fs, uint64_t dev, uint64_t len, char *dst)
+{
+	return fs->dev_direct ? read_direct(fs, dev, len, dst) : pread_all(fs->dev_fd, dst, len, dev);
+}
+
+/*
+ * Calls @fn for each segment of logical [off, off+len) of @in, in order,
+ * however many there are.  Stops at the first non-zero return.
+ */
+static int for_each_segment(struct inode *in, uint64_t off, uint64_t len,
+			    int (*fn)(void *opaque, const struct segment *s), void *opaque)
+{
+	struct segment segs[MAX_SEGS];
+	while (len) {
+		size_t n = extmap_lookup(&in->map, off, len, segs, MAX_SEGS);
+		for (size_t i = 0; i < n; i++) {
+			int err = fn(opaque, &segs[i]);
+			if (err)
+				return err;
+		}
+		uint64_t done = segs[n - 1].logical + segs[n - 1].length - off;
+		off += done;
+		len -= done;
+	}
+	return 0;
+}
+
+struct read_ctx {
+	struct sfs *fs;
+	struct req_io *r;
+	uint64_t off;       /* logical offset of the request */
+	char *buf;          /* copy target (O_DIRECT backing or disk model), or NULL */
+	struct fuse_bufvec *bv; /* otherwise: one fd buffer per device run, zeros between */
+	size_t cap;         /* entries of bv */
+};
+
+static int add_buf(struct read_ctx *c, struct fuse_buf b)
+{
+	if (c->bv->count == c->cap) {
+		size_t cap = c->cap * 2;
+		struct fuse_bufvec *bv =
+			realloc(c->bv, sizeof *bv + (cap - 1) * sizeof(struct fuse_buf));
+		if (!bv)
+			return -ENOMEM;
+		c->bv = bv;
+		c->cap = cap;
+	}
+	c->bv->buf[c->bv->count++] = b;
+	return 0;
+}
+
+static int read_segment(void *opaque, const struct segment *s)
+{
+	struct read_ctx *c = opaque;
+	if (s->kind == SEG_DATA)
+		rio_add(c->fs, c->r, s->device, s->length);
+	if (c->buf) {
+		char *d = c->buf + (s->logical - c->off);
+		if (s->kind != SEG_DATA) {
+			memset(d, 0, s->length);
+			return 0;
+		}
+		return read_device(c->fs, s->device, s->length, d);
+	}
+	if (s->kind == SEG_DATA)
+		return add_buf(c, (struct fuse_buf){.size = s->length,
+						    .flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK |
+							     FUSE_BUF_FD_RETRY,
+						    .fd = c->fs->dev_fd,
+						    .pos = (off_t)s->device});
+	for (uint64_t done = 0; done < s->length; done += ZERO_BUF_SIZE) {
+		uint64_t n = s->length - done < ZERO_BUF_SIZE ? s->length - done : ZERO_BUF_SIZE;
+		int err = add_buf(c, (struct fuse_buf){.size = n, .mem = zero_buf});
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size)
 {
-	uint64_t t0 = mono_ns(), ts = now_us(fs);
+	struct req_io r;
+	rio_init(&r, mono_ns());
+	uint64_t ts = now_us(fs);
 	pid_t pid = fuse_req_ctx(req)->pid;
-	struct segment segs[MAX_SEGS];
-	struct run ios[MAX_SEGS];
-	size_t nios = 0;
-	struct {
-		struct fuse_bufvec v;
-		struct fuse_buf more[MAX_SEGS];
-	} bv;
-	char *direct_buf = NULL;
+	struct read_ctx c = {.fs = fs, .r = &r, .off = off, .cap = 16};
+	size_t want = size; /* the log shows the request; result what was read */
 	int err = 0;
 
 	pthread_rwlock_rdlock(&in->lock);
@@ -309,65 +456,66 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		size = 0;
 	else if (size > fsize - off)
 		size = (size_t)(fsize - off);
-	size_t n = size ? extmap_lookup(&in->map, off, size, segs, MAX_SEGS) : 0;
-	if (n && segs[n - 1].logical + segs[n - 1].length < off + size)
-		size = (size_t)(segs[n - 1].logical + segs[n - 1].length - off); /* short read */
-	if (fs->dev_direct && size) {
-		direct_buf = malloc(size);
-		if (!direct_buf) {
+	/* Copy when the backing is O_DIRECT, or to overlap the real read with the model's wait. */
+	if ((fs->dev_direct || fs->model_on) && size) {
+		c.buf = malloc(size);
+		if (!c.buf) {
 			err = -ENOMEM;
 			goto out;
 		}
-	}
-	memset(&bv.v, 0, sizeof bv.v);
-	bv.v.count = n;
-	for (size_t i = 0; i < n; i++) {
-		const struct segment *s = &segs[i];
-		struct fuse_buf *b = &bv.v.buf[i];
-		memset(b, 0, sizeof *b);
-		b->size = s->length;
-		if (s->kind != SEG_DATA) {
-			if (direct_buf) {
-				memset(direct_buf + (s->logical - off), 0, s->length);
-				continue;
-			}
-			b->mem = zero_buf; /* a segment is at most one request: <= 1 MiB */
-			continue;
+	} else {
+		c.bv = malloc(sizeof *c.bv + (c.cap - 1) * sizeof(struct fuse_buf));
+		if (!c.bv) {
+			err = -ENOMEM;
+			goto out;
 		}
-		ios[nios++] = (struct run){s->device, s->length};
-		if (direct_buf) {
-			err = read_direct(fs, s, direct_buf + (s->logical - off));
-			if (err)
-				goto out;
-			continue;
-		}
-		b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY;
-		b->fd = fs->dev_fd;
-		b->pos = (off_t)s->device;
+		*c.bv = (struct fuse_bufvec){.count = 0};
 	}
-	if (direct_buf) {
-		bv.v.count = 1;
-		bv.v.buf[0] = (struct fuse_buf){.size = size, .mem = direct_buf};
+	if (size)
+		err = for_each_segment(in, off, size, read_segment, &c);
+	if (err)
+		goto out;
+	rio_wait(&r);
+	if (c.buf) {
+		struct fuse_bufvec one = FUSE_BUFVEC_INIT(size);
+		one.buf[0].mem = c.buf;
+		err = -fuse_reply_data(req, &one, FUSE_BUF_SPLICE_MOVE);
+	} else {
+		err = -fuse_reply_data(req, c.bv, FUSE_BUF_SPLICE_MOVE);
 	}
-	if (!size)
-		bv.v.count = 0;
-	err = fuse_reply_data(req, &bv.v, FUSE_BUF_SPLICE_MOVE);
-	if (err > 0)
-		err = -err;
 	atomic_fetch_add(&fs->stats.reads, 1);
 	atomic_fetch_add(&fs->stats.bytes_read, size);
 	if (reqlog_wants(fs->log, LOG_READ))
-		log_request(fs, LOG_READ, pid, in, off, size, err ? err : (int64_t)size, ts, t0,
-			    ios, nios);
+		log_request(fs, LOG_READ, pid, in, off, want, err ? err : (int64_t)size, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
-	free(direct_buf);
+	free(c.buf);
+	free(c.bv);
+	rio_release(&r);
 	return;
 out:
 	pthread_rwlock_unlock(&in->lock);
-	free(direct_buf);
+	free(c.buf);
+	free(c.bv);
 	if (reqlog_wants(fs->log, LOG_READ))
-		log_request(fs, LOG_READ, pid, in, off, size, err, ts, t0, NULL, 0);
+		log_request(fs, LOG_READ, pid, in, off, want, err, ts, &r);
+	rio_release(&r);
 	fuse_reply_err(req, -err);
+}
+
+struct write_ctx {
+	struct sfs *fs;
+	struct req_io *r;
+	const char *buf;
+	uint64_t off;
+};
+
+static int write_segment(void *opaque, const struct segment *s)
+{
+	struct write_ctx *c = opaque;
+	if (s->kind == SEG_HOLE)
+		return -EIO; /* allocate_range() left a hole: a bug */
+	rio_add(c->fs, c->r, s->device, s->length);
+	return pwrite_all(c->fs->dev_fd, c->buf + (s->logical - c->off), s->length, s->device);
 }
 
 /*
@@ -375,64 +523,46 @@ out:
  * logical [@off, +@len), which is fully allocated, one device I/O per run.
  */
 static int write_mapped(struct sfs *fs, struct inode *in, const char *buf, uint64_t off,
-			uint64_t len, struct run *ios, size_t *nios)
+			uint64_t len, struct req_io *r)
 {
-	struct segment segs[MAX_SEGS];
-	while (len) {
-		size_t n = extmap_lookup(&in->map, off, len, segs, MAX_SEGS);
-		for (size_t i = 0; i < n; i++) {
-			const struct segment *s = &segs[i];
-			if (s->kind == SEG_HOLE)
-				return -EIO; /* allocate_range() left a hole: a bug */
-			int err = pwrite_all(fs->dev_fd, buf + (s->logical - off), s->length,
-					     s->device);
-			if (err)
-				return err;
-			if (*nios < MAX_SEGS)
-				ios[(*nios)++] = (struct run){s->device, s->length};
-		}
-		uint64_t done = segs[n - 1].logical + segs[n - 1].length - off;
-		buf += done;
-		off += done;
-		len -= done;
+	struct write_ctx c = {fs, r, buf, off};
+	return for_each_segment(in, off, len, write_segment, &c);
+}
+
+struct fill_ctx {
+	struct sfs *fs;
+	struct req_io *r;
+	char *dst;
+	uint64_t off;
+};
+
+static int fill_segment(void *opaque, const struct segment *s)
+{
+	struct fill_ctx *c = opaque;
+	char *d = c->dst + (s->logical - c->off);
+	if (s->kind != SEG_DATA) {
+		memset(d, 0, s->length);
+		return 0;
 	}
-	return 0;
+	rio_add(c->fs, c->r, s->device, s->length);
+	return read_device(c->fs, s->device, s->length, d);
 }
 
 /* Fills @dst with the current contents of logical [@off, +@len). */
-static int read_mapped(struct sfs *fs, struct inode *in, char *dst, uint64_t off, uint64_t len)
+static int read_mapped(struct sfs *fs, struct inode *in, char *dst, uint64_t off, uint64_t len,
+		       struct req_io *r)
 {
-	struct segment segs[MAX_SEGS];
-	while (len) {
-		size_t n = extmap_lookup(&in->map, off, len, segs, MAX_SEGS);
-		for (size_t i = 0; i < n; i++) {
-			const struct segment *s = &segs[i];
-			char *d = dst + (s->logical - off);
-			int err = 0;
-			if (s->kind != SEG_DATA)
-				memset(d, 0, s->length);
-			else if (fs->dev_direct)
-				err = read_direct(fs, s, d);
-			else
-				err = pread_all(fs->dev_fd, d, s->length, s->device);
-			if (err)
-				return err;
-		}
-		uint64_t done = segs[n - 1].logical + segs[n - 1].length - off;
-		dst += done;
-		off += done;
-		len -= done;
-	}
-	return 0;
+	struct fill_ctx c = {fs, r, dst, off};
+	return for_each_segment(in, off, len, fill_segment, &c);
 }
 
 ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size, uint64_t off,
 		 pid_t pid)
 {
-	uint64_t t0 = mono_ns(), ts = now_us(fs);
+	struct req_io r;
+	rio_init(&r, mono_ns());
+	uint64_t ts = now_us(fs);
 	uint64_t bs = fs->block_size;
-	struct run ios[MAX_SEGS];
-	size_t nios = 0;
 	int err = inode_load_map(fs, in);
 	if (err || size == 0)
 		goto out;
@@ -444,7 +574,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 	/* Blocks this write covers completely need no zero-fill. */
 	uint64_t full_from = (off + bs - 1) / bs * bs, full_to = (off + size) / bs * bs;
 	err = allocate_range(fs, in, a, b - a, full_from, full_to > full_from ? full_to : full_from,
-			     pid);
+			     pid, &r);
 	if (err)
 		goto out;
 	bool aligned = a == off && b == off + size;
@@ -456,15 +586,15 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 			goto out;
 		}
 		if (off != a)
-			err = read_mapped(fs, in, tmp, a, bs);
+			err = read_mapped(fs, in, tmp, a, bs, &r);
 		if (!err && off + size != b && !(b - bs == a && off != a))
-			err = read_mapped(fs, in, tmp + (b - bs - a), b - bs, bs);
+			err = read_mapped(fs, in, tmp + (b - bs - a), b - bs, bs, &r);
 		if (err)
 			goto out;
 		memcpy(tmp + (off - a), buf, size);
-		err = write_mapped(fs, in, tmp, a, b - a, ios, &nios);
+		err = write_mapped(fs, in, tmp, a, b - a, &r);
 	} else {
-		err = write_mapped(fs, in, buf, a, b - a, ios, &nios);
+		err = write_mapped(fs, in, buf, a, b - a, &r);
 	}
 	if (!err) {
 		size_t i = extmap_find(&in->map, a);
@@ -485,14 +615,16 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 		atomic_fetch_add(&fs->stats.bytes_written, size);
 	}
 out:
+	rio_wait(&r);
 	if (reqlog_wants(fs->log, LOG_WRITE))
-		log_request(fs, LOG_WRITE, pid, in, off, size, err ? err : (int64_t)size, ts, t0,
-			    ios, nios);
+		log_request(fs, LOG_WRITE, pid, in, off, size, err ? err : (int64_t)size, ts, &r);
+	rio_release(&r);
 	return err ? err : (ssize_t)size;
 }
 
 /* Writes zeros over the DATA parts of logical [off, off+len) (within one block). */
-static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len)
+static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len,
+			struct req_io *r)
 {
 	if (!len)
 		return 0;
@@ -505,9 +637,10 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	char *tmp = bounce_get(BOUNCE_WRITE, bs);
 	if (!tmp)
 		return -ENOMEM;
-	int err = read_mapped(fs, in, tmp, a, bs);
+	int err = read_mapped(fs, in, tmp, a, bs, r);
 	if (!err) {
 		memset(tmp + (off - a), 0, len);
+		rio_add(fs, r, s.device, bs);
 		err = pwrite_all(fs->dev_fd, tmp, bs, s.device);
 	}
 	return err;
@@ -515,22 +648,22 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 
 /* Zeros the bytes of [off, off+len) in partial blocks at its edges; returns the whole blocks. */
 static int zero_edges(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len,
-		      uint64_t *whole_from, uint64_t *whole_to)
+		      uint64_t *whole_from, uint64_t *whole_to, struct req_io *r)
 {
 	uint64_t bs = fs->block_size, end = off + len;
 	uint64_t wf = (off + bs - 1) / bs * bs, wt = end / bs * bs;
 	int err;
 	if (wf >= wt) { /* inside one block, or two partial blocks */
 		uint64_t mid = wf < end ? wf : end;
-		err = zero_partial(fs, in, off, mid - off);
+		err = zero_partial(fs, in, off, mid - off, r);
 		if (!err && end > mid)
-			err = zero_partial(fs, in, mid, end - mid);
+			err = zero_partial(fs, in, mid, end - mid, r);
 		*whole_from = *whole_to = 0;
 		return err;
 	}
-	err = zero_partial(fs, in, off, wf - off);
+	err = zero_partial(fs, in, off, wf - off, r);
 	if (!err)
-		err = zero_partial(fs, in, wt, end - wt);
+		err = zero_partial(fs, in, wt, end - wt, r);
 	*whole_from = wf;
 	*whole_to = wt;
 	return err;
@@ -546,6 +679,9 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		 pid_t pid)
 {
 	uint64_t bs = fs->block_size;
+	struct req_io r;
+	rio_init(&r, mono_ns());
+	uint64_t ts = now_us(fs);
 	int err = inode_load_map(fs, in);
 	if (err)
 		return err;
@@ -554,60 +690,63 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 	if (off + len < off || off + len > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	int kind = mode & ~FALLOC_FL_KEEP_SIZE;
-	if (kind == 0) {
+	uint64_t wf, wt;
+	switch (kind) {
+	case 0: {
 		uint64_t a = off / bs * bs, b = (off + len + bs - 1) / bs * bs;
-		err = allocate_range(fs, in, a, b - a, 0, 0, pid);
-	} else if (kind == FALLOC_FL_PUNCH_HOLE) {
+		err = allocate_range(fs, in, a, b - a, 0, 0, pid, &r);
+		break;
+	}
+	case FALLOC_FL_PUNCH_HOLE:
 		if (!(mode & FALLOC_FL_KEEP_SIZE))
 			return -EOPNOTSUPP;
-		uint64_t wf, wt;
-		if (off >= in->attr.size)
-			return 0;
-		err = zero_edges(fs, in, off, len, &wf, &wt);
-		uint64_t t0 = mono_ns(), ts = now_us(fs);
+		err = zero_edges(fs, in, off, len, &wf, &wt, &r);
 		if (!err && wt > wf) {
 			pthread_mutex_lock(&fs->alloc_lock);
 			err = extmap_remove(&in->map, wf, wt - wf, free_run_cb, fs);
 			pthread_mutex_unlock(&fs->alloc_lock);
 			mark_dirty(in, wf);
 		}
-		if (!err)
-			touch_times(in, true);
 		if (reqlog_wants(fs->log, LOG_TRIM))
-			log_request(fs, LOG_TRIM, pid, in, off, len, err ? err : (int64_t)len, ts, t0,
-				    NULL, 0);
-		return err;
-	} else if (kind == FALLOC_FL_ZERO_RANGE) {
-		uint64_t wf, wt;
-		err = zero_edges(fs, in, off, len, &wf, &wt);
+			log_request(fs, LOG_TRIM, pid, in, off, len, err ? err : (int64_t)len, ts,
+				    &r);
+		break;
+	case FALLOC_FL_ZERO_RANGE:
+		err = zero_edges(fs, in, off, len, &wf, &wt, &r);
 		if (!err && wt > wf) {
 			/* Allocate the holes (as unwritten), then forget the data. */
-			err = allocate_range(fs, in, wf, wt - wf, wf, wt, pid);
+			err = allocate_range(fs, in, wf, wt - wf, wf, wt, pid, &r);
 			if (!err)
 				err = extmap_mark_unwritten(&in->map, wf, wt - wf);
 			mark_dirty(in, wf);
 		}
-	} else {
+		break;
+	default:
 		return -EOPNOTSUPP;
 	}
 	if (!err) {
-		if (!(mode & FALLOC_FL_KEEP_SIZE) && off + len > in->attr.size)
+		if (kind != FALLOC_FL_PUNCH_HOLE && !(mode & FALLOC_FL_KEEP_SIZE) &&
+		    off + len > in->attr.size)
 			in->attr.size = off + len;
 		touch_times(in, kind != 0);
 	}
+	rio_wait(&r);
+	rio_release(&r);
 	return err;
 }
 
 int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 {
 	uint64_t bs = fs->block_size;
+	struct req_io r;
+	rio_init(&r, mono_ns());
 	int err = inode_load_map(fs, in);
 	if (err)
 		return err;
 	if (size < in->attr.size) {
 		uint64_t keep = (size + bs - 1) / bs * bs;
 		if (size % bs)
-			err = zero_partial(fs, in, size, keep - size);
+			err = zero_partial(fs, in, size, keep - size, &r);
 		if (!err)
 			inode_free_space(fs, in, keep);
 	}
@@ -615,12 +754,16 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 		in->attr.size = size;
 		touch_times(in, true);
 	}
+	rio_wait(&r);
+	rio_release(&r);
 	return err;
 }
 
 int io_fsync(struct sfs *fs, struct inode *in, pid_t pid)
 {
-	uint64_t t0 = mono_ns(), ts = now_us(fs);
+	struct req_io r;
+	rio_init(&r, mono_ns());
+	uint64_t ts = now_us(fs);
 	/* Data and zero-fill first, then the catalog that points at them. */
 	int err = fdatasync(fs->dev_fd) ? -errno : 0;
 	if (!err)
@@ -628,6 +771,6 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid)
 	if (!err)
 		err = catalog_sync(fs->cat);
 	if (reqlog_wants(fs->log, LOG_FSYNC))
-		log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, t0, NULL, 0);
+		log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);
 	return err;
 }

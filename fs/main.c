@@ -295,7 +295,7 @@ int main(int argc, char *argv[])
 	struct sfs *fs = calloc(1, sizeof *fs);
 	char err[1024];
 	int ret = 1;
-	bool created = false, cat_created = false;
+	bool created = false, cat_created = false, mounted = false;
 	struct fuse_loop_config *loop = NULL;
 
 	if (!fs || fuse_opt_parse(&args, &cl, sfs_opts, opt_proc))
@@ -321,7 +321,14 @@ int main(int argc, char *argv[])
 	}
 	struct stat mst;
 	if (stat(opts.mountpoint, &mst) || !S_ISDIR(mst.st_mode)) {
-		fprintf(stderr, "scatterfs: mount point %s is not a directory\n", opts.mountpoint);
+		if (errno == ENOTCONN)
+			fprintf(stderr,
+				"scatterfs: %s is a stale mount (its daemon is gone); run "
+				"fusermount3 -u %s first\n",
+				opts.mountpoint, opts.mountpoint);
+		else
+			fprintf(stderr, "scatterfs: mount point %s: %s\n", opts.mountpoint,
+				errno ? strerror(errno) : "not a directory");
 		return 1;
 	}
 	if (!opts.foreground)
@@ -394,12 +401,22 @@ int main(int argc, char *argv[])
 			goto out;
 	}
 	cat_created = access(fs->meta_path, F_OK) != 0;
-	struct catalog_identity id = {.device_size = fs->dev_size, .block_size = fs->block_size};
+	struct stat bst0;
+	fstat(fs->dev_fd, &bst0);
+	struct catalog_identity id = {
+		.device_size = fs->dev_size,
+		.block_size = fs->block_size,
+		.backing_path = fs->backing_path,
+		.backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
+	};
 	if (catalog_open(fs->meta_path, &id, mst.st_uid, mst.st_gid, &fs->cat, err, sizeof err)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
 		cat_created = false;
 		goto out;
 	}
+	if (cat_created && !created)
+		fprintf(stderr, "scatterfs: no catalog %s: starting an empty file system on %s\n",
+			fs->meta_path, fs->backing_path);
 	if (devalloc_create(fs->dev_size, fs->block_size, &fs->alloc)) {
 		fprintf(stderr, "scatterfs: cannot create the allocator\n");
 		goto out;
@@ -408,6 +425,19 @@ int main(int argc, char *argv[])
 		goto out;
 	pthread_mutex_init(&fs->alloc_lock, NULL);
 	pthread_mutex_init(&fs->itable_lock, NULL);
+	pthread_mutex_init(&fs->model_lock, NULL);
+	if (fs->cfg.disk.model == DISK_HDD) {
+		if (disk_model_init(&fs->model, &fs->cfg.disk, fs->dev_size)) {
+			fprintf(stderr,
+				"scatterfs: [disk] capacity = %llu bytes is smaller than the backing "
+				"device (%llu bytes); the backing occupies the first bytes of the "
+				"emulated disk\n",
+				(unsigned long long)fs->cfg.disk.capacity,
+				(unsigned long long)fs->dev_size);
+			goto out;
+		}
+		fs->model_on = true;
+	}
 
 	/* Everything checked: now change things. */
 	struct stat bst;
@@ -434,16 +464,26 @@ int main(int argc, char *argv[])
 	fuse_opt_add_arg(&args, "-osubtype=scatterfs");
 	fuse_opt_add_arg(&args, fsname);
 	fs->se = fuse_session_new(&args, &sfs_ops, sizeof sfs_ops, fs);
-	if (!fs->se)
+	if (!fs->se) {
+		fprintf(stderr, "scatterfs: the options above were not understood; scatterfs's own "
+				"are config=, log=, meta=, size= and SECTION.KEY=VALUE, with ':' "
+				"between list items (log.ops=read:write); see --help\n");
 		goto out;
+	}
 	if (fuse_set_signal_handlers(fs->se))
 		goto out_session;
 	if (fuse_session_mount(fs->se, opts.mountpoint)) {
 		fprintf(stderr, "scatterfs: cannot mount on %s\n", opts.mountpoint);
 		goto out_signals;
 	}
+	mounted = true;
+	if (catalog_adopt(fs->cat, &id)) {
+		fprintf(stderr, "scatterfs: cannot update catalog %s\n", fs->meta_path);
+		goto out_unmount;
+	}
 	if (fs->cfg.log.path) {
-		e = reqlog_open(fs->cfg.log.path, fs->cfg.log.ops, &fs->log);
+		e = reqlog_open(fs->cfg.log.path,
+				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0), &fs->log);
 		if (e) {
 			fprintf(stderr, "scatterfs: cannot create log %s: %s\n", fs->cfg.log.path,
 				strerror(-e));
@@ -490,13 +530,14 @@ out_session:
 out:
 	if (fs->cat)
 		catalog_close(fs->cat);
-	if (ret && cat_created && !fs->se)
+	/* A mount that never happened leaves no new files behind. */
+	if (ret && cat_created && !mounted)
 		unlink(fs->meta_path);
 	if (fs->dev_fd >= 0) {
 		fsync(fs->dev_fd);
 		close(fs->dev_fd);
 	}
-	if (ret && created && !fs->se)
+	if (ret && created && !mounted)
 		unlink(fs->backing_path);
 	devalloc_destroy(fs->alloc);
 	report_ready(ret ? ret : 1);

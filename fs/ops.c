@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +102,7 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 static void sfs_destroy(void *userdata)
 {
 	struct sfs *fs = userdata;
-	inode_flush_all(fs);
+	inode_flush_all(fs, true);
 	inode_table_free(fs);
 }
 
@@ -223,6 +224,8 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		return -EROFS;
 	if (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)
 		return -EEXIST;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
 	int err;
 	struct inode *p = iget(parent, &err);
 	if (!p)
@@ -247,12 +250,12 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	err = catalog_create(g_sfs->cat, parent, name, &a, target);
 	if (err)
 		return err;
-	if (S_ISDIR(mode)) {
-		pthread_rwlock_wrlock(&p->lock);
+	pthread_rwlock_wrlock(&p->lock);
+	if (S_ISDIR(mode))
 		p->attr.nlink++;
-		p->attr.mtime = p->attr.ctime = a.ctime;
-		pthread_rwlock_unlock(&p->lock);
-	}
+	p->attr.mtime = p->attr.ctime = a.ctime;
+	p->attr_dirty = true;
+	pthread_rwlock_unlock(&p->lock);
 	struct inode *in = inode_get(g_sfs, a.ino, 1, &err);
 	if (!in)
 		return err;
@@ -381,6 +384,10 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	if (strlen(newname) > NAME_MAX) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
 	uint64_t src_ino = 0, dst_ino = 0, replaced;
 	catalog_lookup(g_sfs->cat, parent, name, &src_ino);
 	catalog_lookup(g_sfs->cat, newparent, newname, &dst_ino);
@@ -393,15 +400,30 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		if (op)
 			ensure_path(op);
 		struct inode *in = src_ino ? inode_find(g_sfs, src_ino) : NULL;
+		struct inode *other = dst_ino ? inode_find(g_sfs, dst_ino) : NULL;
+		char *src_old = in && in->path ? strdup(in->path) : NULL;
+		char *dst_old = other && other->path ? strdup(other->path) : NULL;
 		if (in && np)
 			inode_set_path(g_sfs, in, np->path, newname);
 		if (flags & RENAME_EXCHANGE) {
-			struct inode *other = dst_ino ? inode_find(g_sfs, dst_ino) : NULL;
 			if (other && op)
 				inode_set_path(g_sfs, other, op->path, name);
 		} else if (dst_ino) {
 			link_dropped(dst_ino);
 		}
+		/* What lies below a moved directory moved with it.  An exchange of
+		 * two directories goes through a prefix no real path has ("\001"). */
+		bool src_dir = in && src_old && S_ISDIR(in->attr.mode) && in->path;
+		bool dst_dir = (flags & RENAME_EXCHANGE) && other && dst_old &&
+			       S_ISDIR(other->attr.mode) && other->path;
+		if (src_dir)
+			inode_rename_paths(g_sfs, src_old, dst_dir ? "\001" : in->path);
+		if (dst_dir)
+			inode_rename_paths(g_sfs, dst_old, other->path);
+		if (src_dir && dst_dir)
+			inode_rename_paths(g_sfs, "\001", in->path);
+		free(src_old);
+		free(dst_old);
 		struct inode_attr a;
 		/* Directory link counts may have moved: refresh both parents. */
 		fuse_ino_t ps[2] = {parent, newparent};
@@ -426,6 +448,10 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	if (ctl_is_ino(ino) || ctl_is_ino(newparent) ||
 	    (newparent == FUSE_ROOT_ID && strcmp(newname, ".scatterfs") == 0)) {
 		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (strlen(newname) > NAME_MAX) {
+		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
 	struct timespec now;
@@ -453,6 +479,12 @@ static int open_inode(struct inode *in, struct fuse_file_info *fi)
 	ensure_path(in);
 	pthread_rwlock_wrlock(&in->lock);
 	int err = inode_load_map(g_sfs, in);
+	/* libfuse negotiates atomic O_TRUNC: the truncation is ours to do. */
+	if (!err && (fi->flags & O_TRUNC) && S_ISREG(in->attr.mode) && in->attr.size) {
+		err = io_truncate(g_sfs, in, 0);
+		if (!err)
+			err = inode_flush(g_sfs, in);
+	}
 	bool direct = in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
 	if (err)

@@ -373,6 +373,10 @@ void reqlog_append(struct reqlog *log, const struct reqlog_row *row)
 		rb_char(&rb, '+');
 		rb_u64(&rb, row->device_io[i].length);
 	}
+	if (log->ops & REQLOG_MODEL_US) {
+		rb_char(&rb, ',');
+		rb_u64(&rb, row->model_us);
+	}
 	rb_char(&rb, '\n');
 	rb_spill(&rb, true);
 }
@@ -450,7 +454,11 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	if (fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777 & ~0640u))
 		(void)fchmod(log->fd, st.st_mode & 0640);
 
-	rc = write_all(log->fd, reqlog_header, sizeof(reqlog_header) - 1);
+	rc = write_all(log->fd, reqlog_header, sizeof(reqlog_header) - 2);
+	if (rc == 0 && (ops & REQLOG_MODEL_US))
+		rc = write_all(log->fd, ",model_us", 9);
+	if (rc == 0)
+		rc = write_all(log->fd, "\n", 1);
 	if (rc < 0)
 		goto fail_fd;
 

@@ -20,6 +20,7 @@
 #include "alloc.h"
 #include "autoextend.h"
 #include "config.h"
+#include "disk_model.h"
 #include "extmap.h"
 
 struct catalog;
@@ -53,6 +54,7 @@ struct inode {
 	char *path;             /* relative to the root, for the log and rules */
 	const struct file_params *params;
 	bool map_loaded;
+	uint64_t catalog_mapped; /* bytes of extents in the catalog, for st_blocks before map_loaded */
 	struct extent_map map;
 	struct run_vec gaps;    /* pattern gaps this file keeps reserved */
 	uint64_t dirty_from;    /* lowest logical offset whose extents changed; UINT64_MAX = clean */
@@ -62,6 +64,7 @@ struct inode {
 struct sfs_stats {
 	atomic_uint_fast64_t reads, bytes_read, writes, bytes_written;
 	atomic_uint_fast64_t extends, extend_bytes, zero_fill_ns;
+	atomic_uint_fast64_t log_io_lost; /* device I/Os missing from log rows (ENOMEM) */
 };
 
 struct sfs {
@@ -83,6 +86,10 @@ struct sfs {
 
 	pthread_mutex_t itable_lock;
 	struct inode *itable; /* uthash by ino, under itable_lock */
+
+	bool model_on;                /* [disk] model = hdd */
+	pthread_mutex_t model_lock;
+	struct disk_model model;      /* under model_lock */
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
@@ -118,8 +125,18 @@ int inode_load_map(struct sfs *fs, struct inode *in);
  * Caller holds in->lock (read or write).  @return 0, -EIO.
  */
 int inode_flush(struct sfs *fs, struct inode *in);
-/** inode_flush_all() - inode_flush() on every in-memory inode (unmount). */
-int inode_flush_all(struct sfs *fs);
+/**
+ * inode_flush_all() - inode_flush() on every in-memory inode.  With @final
+ * (unmount), inodes that are unlinked but still referenced are deleted;
+ * otherwise they are left alone.  Never holds itable_lock while taking an
+ * inode's lock.
+ */
+int inode_flush_all(struct sfs *fs, bool final);
+/**
+ * inode_rename_paths() - after directory @old_path was renamed to
+ * @new_path, updates the path (and rule) of every in-memory inode below it.
+ */
+void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_path);
 /** inode_table_free() - frees every in-memory inode (after inode_flush_all(), at unmount). */
 void inode_table_free(struct sfs *fs);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */

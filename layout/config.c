@@ -648,7 +648,7 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 	case K_DISK_MODEL:
 		if ((rc = get_enum(value, disk_model_names, &e, why, len)))
 			return rc;
-		c->disk.model = (enum disk_model)e;
+		c->disk.model = (enum disk_model_kind)e;
 		return 0;
 	case K_RPM:
 		return get_double(value, &c->disk.rpm, 0, true, why, len);

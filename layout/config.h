@@ -40,7 +40,7 @@ enum log_op {
 	LOG_TRIM = 1u << 4,
 };
 
-enum disk_model {
+enum disk_model_kind {
 	DISK_NONE,
 	DISK_HDD,
 };
@@ -83,7 +83,7 @@ struct file_params {
 
 /** [disk] keys (parsed and validated; the timing model comes later). */
 struct disk_params {
-	enum disk_model model;
+	enum disk_model_kind model;
 	double rpm;
 	double seek_track_ms, seek_avg_ms, seek_full_ms;
 	double transfer_outer_mib_s, transfer_inner_mib_s; /* equal when not zoned */

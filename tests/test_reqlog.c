@@ -575,3 +575,29 @@ Test(reqlog, existing_file_truncated_and_narrowed)
 	cr_assert_eq(stat(log_path, &st), 0);
 	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
 }
+
+Test(reqlog, model_us_column)
+{
+	const struct run io[] = {{0, 4096}, {8192, 4096}};
+	struct reqlog_row r = {
+	    .ts_us = 10,
+	    .op = LOG_READ,
+	    .pid = 7,
+	    .path = "t.db",
+	    .offset = 0,
+	    .size = 8192,
+	    .result = 8192,
+	    .latency_us = 12650,
+	    .device_io = io,
+	    .ndevice_io = 2,
+	    .model_us = 12600,
+	};
+	char *text = log_rows(ALL_OPS | REQLOG_MODEL_US, &r, 1);
+	cr_assert_str_eq(text, "ts_us,op,pid,path,offset,size,result,latency_us,device_io,model_us\n"
+			       "10,read,7,t.db,0,8192,8192,12650,0+4096;8192+4096,12600\n");
+	free(text);
+	/* Without the flag the column is not written, whatever model_us holds. */
+	text = log_rows(ALL_OPS, &r, 1);
+	cr_assert_str_eq(text, HEADER "10,read,7,t.db,0,8192,8192,12650,0+4096;8192+4096\n");
+	free(text);
+}

@@ -1,0 +1,331 @@
+/*
+ * The request log analysis library behind scatterfs-report: a streaming
+ * reader of the request log (README, "The request log"), the metrics it
+ * feeds, their output as text, CSV or JSON, the fio iolog export and the
+ * gnuplot plots.  The tool (report.c) and the unit tests
+ * (tests/test_report.c) link the same code, so every number the tool
+ * prints is tested as a function.
+ *
+ * Split by concern: report_parse.c (reader), report_hist.c (histograms),
+ * report_metrics.c (metrics), report_output.c (text, CSV, JSON),
+ * report_iolog.c (fio iolog), report_plot.c (gnuplot).
+ */
+#ifndef SCATTERFS_REPORT_H
+#define SCATTERFS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- the request log reader (report_parse.c) ---------------------------- */
+
+/** Operations of the request log, in the order the report prints them. */
+enum report_op { OP_READ, OP_WRITE, OP_EXTEND, OP_FSYNC, OP_TRIM, OP_COUNT };
+
+/** report_op_name() - "read", "write", ... for @op < OP_COUNT. */
+const char *report_op_name(enum report_op op);
+
+/** One device I/O of a row: bytes [offset, offset+length) of the backing device. */
+struct devio {
+	uint64_t offset; /* device offset, bytes */
+	uint64_t length; /* bytes */
+};
+
+/**
+ * One row of the log.  Pointers stay valid until the next
+ * log_reader_next() call only; path is not NUL-terminated (path_len bytes,
+ * RFC 4180 quoting already undone).
+ */
+struct log_row {
+	uint64_t line; /* line number of the row's first line, 1 = header */
+	uint64_t ts_us;
+	enum report_op op;
+	int64_t pid;
+	const char *path;
+	size_t path_len;
+	uint64_t offset;     /* logical offset, bytes */
+	uint64_t size;       /* logical size, bytes */
+	int64_t result;      /* bytes done or -errno */
+	uint64_t latency_us; /* for extend: the zero-fill time */
+	const struct devio *dev;
+	size_t ndev;
+};
+
+struct log_reader;
+
+/**
+ * log_reader_open() - opens the request log @path ("-" = standard input)
+ * and checks its header: the first nine columns must be exactly
+ * ts_us,op,pid,path,offset,size,result,latency_us,device_io; any further
+ * columns (model_us, written by later versions, and unknown ones) are
+ * accepted and ignored, in the header and in every row.
+ * @return 0, -errno from open(2)/read(2), or -EINVAL for a bad header; on
+ * every failure *out is NULL and @err (of @errlen bytes) holds a message
+ * naming the file and the line.
+ */
+int log_reader_open(const char *path, struct log_reader **out, char *err, size_t errlen);
+
+/**
+ * log_reader_open_mem() - as log_reader_open() but reads the @len bytes at
+ * @buf (copied), reported as file @name.  For tests.
+ */
+int log_reader_open_mem(const char *buf, size_t len, const char *name, struct log_reader **out,
+			char *err, size_t errlen);
+
+/**
+ * log_reader_next() - decodes the next row into @row.
+ * @return 1 (a row), 0 (end of the log) or -errno (-EINVAL: a malformed
+ * row; log_reader_error() then gives "FILE:LINE: what is wrong").
+ */
+int log_reader_next(struct log_reader *r, struct log_row *row);
+
+/** log_reader_error() - the message of the last failure ("" when none). */
+const char *log_reader_error(const struct log_reader *r);
+
+/** log_reader_columns() - number of columns in the header (9, or more). */
+size_t log_reader_columns(const struct log_reader *r);
+
+/** log_reader_close() - frees the reader and closes its file.  NULL is ignored. */
+void log_reader_close(struct log_reader *r);
+
+/* ---- histograms (report_hist.c) ------------------------------------------ */
+
+/** Power-of-two buckets: bucket 0 holds the value 0, bucket k >= 1 holds [2^(k-1), 2^k). */
+#define HIST_BUCKETS 65
+
+/** One exact value of a histogram and how often it was seen. */
+struct hist_value {
+	uint64_t value;
+	uint64_t count;
+};
+
+/**
+ * A histogram of unsigned 64-bit values: exact values (an open-addressing
+ * hash table, so memory grows with the number of distinct values only) and
+ * power-of-two buckets.
+ */
+struct hist {
+	uint64_t n;   /* values added */
+	uint64_t sum; /* their sum (saturating) */
+	uint64_t bucket[HIST_BUCKETS];
+	struct hist_value *slot; /* cap slots; count 0 = empty */
+	size_t cap, used;
+};
+
+/** hist_bucket() - the bucket of @v: 0 for 0, else 1 + floor(log2(v)). */
+unsigned hist_bucket(uint64_t v);
+/** hist_bucket_lo() / hist_bucket_hi() - smallest and largest value of bucket @b. */
+uint64_t hist_bucket_lo(unsigned b);
+uint64_t hist_bucket_hi(unsigned b);
+
+/** hist_add() - counts @v once.  @return 0 or -ENOMEM. */
+int hist_add(struct hist *h, uint64_t v);
+
+/**
+ * hist_values() - the exact values of @h, sorted by count (descending),
+ * then value (ascending); *@n gets their number.  The caller frees the
+ * array.  @return the array, or NULL when @h is empty or on ENOMEM.
+ */
+struct hist_value *hist_values(const struct hist *h, size_t *n);
+
+/** hist_values_by_value() - as hist_values(), sorted by value (ascending). */
+struct hist_value *hist_values_by_value(const struct hist *h, size_t *n);
+
+/** hist_count() - how often @v was added. */
+uint64_t hist_count(const struct hist *h, uint64_t v);
+
+/** hist_free() - frees what @h holds and zeroes it. */
+void hist_free(struct hist *h);
+
+/* ---- metrics (report_metrics.c) ------------------------------------------ */
+
+/** How the read-size histogram is grouped (--by). */
+enum report_by { BY_NONE, BY_FILE, BY_PID, BY_OP };
+
+/** One group of the read-size histogram: a file, a process or an op. */
+struct report_group {
+	char *key;	/* "all", the path, the pid in decimal, or the op name */
+	struct hist hist; /* request sizes, bytes */
+};
+
+/** Per-op row counts of the summary table. */
+struct op_summary {
+	uint64_t rows;
+	uint64_t bytes; /* sum of the size column */
+	uint64_t errors; /* rows whose result is -errno */
+};
+
+/**
+ * Logical sequentiality: a read is sequential when it starts where the
+ * previous read of the same file ended (offset == previous offset + size).
+ * The first read of each file has no previous read and counts in @reads
+ * only.  share = sequential / with_previous.
+ */
+struct seq_metrics {
+	uint64_t reads;
+	uint64_t with_previous;
+	uint64_t sequential;
+};
+
+/**
+ * Device behaviour.  Device I/Os per read: over read rows.  Seek distance:
+ * over the device I/Os of read and write rows in log order (a row's own
+ * device I/Os in their order), |offset - end of the previous device I/O|
+ * in bytes, 0 = sequential; the first device I/O of the log has none.
+ */
+struct device_metrics {
+	uint64_t reads;		 /* read rows */
+	uint64_t read_device_ios; /* device I/Os of read rows */
+	struct hist per_read;	 /* device I/Os of each read row */
+	uint64_t device_ios;	 /* device I/Os of read and write rows */
+	uint64_t seeks;		 /* device I/Os after the first: device_ios - 1 */
+	uint64_t seek[HIST_BUCKETS]; /* seek distance, bytes, by hist_bucket() */
+	bool have_prev;
+	uint64_t prev_end; /* device offset where the previous device I/O ended */
+};
+
+/**
+ * Autoextend (the seed autoextend experiment's two metrics): the extend
+ * rows, the bytes they added (size) and their zero-fill time (latency_us):
+ * per extend (mean, max) and per MiB (total time / (bytes / 2^20)).
+ */
+struct extend_metrics {
+	uint64_t extends;
+	uint64_t bytes;
+	uint64_t zero_fill_us; /* total */
+	uint64_t max_us;
+};
+
+struct file_state;
+struct pid_group;
+
+/** All metrics of one log, fed one row at a time. */
+struct report {
+	enum report_by by;
+	uint64_t rows;
+	uint64_t first_ts_us, last_ts_us;
+	struct op_summary ops[OP_COUNT];
+	struct report_group all; /* read sizes of every read */
+	struct report_group by_op[OP_COUNT];
+	struct file_state *files; /* uthash, by path */
+	struct file_state *last_file; /* cache: consecutive rows often share a file */
+	struct pid_group *pids;	      /* uthash, by pid (BY_PID only) */
+	struct seq_metrics seq;
+	struct device_metrics dev;
+	struct extend_metrics ext;
+};
+
+/** report_init() - an empty report grouping read sizes by @by. */
+void report_init(struct report *rep, enum report_by by);
+
+/** report_add() - feeds one row.  @return 0 or -ENOMEM. */
+int report_add(struct report *rep, const struct log_row *row);
+
+/**
+ * report_groups() - the --by groups of the read-size histogram (the
+ * overall one is rep->all): none for BY_NONE, else one per file with reads
+ * (most reads first, then by path), pid (most reads first, then by pid) or
+ * op (every op's request sizes, in enum order, ops without rows left out).  @return an array of *@n pointers into @rep (free the array only),
+ * or NULL with *@n = 0.
+ */
+struct report_group **report_groups(struct report *rep, size_t *n);
+
+/** report_free() - frees everything @rep holds. */
+void report_free(struct report *rep);
+
+/** Derived values, as printed (NaN-free: 0 when the denominator is 0). */
+double report_share_pct(uint64_t part, uint64_t whole); /* 100 * part / whole */
+double report_device_ios_per_read(const struct report *rep);
+double report_extend_mean_us(const struct report *rep);
+double report_extend_us_per_mib(const struct report *rep);
+
+/** report_file_count() - distinct paths seen (any op). */
+size_t report_file_count(const struct report *rep);
+
+/* ---- output (report_output.c) --------------------------------------------- */
+
+enum report_format { FMT_TEXT, FMT_CSV, FMT_JSON };
+
+/** The tables, in output order; --metric takes these names. */
+enum report_metric {
+	M_SUMMARY,
+	M_READ_SIZES,
+	M_READ_SIZE_BUCKETS,
+	M_SEQUENTIALITY,
+	M_DEVICE,
+	M_DEVICE_IOS_PER_READ,
+	M_SEEK_DISTANCE,
+	M_AUTOEXTEND,
+	M_COUNT
+};
+
+/** report_metric_name() - "summary", "read_sizes", ... */
+const char *report_metric_name(enum report_metric m);
+/** report_metric_parse() - the metric called @name.  @return it, or -1. */
+int report_metric_parse(const char *name);
+
+struct report_output {
+	enum report_format format;
+	int metric;	  /* one enum report_metric, or -1 for all */
+	size_t top;	  /* exact sizes per group at most (0 = all) */
+	const char *name; /* the log's name, for headings */
+};
+
+/**
+ * report_print() - writes the metrics of @rep to @out as @o says (formats
+ * documented in scatterfs-report --help).
+ * @return 0, -EIO when writing failed, -ENOMEM.
+ */
+int report_print(FILE *out, struct report *rep, const struct report_output *o);
+
+/* ---- fio iolog export (report_iolog.c) ------------------------------------ */
+
+/** How the log's requests become fio iolog lines. */
+struct iolog_opts {
+	int version;	    /* 2 or 3 */
+	const char *dir;    /* file mode: log path P becomes DIR/P ("." when NULL) */
+	const char *device; /* device mode: device I/Os against this file (overrides dir) */
+};
+
+struct iolog_writer;
+
+/**
+ * iolog_open() - creates the fio iolog @path and writes its version line.
+ * @return 0 or -errno (message in @err).
+ */
+int iolog_open(const char *path, const struct iolog_opts *o, struct iolog_writer **out, char *err,
+	       size_t errlen);
+
+/** iolog_add() - exports @row if it is a read or a write.  @return 0 or -errno. */
+int iolog_add(struct iolog_writer *w, const struct log_row *row);
+
+/**
+ * iolog_close() - writes the close actions, closes the file and frees @w.
+ * *@reads, *@writes get the I/O lines written, *@skipped the requests that
+ * could not be exported (see report_iolog.c).  @return 0 or -errno.
+ */
+int iolog_close(struct iolog_writer *w, uint64_t *reads, uint64_t *writes, uint64_t *skipped);
+
+/* ---- plots (report_plot.c) ------------------------------------------------ */
+
+struct plot;
+
+/**
+ * plot_open() - prepares a plot into @out (.png or .svg); @timeline also
+ * records read sizes and device offsets over time (in temporary files).
+ * @return 0 or -errno (message in @err).
+ */
+int plot_open(const char *out, bool timeline, struct plot **pp, char *err, size_t errlen);
+
+/** plot_add() - records @row for the timeline.  @return 0 or -errno. */
+int plot_add(struct plot *p, const struct log_row *row);
+
+/**
+ * plot_finish() - writes the read-size histogram of @rep and runs gnuplot
+ * (found on PATH) on a generated script; frees @p.
+ * @return 0, -ENOENT when gnuplot is missing, other -errno (message in @err).
+ */
+int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errlen);
+
+#endif

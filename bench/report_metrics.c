@@ -1,0 +1,285 @@
+/*
+ * The metrics of scatterfs-report, fed one row at a time (definitions on
+ * the structures in report.h).
+ *
+ * Data structure: fixed counters for everything global (per-op summary,
+ * device I/Os, seek distance buckets, autoextend), a histogram per group,
+ * and two uthash tables: files by path (the end of each file's previous
+ * read, for logical sequentiality, and its group with --by file) and
+ * processes by pid (--by pid only).  Memory is therefore constant per row
+ * and grows only with the number of files, processes and distinct sizes.
+ * Consecutive rows usually name the same file, so the last file found is
+ * remembered and checked before hashing.  Weak spot: a log of millions of
+ * distinct paths keeps one entry per path (about 100 bytes plus the path).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "report.h"
+
+struct file_state {
+	char *path; /* NUL-terminated copy, the hash key */
+	size_t len;
+	bool has_read;		  /* a read of this file was seen */
+	uint64_t next_offset;	  /* where its previous read ended */
+	struct report_group group; /* --by file */
+	UT_hash_handle hh;
+};
+
+struct pid_group {
+	int64_t pid;
+	struct report_group group;
+	UT_hash_handle hh;
+};
+
+void report_init(struct report *rep, enum report_by by)
+{
+	memset(rep, 0, sizeof(*rep));
+	rep->by = by;
+	rep->all.key = (char *)"all";
+	for (int op = 0; op < OP_COUNT; op++)
+		rep->by_op[op].key = (char *)report_op_name((enum report_op)op);
+}
+
+static struct file_state *find_file(struct report *rep, const char *path, size_t len)
+{
+	struct file_state *f = rep->last_file;
+
+	if (f != NULL && f->len == len && memcmp(f->path, path, len) == 0)
+		return f;
+	HASH_FIND(hh, rep->files, path, len, f);
+	if (f == NULL) {
+		f = calloc(1, sizeof(*f));
+		if (f == NULL)
+			return NULL;
+		f->path = malloc(len + 1);
+		if (f->path == NULL) {
+			free(f);
+			return NULL;
+		}
+		memcpy(f->path, path, len);
+		f->path[len] = '\0';
+		f->len = len;
+		f->group.key = f->path;
+		HASH_ADD_KEYPTR(hh, rep->files, f->path, len, f);
+	}
+	rep->last_file = f;
+	return f;
+}
+
+static struct pid_group *find_pid(struct report *rep, int64_t pid)
+{
+	struct pid_group *g;
+
+	HASH_FIND(hh, rep->pids, &pid, sizeof(pid), g);
+	if (g == NULL) {
+		g = calloc(1, sizeof(*g));
+		if (g == NULL)
+			return NULL;
+		g->pid = pid;
+		if (asprintf(&g->group.key, "%" PRId64, pid) < 0) {
+			free(g);
+			return NULL;
+		}
+		HASH_ADD(hh, rep->pids, pid, sizeof(g->pid), g);
+	}
+	return g;
+}
+
+static int add_device_ios(struct device_metrics *d, const struct log_row *row)
+{
+	for (size_t i = 0; i < row->ndev; i++) {
+		const struct devio *io = &row->dev[i];
+		if (d->have_prev) {
+			uint64_t dist = io->offset >= d->prev_end ? io->offset - d->prev_end
+								  : d->prev_end - io->offset;
+			d->seeks++;
+			d->seek[hist_bucket(dist)]++;
+		}
+		d->have_prev = true;
+		d->prev_end = io->offset + io->length;
+		d->device_ios++;
+	}
+	return 0;
+}
+
+int report_add(struct report *rep, const struct log_row *row)
+{
+	int rc;
+
+	if (rep->rows == 0 || row->ts_us < rep->first_ts_us)
+		rep->first_ts_us = row->ts_us;
+	if (rep->rows == 0 || row->ts_us > rep->last_ts_us)
+		rep->last_ts_us = row->ts_us;
+	rep->rows++;
+
+	struct op_summary *s = &rep->ops[row->op];
+	s->rows++;
+	s->bytes += row->size;
+	s->errors += row->result < 0;
+
+	struct file_state *f = find_file(rep, row->path, row->path_len);
+	if (f == NULL)
+		return -ENOMEM;
+
+	if (rep->by == BY_OP && (rc = hist_add(&rep->by_op[row->op].hist, row->size)) < 0)
+		return rc;
+
+	switch (row->op) {
+	case OP_READ:
+		if ((rc = hist_add(&rep->all.hist, row->size)) < 0)
+			return rc;
+		rep->seq.reads++;
+		if (f->has_read) {
+			rep->seq.with_previous++;
+			rep->seq.sequential += row->offset == f->next_offset;
+		}
+		f->has_read = true;
+		f->next_offset = row->offset + row->size;
+		if (rep->by == BY_FILE && (rc = hist_add(&f->group.hist, row->size)) < 0)
+			return rc;
+		if (rep->by == BY_PID) {
+			struct pid_group *g = find_pid(rep, row->pid);
+			if (g == NULL)
+				return -ENOMEM;
+			if ((rc = hist_add(&g->group.hist, row->size)) < 0)
+				return rc;
+		}
+		rep->dev.reads++;
+		rep->dev.read_device_ios += row->ndev;
+		if ((rc = hist_add(&rep->dev.per_read, row->ndev)) < 0)
+			return rc;
+		return add_device_ios(&rep->dev, row);
+	case OP_WRITE:
+		return add_device_ios(&rep->dev, row);
+	case OP_EXTEND:
+		rep->ext.extends++;
+		rep->ext.bytes += row->size;
+		rep->ext.zero_fill_us += row->latency_us;
+		if (row->latency_us > rep->ext.max_us)
+			rep->ext.max_us = row->latency_us;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Most reads first; ties by key (numerically for pids). */
+static int cmp_group(const void *a, const void *b, bool numeric)
+{
+	const struct report_group *x = *(struct report_group *const *)a;
+	const struct report_group *y = *(struct report_group *const *)b;
+	if (x->hist.n != y->hist.n)
+		return x->hist.n > y->hist.n ? -1 : 1;
+	if (numeric) {
+		long long u = strtoll(x->key, NULL, 10), v = strtoll(y->key, NULL, 10);
+		return (u > v) - (u < v);
+	}
+	return strcmp(x->key, y->key);
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	return cmp_group(a, b, false);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	return cmp_group(a, b, true);
+}
+
+struct report_group **report_groups(struct report *rep, size_t *n)
+{
+	struct report_group **g = NULL;
+	size_t k = 0;
+
+	*n = 0;
+	switch (rep->by) {
+	case BY_NONE:
+		return NULL;
+	case BY_FILE: {
+		g = malloc((HASH_COUNT(rep->files) + 1) * sizeof(*g));
+		if (g == NULL)
+			return NULL;
+		for (struct file_state *f = rep->files; f != NULL; f = f->hh.next)
+			if (f->group.hist.n > 0)
+				g[k++] = &f->group;
+		qsort(g, k, sizeof(*g), cmp_file);
+		break;
+	}
+	case BY_PID: {
+		g = malloc((HASH_COUNT(rep->pids) + 1) * sizeof(*g));
+		if (g == NULL)
+			return NULL;
+		for (struct pid_group *p = rep->pids; p != NULL; p = p->hh.next)
+			g[k++] = &p->group;
+		qsort(g, k, sizeof(*g), cmp_pid);
+		break;
+	}
+	case BY_OP:
+		g = malloc(OP_COUNT * sizeof(*g));
+		if (g == NULL)
+			return NULL;
+		for (int op = 0; op < OP_COUNT; op++)
+			if (rep->by_op[op].hist.n > 0)
+				g[k++] = &rep->by_op[op];
+		break;
+	}
+	*n = k;
+	return g;
+}
+
+size_t report_file_count(const struct report *rep)
+{
+	return HASH_COUNT(rep->files);
+}
+
+void report_free(struct report *rep)
+{
+	struct file_state *f, *ft;
+	HASH_ITER(hh, rep->files, f, ft)
+	{
+		HASH_DEL(rep->files, f);
+		hist_free(&f->group.hist);
+		free(f->path);
+		free(f);
+	}
+	struct pid_group *p, *pt;
+	HASH_ITER(hh, rep->pids, p, pt)
+	{
+		HASH_DEL(rep->pids, p);
+		hist_free(&p->group.hist);
+		free(p->group.key);
+		free(p);
+	}
+	hist_free(&rep->all.hist);
+	for (int op = 0; op < OP_COUNT; op++)
+		hist_free(&rep->by_op[op].hist);
+	hist_free(&rep->dev.per_read);
+	memset(rep, 0, sizeof(*rep));
+}
+
+double report_share_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+double report_device_ios_per_read(const struct report *rep)
+{
+	return rep->dev.reads ? (double)rep->dev.read_device_ios / (double)rep->dev.reads : 0.0;
+}
+
+double report_extend_mean_us(const struct report *rep)
+{
+	return rep->ext.extends ? (double)rep->ext.zero_fill_us / (double)rep->ext.extends : 0.0;
+}
+
+double report_extend_us_per_mib(const struct report *rep)
+{
+	return rep->ext.bytes ? (double)rep->ext.zero_fill_us / ((double)rep->ext.bytes / 1048576.0)
+			      : 0.0;
+}

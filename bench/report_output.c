@@ -1,0 +1,582 @@
+/*
+ * Output of the metrics as text, CSV or JSON.
+ *
+ * Data structure: each metric is one table with fixed columns (the names
+ * in report_metric_name(), the columns in the tables below).  CSV and JSON
+ * are produced by the same table code from typed cells, so the two always
+ * carry the same columns and the same rounding: a CSV table is a header
+ * row and data rows; in JSON each table is a key of the top-level object,
+ * an object for single-row tables (sequentiality, device, autoextend) and
+ * an array of objects otherwise.  Text is written for people and has its
+ * own code: aligned columns and bar charts.
+ *
+ * Rounding: shares in percent with 2 decimals, means and ratios with 3.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define BAR_WIDTH 40 /* characters of the longest bar */
+
+static const char *const metric_names[M_COUNT] = {
+    "summary",	 "read_sizes",		"read_size_buckets", "sequentiality",
+    "device",	 "device_ios_per_read", "seek_distance",     "autoextend",
+};
+
+const char *report_metric_name(enum report_metric m)
+{
+	return m < M_COUNT ? metric_names[m] : "?";
+}
+
+int report_metric_parse(const char *name)
+{
+	for (int m = 0; m < M_COUNT; m++)
+		if (strcmp(name, metric_names[m]) == 0)
+			return m;
+	return -1;
+}
+
+static const char *by_name(enum report_by by)
+{
+	switch (by) {
+	case BY_FILE:
+		return "file";
+	case BY_PID:
+		return "pid";
+	case BY_OP:
+		return "op";
+	default:
+		return "all";
+	}
+}
+
+/* ---- tables for CSV and JSON ----------------------------------------------- */
+
+enum cell_kind { C_U64, C_I64, C_STR, C_PCT, C_MEAN };
+
+struct cell {
+	enum cell_kind kind;
+	uint64_t u;
+	int64_t i;
+	double d;
+	const char *s;
+};
+
+#define CU(v)	((struct cell){.kind = C_U64, .u = (v)})
+#define CS(v)	((struct cell){.kind = C_STR, .s = (v)})
+#define CPCT(v) ((struct cell){.kind = C_PCT, .d = (v)})
+#define CMEAN(v) ((struct cell){.kind = C_MEAN, .d = (v)})
+
+struct table {
+	FILE *out;
+	enum report_format format;
+	const char *name;
+	const char *const *cols;
+	size_t ncols;
+	bool single; /* JSON: an object, not an array */
+	json_t *json; /* the array (or the object once its row is in) */
+	json_t *root;
+	int err;
+};
+
+static double rounded(double v, int decimals)
+{
+	double k = decimals == 2 ? 100.0 : 1000.0;
+	return round(v * k) / k;
+}
+
+/* RFC 4180: quote a field holding a comma, a quote, CR or LF; double quotes. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (strcspn(s, ",\"\r\n") == strlen(s)) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void table_begin(struct table *t, FILE *out, const struct report_output *o, json_t *root,
+			enum report_metric m, const char *const *cols, size_t ncols, bool single)
+{
+	memset(t, 0, sizeof(*t));
+	t->out = out;
+	t->format = o->format;
+	t->name = metric_names[m];
+	t->cols = cols;
+	t->ncols = ncols;
+	t->single = single;
+	t->root = root;
+	if (t->format == FMT_CSV) {
+		if (o->metric < 0)
+			fprintf(out, "# %s\n", t->name);
+		for (size_t i = 0; i < ncols; i++)
+			fprintf(out, "%s%s", i ? "," : "", cols[i]);
+		fputc('\n', out);
+	} else if (!single) {
+		t->json = json_array();
+		if (t->json == NULL)
+			t->err = -ENOMEM;
+	}
+}
+
+static void table_row(struct table *t, const struct cell *c)
+{
+	if (t->format == FMT_CSV) {
+		for (size_t i = 0; i < t->ncols; i++) {
+			if (i)
+				fputc(',', t->out);
+			switch (c[i].kind) {
+			case C_U64:
+				fprintf(t->out, "%" PRIu64, c[i].u);
+				break;
+			case C_I64:
+				fprintf(t->out, "%" PRId64, c[i].i);
+				break;
+			case C_STR:
+				csv_str(t->out, c[i].s);
+				break;
+			case C_PCT:
+				fprintf(t->out, "%.2f", c[i].d);
+				break;
+			case C_MEAN:
+				fprintf(t->out, "%.3f", c[i].d);
+				break;
+			}
+		}
+		fputc('\n', t->out);
+		return;
+	}
+	json_t *obj = json_object();
+	if (obj == NULL) {
+		t->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		json_t *v = NULL;
+		switch (c[i].kind) {
+		case C_U64:
+			v = json_integer((json_int_t)c[i].u);
+			break;
+		case C_I64:
+			v = json_integer((json_int_t)c[i].i);
+			break;
+		case C_STR:
+			v = json_string(c[i].s);
+			break;
+		case C_PCT:
+			v = json_real(rounded(c[i].d, 2));
+			break;
+		case C_MEAN:
+			v = json_real(rounded(c[i].d, 3));
+			break;
+		}
+		if (v == NULL || json_object_set_new(obj, t->cols[i], v) < 0)
+			t->err = -ENOMEM;
+	}
+	if (t->single) {
+		json_decref(t->json);
+		t->json = obj;
+	} else if (json_array_append_new(t->json, obj) < 0) {
+		t->err = -ENOMEM;
+	}
+}
+
+static int table_end(struct table *t)
+{
+	if (t->format == FMT_CSV) {
+		return 0;
+	}
+	if (t->json == NULL)
+		t->json = json_object(); /* a single-row table without its row */
+	if (t->json == NULL || json_object_set_new(t->root, t->name, t->json) < 0)
+		return -ENOMEM;
+	return t->err;
+}
+
+/* ---- the tables -------------------------------------------------------------- */
+
+static int t_summary(struct table *t, struct report *rep)
+{
+	for (int op = 0; op < OP_COUNT; op++) {
+		const struct op_summary *s = &rep->ops[op];
+		table_row(t, (struct cell[]){CS(report_op_name((enum report_op)op)), CU(s->rows),
+					     CU(s->bytes), CU(s->errors)});
+	}
+	return 0;
+}
+
+static int sizes_rows(struct table *t, const char *by, const struct report_group *g, size_t top)
+{
+	size_t n;
+	struct hist_value *v = hist_values(&g->hist, &n);
+	if (v == NULL && n > 0)
+		return -ENOMEM;
+	if (top > 0 && n > top)
+		n = top;
+	for (size_t i = 0; i < n; i++)
+		table_row(t, (struct cell[]){CS(by), CS(g->key), CU(v[i].value), CU(v[i].count),
+					     CPCT(report_share_pct(v[i].count, g->hist.n)),
+					     CU(v[i].value * v[i].count)});
+	free(v);
+	return 0;
+}
+
+static void bucket_rows(struct table *t, const char *by, const struct report_group *g)
+{
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		if (g->hist.bucket[b])
+			table_row(t, (struct cell[]){CS(by), CS(g->key), CU(hist_bucket_lo(b)),
+						     CU(hist_bucket_hi(b)), CU(g->hist.bucket[b]),
+						     CPCT(report_share_pct(g->hist.bucket[b],
+									   g->hist.n))});
+}
+
+static int t_sizes(struct table *t, struct report *rep, size_t top, bool buckets)
+{
+	size_t n;
+	struct report_group **g = report_groups(rep, &n);
+	if (g == NULL && rep->by != BY_NONE)
+		return -ENOMEM;
+	int rc = 0;
+	if (buckets)
+		bucket_rows(t, "all", &rep->all);
+	else
+		rc = sizes_rows(t, "all", &rep->all, top);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (buckets)
+			bucket_rows(t, by_name(rep->by), g[i]);
+		else
+			rc = sizes_rows(t, by_name(rep->by), g[i], top);
+	}
+	free(g);
+	return rc;
+}
+
+static int t_per_read(struct table *t, struct report *rep)
+{
+	size_t n;
+	struct hist_value *v = hist_values_by_value(&rep->dev.per_read, &n);
+	if (v == NULL && n > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		table_row(t, (struct cell[]){CU(v[i].value), CU(v[i].count),
+					     CPCT(report_share_pct(v[i].count, rep->dev.reads))});
+	free(v);
+	return 0;
+}
+
+static const char *const cols_summary[] = {"op", "rows", "bytes", "errors"};
+static const char *const cols_sizes[] = {"by", "group", "size", "count", "share_pct", "bytes"};
+static const char *const cols_buckets[] = {"by", "group", "lo", "hi", "count", "share_pct"};
+static const char *const cols_seq[] = {"reads", "with_previous", "sequential", "sequential_pct"};
+static const char *const cols_device[] = {"reads",	"read_device_ios", "device_ios_per_read",
+					  "device_ios", "seeks",	   "sequential",
+					  "sequential_pct"};
+static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
+static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
+static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
+				       "mean_us", "max_us", "us_per_mib"};
+
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+static int print_tables(FILE *out, struct report *rep, const struct report_output *o, json_t *root)
+{
+	struct table t;
+	int rc = 0;
+
+	for (int m = 0; m < M_COUNT && rc == 0; m++) {
+		if (o->metric >= 0 && o->metric != m)
+			continue;
+		if (o->format == FMT_CSV && o->metric < 0 && m > 0)
+			fputc('\n', out);
+		switch ((enum report_metric)m) {
+		case M_SUMMARY:
+			table_begin(&t, out, o, root, M_SUMMARY, cols_summary, NCOLS(cols_summary),
+				    false);
+			rc = t_summary(&t, rep);
+			break;
+		case M_READ_SIZES:
+			table_begin(&t, out, o, root, M_READ_SIZES, cols_sizes, NCOLS(cols_sizes),
+				    false);
+			rc = t_sizes(&t, rep, o->top, false);
+			break;
+		case M_READ_SIZE_BUCKETS:
+			table_begin(&t, out, o, root, M_READ_SIZE_BUCKETS, cols_buckets,
+				    NCOLS(cols_buckets), false);
+			rc = t_sizes(&t, rep, 0, true);
+			break;
+		case M_SEQUENTIALITY:
+			table_begin(&t, out, o, root, M_SEQUENTIALITY, cols_seq, NCOLS(cols_seq),
+				    true);
+			table_row(&t, (struct cell[]){CU(rep->seq.reads), CU(rep->seq.with_previous),
+						      CU(rep->seq.sequential),
+						      CPCT(report_share_pct(
+							  rep->seq.sequential,
+							  rep->seq.with_previous))});
+			break;
+		case M_DEVICE:
+			table_begin(&t, out, o, root, M_DEVICE, cols_device, NCOLS(cols_device),
+				    true);
+			table_row(&t,
+				  (struct cell[]){CU(rep->dev.reads), CU(rep->dev.read_device_ios),
+						  CMEAN(report_device_ios_per_read(rep)),
+						  CU(rep->dev.device_ios), CU(rep->dev.seeks),
+						  CU(rep->dev.seek[0]),
+						  CPCT(report_share_pct(rep->dev.seek[0],
+									rep->dev.seeks))});
+			break;
+		case M_DEVICE_IOS_PER_READ:
+			table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ, cols_per_read,
+				    NCOLS(cols_per_read), false);
+			rc = t_per_read(&t, rep);
+			break;
+		case M_SEEK_DISTANCE:
+			table_begin(&t, out, o, root, M_SEEK_DISTANCE, cols_seek, NCOLS(cols_seek),
+				    false);
+			for (unsigned b = 0; b < HIST_BUCKETS; b++)
+				if (rep->dev.seek[b])
+					table_row(&t, (struct cell[]){
+							  CU(hist_bucket_lo(b)),
+							  CU(hist_bucket_hi(b)),
+							  CU(rep->dev.seek[b]),
+							  CPCT(report_share_pct(rep->dev.seek[b],
+										rep->dev.seeks))});
+			break;
+		case M_AUTOEXTEND:
+			table_begin(&t, out, o, root, M_AUTOEXTEND, cols_ext, NCOLS(cols_ext),
+				    true);
+			table_row(&t, (struct cell[]){CU(rep->ext.extends), CU(rep->ext.bytes),
+						      CU(rep->ext.zero_fill_us),
+						      CMEAN(report_extend_mean_us(rep)),
+						      CU(rep->ext.max_us),
+						      CMEAN(report_extend_us_per_mib(rep))});
+			break;
+		default:
+			continue;
+		}
+		if (rc == 0)
+			rc = table_end(&t);
+		else if (t.json != NULL)
+			json_decref(t.json);
+	}
+	return rc;
+}
+
+/* ---- text -------------------------------------------------------------------- */
+
+/* @v (a power of two or 0) as 0, 512, 8K, 1M, ... */
+static const char *pow2_label(uint64_t v, char *buf, size_t len)
+{
+	static const char suffix[] = "KMGTPE";
+	int k = -1;
+	while (v >= 1024 && v % 1024 == 0 && k < 5) {
+		v /= 1024;
+		k++;
+	}
+	if (k < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, suffix[k]);
+	return buf;
+}
+
+static const char *bucket_label(unsigned b, char *buf, size_t len)
+{
+	char lo[24], hi[24];
+	if (b == 0) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	/* [lo, 2 lo): the upper bound printed as a power of two (bucket 64: 16E) */
+	if (b == 64)
+		snprintf(hi, sizeof(hi), "16E");
+	else
+		pow2_label(hist_bucket_hi(b) + 1, hi, sizeof(hi));
+	snprintf(buf, len, "[%s,%s)", pow2_label(hist_bucket_lo(b), lo, sizeof(lo)), hi);
+	return buf;
+}
+
+static void bar(FILE *out, uint64_t count, uint64_t max)
+{
+	int w = max ? (int)((count * BAR_WIDTH + max - 1) / max) : 0;
+	for (int i = 0; i < w; i++)
+		fputc('#', out);
+}
+
+static void text_buckets(FILE *out, const uint64_t *bucket, uint64_t total)
+{
+	uint64_t max = 0;
+	char label[48];
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		if (bucket[b] > max)
+			max = bucket[b];
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		if (!bucket[b])
+			continue;
+		fprintf(out, "    %-12s %10" PRIu64 " %6.2f%% ", bucket_label(b, label, sizeof(label)),
+			bucket[b], report_share_pct(bucket[b], total));
+		bar(out, bucket[b], max);
+		fputc('\n', out);
+	}
+}
+
+static int text_group(FILE *out, const char *by, const struct report_group *g, size_t top,
+		      bool sizes, bool buckets)
+{
+	size_t n;
+	struct hist_value *v = hist_values(&g->hist, &n);
+	if (v == NULL && n > 0)
+		return -ENOMEM;
+	fprintf(out, "\nRequest sizes, %s %s: %" PRIu64 " requests, %" PRIu64 " bytes\n", by,
+		g->key, g->hist.n, g->hist.sum);
+	if (sizes) {
+		fprintf(out, "    %12s %10s %7s %16s\n", "size", "count", "share", "bytes");
+		size_t k = top > 0 && n > top ? top : n;
+		for (size_t i = 0; i < k; i++)
+			fprintf(out, "    %12" PRIu64 " %10" PRIu64 " %6.2f%% %16" PRIu64 "\n",
+				v[i].value, v[i].count, report_share_pct(v[i].count, g->hist.n),
+				v[i].value * v[i].count);
+		if (k < n)
+			fprintf(out, "    (%zu more sizes; --top 0 shows all)\n", n - k);
+	}
+	if (buckets && g->hist.n > 0) {
+		fprintf(out, "  power-of-two buckets, bytes:\n");
+		text_buckets(out, g->hist.bucket, g->hist.n);
+	}
+	free(v);
+	return 0;
+}
+
+static int print_text(FILE *out, struct report *rep, const struct report_output *o)
+{
+	size_t top = o->top;
+	int m = o->metric;
+	bool all = m < 0;
+	int rc = 0;
+
+	fprintf(out, "scatterfs-report: %s: %" PRIu64 " rows, %zu files, ts_us %" PRIu64
+		     " to %" PRIu64 "\n",
+		o->name, rep->rows, report_file_count(rep), rep->first_ts_us, rep->last_ts_us);
+
+	if (all || m == M_SUMMARY) {
+		fprintf(out, "\nRows by op\n    %-8s %12s %16s %8s\n", "op", "rows", "bytes",
+			"errors");
+		for (int op = 0; op < OP_COUNT; op++)
+			fprintf(out, "    %-8s %12" PRIu64 " %16" PRIu64 " %8" PRIu64 "\n",
+				report_op_name((enum report_op)op), rep->ops[op].rows,
+				rep->ops[op].bytes, rep->ops[op].errors);
+	}
+	if (all || m == M_READ_SIZES || m == M_READ_SIZE_BUCKETS) {
+		bool sizes = all || m == M_READ_SIZES, buckets = all || m == M_READ_SIZE_BUCKETS;
+		rc = text_group(out, "read", &rep->all, top, sizes, buckets);
+		size_t n;
+		struct report_group **g = report_groups(rep, &n);
+		if (g == NULL && rep->by != BY_NONE)
+			return -ENOMEM;
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = text_group(out,
+					rep->by == BY_OP ? "op"
+					: rep->by == BY_PID ? "read, pid"
+							    : "read, file",
+					g[i], top, sizes, buckets);
+		free(g);
+		if (rc < 0)
+			return rc;
+	}
+	if (all || m == M_SEQUENTIALITY)
+		fprintf(out,
+			"\nLogical sequentiality (a read that starts where the previous read of "
+			"its file ended)\n"
+			"    reads %" PRIu64 ", after a read of the same file %" PRIu64
+			", sequential %" PRIu64 " (%.2f%%)\n",
+			rep->seq.reads, rep->seq.with_previous, rep->seq.sequential,
+			report_share_pct(rep->seq.sequential, rep->seq.with_previous));
+	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ || m == M_SEEK_DISTANCE)
+		fprintf(out, "\nDevice I/O\n");
+	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ) {
+		fprintf(out, "    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64
+			     " reads)\n",
+			report_device_ios_per_read(rep), rep->dev.read_device_ios, rep->dev.reads);
+		size_t n;
+		struct hist_value *v = hist_values_by_value(&rep->dev.per_read, &n);
+		if (v == NULL && n > 0)
+			return -ENOMEM;
+		uint64_t max = 0;
+		for (size_t i = 0; i < n; i++)
+			max = v[i].count > max ? v[i].count : max;
+		for (size_t i = 0; i < n; i++) {
+			fprintf(out, "    %6" PRIu64 " device I/O%s %10" PRIu64 " %6.2f%% ",
+				v[i].value, v[i].value == 1 ? " " : "s", v[i].count,
+				report_share_pct(v[i].count, rep->dev.reads));
+			bar(out, v[i].count, max);
+			fputc('\n', out);
+		}
+		free(v);
+	}
+	if (all || m == M_DEVICE || m == M_SEEK_DISTANCE) {
+		fprintf(out,
+			"    device I/Os of reads and writes %" PRIu64 ", sequential %" PRIu64
+			" of %" PRIu64 " (%.2f%%)\n",
+			rep->dev.device_ios, rep->dev.seek[0], rep->dev.seeks,
+			report_share_pct(rep->dev.seek[0], rep->dev.seeks));
+		if (rep->dev.seeks > 0) {
+			fprintf(out, "  seek distance between consecutive device I/Os, bytes:\n");
+			text_buckets(out, rep->dev.seek, rep->dev.seeks);
+		}
+	}
+	if (all || m == M_AUTOEXTEND)
+		fprintf(out,
+			"\nAutoextend\n"
+			"    extends %" PRIu64 ", bytes added %" PRIu64 " (%.3f MiB)\n"
+			"    zero-fill %" PRIu64 " us: %.3f us mean and %" PRIu64
+			" us max per extend, %.3f us per MiB\n",
+			rep->ext.extends, rep->ext.bytes, (double)rep->ext.bytes / 1048576.0,
+			rep->ext.zero_fill_us, report_extend_mean_us(rep), rep->ext.max_us,
+			report_extend_us_per_mib(rep));
+	return 0;
+}
+
+int report_print(FILE *out, struct report *rep, const struct report_output *o)
+{
+	int rc;
+
+	if (o->format == FMT_TEXT) {
+		struct report_output t = *o;
+		rc = print_text(out, rep, &t);
+	} else if (o->format == FMT_CSV) {
+		rc = print_tables(out, rep, o, NULL);
+	} else {
+		json_t *root = json_object();
+		if (root == NULL)
+			return -ENOMEM;
+		rc = json_object_set_new(root, "log", json_string(o->name)) < 0 ||
+			     json_object_set_new(root, "rows", json_integer((json_int_t)rep->rows)) <
+				 0 ||
+			     json_object_set_new(root, "by", json_string(by_name(rep->by))) < 0
+			 ? -ENOMEM
+			 : 0;
+		if (rc == 0)
+			rc = print_tables(out, rep, o, root);
+		if (rc == 0 && json_dumpf(root, out,
+					  JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+					      JSON_REAL_PRECISION(15)) < 0)
+			rc = -EIO;
+		if (rc == 0)
+			fputc('\n', out);
+		json_decref(root);
+	}
+	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
+		rc = -EIO;
+	return rc;
+}

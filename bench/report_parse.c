@@ -1,0 +1,618 @@
+/*
+ * Streaming reader of the request log (README, "The request log").
+ *
+ * Data structure: one read buffer (1 MiB, doubled while a single row does
+ * not fit) that always ends in a NUL sentinel.  A row is decoded in one
+ * pass by typed field scanners (numbers are converted while they are
+ * scanned, the op is matched by length and first letter, the device I/O
+ * list is decoded into a reused array), with no per-field copy and no
+ * per-row allocation; only a quoted path is unescaped, into a reused
+ * buffer.  Every scanner stops at any byte it does not expect, the
+ * sentinel included; a stop AT the sentinel means the row continues past
+ * the data read so far, so the reader moves the partial row to the front
+ * of the buffer, reads more and decodes the row again from its start
+ * (nothing is modified in place, so a restart is always safe).  At end of
+ * file a missing final newline is supplied.
+ *
+ * Why not libcsv: bench/bench_report measures libcsv's callback parser on
+ * the same log doing no work at all in its callbacks; it is slower than
+ * this reader decoding every field (numbers included), because it copies
+ * every field byte by byte through a state machine.  The weak spot of the
+ * typed scanners is that they know the column order: a log whose first
+ * nine columns differ is refused at the header rather than read by name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#define READ_CHUNK (1u << 20)
+#define NCOLUMNS   9
+
+static const char *const column_names[NCOLUMNS] = {
+    "ts_us", "op", "pid", "path", "offset", "size", "result", "latency_us", "device_io",
+};
+
+struct log_reader {
+	int fd; /* -1 for a memory log */
+	bool eof;
+	char *name;
+	char *buf;    /* cap + 1 bytes; buf[end] == '\0' */
+	size_t cap;   /* bytes of data buf can hold */
+	size_t start; /* first byte of the next row */
+	size_t end;   /* end of the data read */
+	uint64_t line; /* line number of the next row */
+	size_t columns;
+	struct devio *dev; /* devcap entries, reused for each row */
+	size_t devcap;
+	char *pathbuf; /* unescaped quoted path, pathcap bytes */
+	size_t pathcap;
+	char err[512];
+};
+
+const char *report_op_name(enum report_op op)
+{
+	static const char *const names[OP_COUNT] = {"read", "write", "extend", "fsync", "trim"};
+	return op < OP_COUNT ? names[op] : "?";
+}
+
+static void set_err(struct log_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_err(struct log_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Moves the unread data to the front and reads more after it, doubling the
+ * buffer when the unread data fills it.  At end of file a last row without
+ * its newline gets one.  @return 1 when data was added, 0 at end of file,
+ * -errno.
+ */
+static int refill(struct log_reader *r)
+{
+	if (r->eof)
+		return 0;
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (r->cap - r->end < READ_CHUNK / 2) {
+		size_t cap = r->cap * 2;
+		char *b = realloc(r->buf, cap + 1);
+		if (b == NULL)
+			return -ENOMEM;
+		r->buf = b;
+		r->cap = cap;
+	}
+	ssize_t n;
+	do
+		n = read(r->fd, r->buf + r->end, r->cap - r->end);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		int rc = -errno;
+		set_err(r, "%s: read: %s", r->name, strerror(errno));
+		return rc;
+	}
+	if (n == 0) {
+		r->eof = true;
+		if (r->end > 0 && r->buf[r->end - 1] != '\n')
+			r->buf[r->end++] = '\n'; /* cap - end >= READ_CHUNK / 2 */
+		r->buf[r->end] = '\0';
+		return r->end > r->start ? 1 : 0;
+	}
+	r->end += (size_t)n;
+	r->buf[r->end] = '\0';
+	return 1;
+}
+
+/* ---- header -------------------------------------------------------------- */
+
+static int check_header(struct log_reader *r)
+{
+	char *nl;
+	int rc;
+
+	while ((nl = memchr(r->buf + r->start, '\n', r->end - r->start)) == NULL) {
+		rc = refill(r);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			set_err(r, "%s: empty file, expected the request log header %s", r->name,
+				"ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+			return -EINVAL;
+		}
+	}
+	char *p = r->buf + r->start;
+	char *eol = nl;
+	if (eol > p && eol[-1] == '\r')
+		eol--;
+	size_t col = 0;
+	while (p <= eol) {
+		char *c = memchr(p, ',', (size_t)(eol - p));
+		char *fe = c ? c : eol;
+		if (col < NCOLUMNS && ((size_t)(fe - p) != strlen(column_names[col]) ||
+				       memcmp(p, column_names[col], (size_t)(fe - p)) != 0)) {
+			set_err(r,
+				"%s:1: not a scatterfs request log: column %zu is '%.*s', expected "
+				"'%s' (the header must begin "
+				"ts_us,op,pid,path,offset,size,result,latency_us,device_io)",
+				r->name, col + 1, (int)(fe - p > 64 ? 64 : fe - p), p,
+				column_names[col]);
+			return -EINVAL;
+		}
+		col++;
+		p = fe + 1;
+	}
+	if (col < NCOLUMNS) {
+		set_err(r,
+			"%s:1: not a scatterfs request log: the header has %zu columns, expected "
+			"ts_us,op,pid,path,offset,size,result,latency_us,device_io",
+			r->name, col);
+		return -EINVAL;
+	}
+	r->columns = col;
+	r->start = (size_t)(nl + 1 - r->buf);
+	r->line = 2;
+	return 0;
+}
+
+static int reader_new(const char *name, int fd, struct log_reader **out)
+{
+	struct log_reader *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return -ENOMEM;
+	r->fd = fd;
+	r->name = strdup(name);
+	r->cap = READ_CHUNK;
+	r->buf = malloc(r->cap + 1);
+	if (r->name == NULL || r->buf == NULL) {
+		free(r->name);
+		free(r->buf);
+		free(r);
+		return -ENOMEM;
+	}
+	r->buf[0] = '\0';
+	r->line = 1;
+	*out = r;
+	return 0;
+}
+
+int log_reader_open(const char *path, struct log_reader **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+#ifdef POSIX_FADV_SEQUENTIAL
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+	struct log_reader *r;
+	int rc = reader_new(path, fd, &r);
+	if (rc < 0) {
+		if (fd != STDIN_FILENO)
+			close(fd);
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = check_header(r);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", r->err);
+		log_reader_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int log_reader_open_mem(const char *buf, size_t len, const char *name, struct log_reader **out,
+			char *err, size_t errlen)
+{
+	*out = NULL;
+	struct log_reader *r;
+	int rc = reader_new(name, -1, &r);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", name, strerror(-rc));
+		return rc;
+	}
+	if (len + 1 > r->cap) {
+		char *b = realloc(r->buf, len + 2);
+		if (b == NULL) {
+			log_reader_close(r);
+			snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		r->buf = b;
+		r->cap = len + 1;
+	}
+	memcpy(r->buf, buf, len);
+	r->end = len;
+	if (len > 0 && buf[len - 1] != '\n')
+		r->buf[r->end++] = '\n';
+	r->buf[r->end] = '\0';
+	r->eof = true;
+	rc = check_header(r);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", r->err);
+		log_reader_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void log_reader_close(struct log_reader *r)
+{
+	if (r == NULL)
+		return;
+	if (r->fd > STDIN_FILENO)
+		close(r->fd);
+	free(r->name);
+	free(r->buf);
+	free(r->dev);
+	free(r->pathbuf);
+	free(r);
+}
+
+const char *log_reader_error(const struct log_reader *r)
+{
+	return r->err;
+}
+
+size_t log_reader_columns(const struct log_reader *r)
+{
+	return r->columns;
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+/* Outcome of decoding one row. */
+enum { ROW_OK = 1, ROW_MORE = 0, ROW_BAD = -1 };
+
+/* What went wrong, for the message (filled only on ROW_BAD). */
+struct row_fail {
+	int field;	   /* 0-based column */
+	const char *at;	   /* where the scanner stopped */
+	const char *what;  /* "an unsigned decimal", ... */
+	const char *fstart; /* start of the field */
+};
+
+/* Unsigned decimal at *pp; advances *pp.  @return false when there is no digit or it overflows. */
+static inline bool scan_u64(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	unsigned d;
+
+	while ((d = (unsigned)(unsigned char)*p - '0') < 10) {
+		v = v * 10 + d;
+		p++;
+	}
+	size_t n = (size_t)(p - *pp);
+	if (n == 0)
+		return false;
+	if (n >= 20) { /* 10^19 - 1 < 2^64 - 1 < 10^20: only 20 digits can overflow */
+		if (n > 20)
+			return false;
+		v = 0;
+		for (const char *q = *pp; q < p; q++)
+			if (__builtin_mul_overflow(v, 10, &v) ||
+			    __builtin_add_overflow(v, (uint64_t)(*q - '0'), &v))
+				return false;
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static inline bool scan_i64(const char **pp, int64_t *out)
+{
+	const char *p = *pp;
+	bool neg = *p == '-';
+	uint64_t v;
+
+	if (neg)
+		p++;
+	if (!scan_u64(&p, &v))
+		return false;
+	if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+		return false;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	*pp = p;
+	return true;
+}
+
+static bool grow(void **arr, size_t *cap, size_t elem, size_t need)
+{
+	if (need <= *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 16;
+	while (c < need)
+		c *= 2;
+	void *a = realloc(*arr, c * elem);
+	if (a == NULL)
+		return false;
+	*arr = a;
+	*cap = c;
+	return true;
+}
+
+/*
+ * Quoted field at p (p[0] == '"', RFC 4180 rule 7: "" inside is one ").
+ * Unescapes into r->pathbuf when @keep.  @return the byte after the closing
+ * quote, or NULL when the field is not closed within the data (*@nl counts
+ * the newlines inside).
+ */
+static const char *scan_quoted(struct log_reader *r, const char *p, const char *end, bool keep,
+			       size_t *len, uint64_t *nl, bool *nomem)
+{
+	size_t n = 0;
+
+	p++;
+	for (;;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (q == NULL)
+			return NULL;
+		if (q + 1 >= end)
+			return NULL; /* "" or "," may follow: need the next byte */
+		size_t k = (size_t)(q - p) + (q[1] == '"');
+		for (const char *c = p; (c = memchr(c, '\n', (size_t)(q - c))) != NULL; c++)
+			(*nl)++;
+		if (keep) {
+			if (!grow((void **)&r->pathbuf, &r->pathcap, 1, n + k + 1)) {
+				*nomem = true;
+				return NULL;
+			}
+			memcpy(r->pathbuf + n, p, k);
+		}
+		n += k;
+		if (q[1] != '"') {
+			*len = n;
+			return q + 1;
+		}
+		p = q + 2;
+	}
+}
+
+/*
+ * Decodes the row at r->buf + r->start into @row.  @return ROW_OK (with
+ * *@used = its bytes and *@lines = its lines), ROW_MORE (the row goes past
+ * the data read) or ROW_BAD (*@f says why).
+ */
+static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, uint64_t *lines,
+		      struct row_fail *f)
+{
+	const char *const base = r->buf + r->start;
+	const char *const end = r->buf + r->end;
+	const char *p = base;
+	uint64_t nl = 0;
+	uint64_t u;
+
+#define FAIL(fieldno, what_)                                                                       \
+	do {                                                                                       \
+		if (p >= end)                                                                      \
+			return ROW_MORE;                                                           \
+		f->field = (fieldno);                                                              \
+		f->at = p;                                                                         \
+		f->what = (what_);                                                                 \
+		return ROW_BAD;                                                                    \
+	} while (0)
+#define COMMA(fieldno, what_)                                                                      \
+	do {                                                                                       \
+		if (*p != ',')                                                                     \
+			FAIL(fieldno, what_);                                                      \
+		p++;                                                                               \
+	} while (0)
+
+	f->fstart = p;
+	if (!scan_u64(&p, &row->ts_us))
+		FAIL(0, "an unsigned decimal");
+	COMMA(0, "an unsigned decimal");
+
+	f->fstart = p;
+	const char *c = p;
+	while (*c >= 'a' && *c <= 'z')
+		c++;
+	size_t oplen = (size_t)(c - p);
+	int op = -1;
+	switch (oplen) {
+	case 4:
+		op = memcmp(p, "read", 4) == 0 ? OP_READ : memcmp(p, "trim", 4) == 0 ? OP_TRIM : -1;
+		break;
+	case 5:
+		op = memcmp(p, "write", 5) == 0 ? OP_WRITE : memcmp(p, "fsync", 5) == 0 ? OP_FSYNC : -1;
+		break;
+	case 6:
+		op = memcmp(p, "extend", 6) == 0 ? OP_EXTEND : -1;
+		break;
+	}
+	if (c >= end)
+		return ROW_MORE;
+	if (op < 0 || *c != ',') {
+		f->field = 1;
+		f->at = p;
+		f->what = "read, write, extend, fsync or trim";
+		return ROW_BAD;
+	}
+	row->op = (enum report_op)op;
+	p = c + 1;
+
+	f->fstart = p;
+	if (!scan_i64(&p, &row->pid))
+		FAIL(2, "a decimal");
+	COMMA(2, "a decimal");
+
+	f->fstart = p;
+	if (*p == '"') {
+		bool nomem = false;
+		const char *q = scan_quoted(r, p, end, true, &row->path_len, &nl, &nomem);
+		if (nomem)
+			return -ENOMEM;
+		if (q == NULL)
+			return ROW_MORE;
+		row->path = r->pathbuf;
+		p = q;
+	} else {
+		const char *q = p;
+		while (*q != ',' && *q != '\n' && *q != '"' && q < end)
+			q++;
+		row->path = p;
+		row->path_len = (size_t)(q - p);
+		p = q;
+		if (*p == '"')
+			FAIL(3, "a path (RFC 4180: quotes only around the whole field)");
+	}
+	COMMA(3, "a path (RFC 4180: quotes only around the whole field)");
+
+	f->fstart = p;
+	if (!scan_u64(&p, &row->offset))
+		FAIL(4, "an unsigned decimal");
+	COMMA(4, "an unsigned decimal");
+	f->fstart = p;
+	if (!scan_u64(&p, &row->size))
+		FAIL(5, "an unsigned decimal");
+	COMMA(5, "an unsigned decimal");
+	f->fstart = p;
+	if (!scan_i64(&p, &row->result))
+		FAIL(6, "a decimal");
+	COMMA(6, "a decimal");
+	f->fstart = p;
+	if (!scan_u64(&p, &row->latency_us))
+		FAIL(7, "an unsigned decimal");
+	COMMA(7, "an unsigned decimal");
+
+	f->fstart = p;
+	size_t ndev = 0;
+	if (*p != ',' && *p != '\n' && *p != '\r') {
+		for (;;) {
+			struct devio d;
+			if (!scan_u64(&p, &d.offset))
+				FAIL(8, "device_offset+length items joined by ';'");
+			if (*p != '+')
+				FAIL(8, "device_offset+length items joined by ';'");
+			p++;
+			if (!scan_u64(&p, &u))
+				FAIL(8, "device_offset+length items joined by ';'");
+			d.length = u;
+			if (ndev == r->devcap &&
+			    !grow((void **)&r->dev, &r->devcap, sizeof(*r->dev), ndev + 1))
+				return -ENOMEM;
+			r->dev[ndev++] = d;
+			if (*p != ';')
+				break;
+			p++;
+		}
+	}
+	row->dev = r->dev;
+	row->ndev = ndev;
+
+	/* Further columns (model_us, unknown ones): skipped, quotes honoured. */
+	while (*p == ',') {
+		p++;
+		if (*p == '"') {
+			size_t dummy;
+			bool nomem = false;
+			const char *q = scan_quoted(r, p, end, false, &dummy, &nl, &nomem);
+			if (q == NULL)
+				return ROW_MORE;
+			p = q;
+		} else {
+			while (*p != ',' && *p != '\n' && *p != '"' && p < end)
+				p++;
+		}
+	}
+	if (*p == '\r')
+		p++;
+	if (*p != '\n')
+		FAIL(8, "the end of the row");
+	p++;
+	*used = (size_t)(p - base);
+	*lines = nl + 1;
+	return ROW_OK;
+#undef COMMA
+#undef FAIL
+}
+
+/* The message for a ROW_BAD decode of the row at line @line. */
+static void describe(struct log_reader *r, const struct row_fail *f, uint64_t line)
+{
+	const char *end = r->buf + r->end;
+	const char *p = f->at;
+
+	if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
+		if (f->field < NCOLUMNS - 1) {
+			set_err(r, "%s:%llu: the row has %d field%s, expected at least %d", r->name,
+				(unsigned long long)line, f->field + 1, f->field ? "s" : "",
+				NCOLUMNS);
+			return;
+		}
+	}
+	/* Quote the field as far as it goes on its line (at most 40 bytes). */
+	const char *s = f->fstart;
+	const char *e = s;
+	while (e < end && *e != '\n' && *e != ',' && e - s < 40)
+		e++;
+	if (f->field == 8 && f->what[0] == 't')
+		set_err(r, "%s:%llu: field device_io: unexpected '%c' after '%.*s'", r->name,
+			(unsigned long long)line, *p, (int)(p - s > 40 ? 40 : p - s), s);
+	else
+		set_err(r, "%s:%llu: field %s: '%.*s' is not %s", r->name, (unsigned long long)line,
+			column_names[f->field], (int)(e - s), s, f->what);
+}
+
+int log_reader_next(struct log_reader *r, struct log_row *row)
+{
+	for (;;) {
+		if (r->start == r->end) {
+			int rc = refill(r);
+			if (rc <= 0)
+				return rc;
+		}
+		size_t used;
+		uint64_t lines;
+		struct row_fail f;
+		int rc = decode_row(r, row, &used, &lines, &f);
+		if (rc == ROW_OK) {
+			row->line = r->line;
+			r->line += lines;
+			r->start += used;
+			return 1;
+		}
+		if (rc == ROW_BAD) {
+			describe(r, &f, r->line);
+			return -EINVAL;
+		}
+		if (rc < 0) {
+			set_err(r, "%s:%llu: %s", r->name, (unsigned long long)r->line,
+				strerror(-rc));
+			return rc;
+		}
+		/* ROW_MORE */
+		if (r->fd < 0 || r->eof) {
+			/* Cannot happen with the supplied final newline unless a quote is open. */
+			set_err(r, "%s:%llu: the row ends inside a quoted field", r->name,
+				(unsigned long long)r->line);
+			return -EINVAL;
+		}
+		rc = refill(r);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			set_err(r, "%s:%llu: the row ends inside a quoted field", r->name,
+				(unsigned long long)r->line);
+			return -EINVAL;
+		}
+	}
+}

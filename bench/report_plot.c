@@ -1,0 +1,250 @@
+/*
+ * Plots through gnuplot (Debian package gnuplot-nox): the read-size
+ * histogram in power-of-two buckets and, with --timeline, each read's size
+ * and each of its device I/Os' device offset against time.
+ *
+ * Data structure: none in memory.  The timeline points are streamed to two
+ * temporary files while the log is read (so memory stays constant; a
+ * 10-million-row log makes files of a few hundred MB and a slow plot); at
+ * the end the histogram goes to a third file, a gnuplot script is written
+ * beside them, gnuplot runs as a child process (posix_spawnp, found on
+ * PATH), and the temporary files are removed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+
+extern char **environ;
+
+enum { TMP_READS, TMP_DEV, TMP_HIST, TMP_SCRIPT, TMP_COUNT };
+
+struct plot {
+	char *out;
+	bool svg;
+	bool timeline;
+	char tmp[TMP_COUNT][64]; /* "" when not created */
+	FILE *f[TMP_COUNT];
+	uint64_t points[2]; /* timeline points written: reads, device I/Os */
+};
+
+static void plot_free(struct plot *p)
+{
+	for (int i = 0; i < TMP_COUNT; i++) {
+		if (p->f[i])
+			fclose(p->f[i]);
+		if (p->tmp[i][0])
+			unlink(p->tmp[i]);
+	}
+	free(p->out);
+	free(p);
+}
+
+static int tmp_file(struct plot *p, int i, char *err, size_t errlen)
+{
+	const char *dir = getenv("TMPDIR");
+	if (dir == NULL || dir[0] == '\0' || strlen(dir) > 40)
+		dir = "/tmp";
+	snprintf(p->tmp[i], sizeof(p->tmp[i]), "%s/sfs-plot.XXXXXX", dir);
+	int fd = mkstemp(p->tmp[i]);
+	if (fd < 0) {
+		int rc = -errno;
+		snprintf(err, errlen, "--plot: temporary file in %s: %s", dir, strerror(errno));
+		p->tmp[i][0] = '\0';
+		return rc;
+	}
+	p->f[i] = fdopen(fd, "w");
+	if (p->f[i] == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int plot_open(const char *out, bool timeline, struct plot **pp, char *err, size_t errlen)
+{
+	*pp = NULL;
+	const char *dot = strrchr(out, '.');
+	bool png = dot && strcasecmp(dot, ".png") == 0;
+	bool svg = dot && strcasecmp(dot, ".svg") == 0;
+	if (!png && !svg) {
+		snprintf(err, errlen, "--plot %s: the file name must end in .png or .svg", out);
+		return -EINVAL;
+	}
+	struct plot *p = calloc(1, sizeof(*p));
+	if (p == NULL || (p->out = strdup(out)) == NULL) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->svg = svg;
+	p->timeline = timeline;
+	if (timeline) {
+		int rc = tmp_file(p, TMP_READS, err, errlen);
+		if (rc == 0)
+			rc = tmp_file(p, TMP_DEV, err, errlen);
+		if (rc < 0) {
+			plot_free(p);
+			return rc;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
+int plot_add(struct plot *p, const struct log_row *row)
+{
+	if (!p->timeline || row->op != OP_READ)
+		return 0;
+	double t = (double)row->ts_us / 1e6;
+	fprintf(p->f[TMP_READS], "%.6f %" PRIu64 "\n", t, row->size);
+	p->points[0]++;
+	for (size_t i = 0; i < row->ndev; i++)
+		fprintf(p->f[TMP_DEV], "%.6f %.6f\n", t, (double)row->dev[i].offset / 1048576.0);
+	p->points[1] += row->ndev;
+	return 0;
+}
+
+/* A gnuplot single-quoted string: ' doubles, nothing else is special. */
+static void gp_str(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static void bucket_text(unsigned b, char *buf, size_t len)
+{
+	static const char suffix[] = "KMGTPE";
+	uint64_t v = hist_bucket_lo(b);
+	int k = -1;
+	while (v >= 1024 && v % 1024 == 0 && k < 5) {
+		v /= 1024;
+		k++;
+	}
+	if (k < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, suffix[k]);
+}
+
+static void write_script(struct plot *p, const struct report *rep)
+{
+	FILE *s = p->f[TMP_SCRIPT];
+	int height = p->timeline ? 1200 : 500;
+
+	fprintf(s, "set terminal %s size 1000,%d noenhanced\nset output ",
+		p->svg ? "svg" : "pngcairo", height);
+	gp_str(s, p->out);
+	fputc('\n', s);
+	if (p->timeline)
+		fprintf(s, "set multiplot layout 3,1\n");
+	fprintf(s, "set title 'Read sizes: %" PRIu64 " reads (power-of-two buckets; a bar labelled"
+		   " 8K holds the sizes from 8K up to 16K - 1)'\n"
+		   "set style fill solid 0.6\nset boxwidth 0.8\nset yrange [0:*]\n"
+		   "set xlabel 'read size, bytes'\nset ylabel 'reads'\nset grid ytics\n"
+		   "plot ",
+		rep->all.hist.n);
+	gp_str(s, p->tmp[TMP_HIST]);
+	fprintf(s, " using 0:2:xticlabels(1) with boxes notitle\n");
+	if (p->timeline) {
+		fprintf(s, "set autoscale\nset xtics auto\nset xlabel 'time since mount, s'\n"
+			   "set title 'Read size of each read'\nset ylabel 'read size, bytes'\n"
+			   "plot ");
+		gp_str(s, p->tmp[TMP_READS]);
+		fprintf(s, " using 1:2 with points pt 7 ps 0.3 notitle\n"
+			   "set title 'Device offset of each device I/O of the reads'\n"
+			   "set ylabel 'device offset, MiB'\nplot ");
+		gp_str(s, p->tmp[TMP_DEV]);
+		fprintf(s, " using 1:2 with points pt 7 ps 0.3 notitle\nunset multiplot\n");
+	}
+}
+
+int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errlen)
+{
+	int rc = tmp_file(p, TMP_HIST, err, errlen);
+	if (rc == 0)
+		rc = tmp_file(p, TMP_SCRIPT, err, errlen);
+	if (rc < 0)
+		goto out;
+
+	char label[32];
+	bool any = false;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		if (rep->all.hist.bucket[b] == 0)
+			continue;
+		bucket_text(b, label, sizeof(label));
+		fprintf(p->f[TMP_HIST], "%s %" PRIu64 "\n", label, rep->all.hist.bucket[b]);
+		any = true;
+	}
+	if (!any)
+		fprintf(p->f[TMP_HIST], "none 0\n"); /* gnuplot refuses an empty file */
+	/* Same for the timeline: one point at 0 keeps an empty panel plottable. */
+	if (p->timeline && p->points[0] == 0)
+		fprintf(p->f[TMP_READS], "0 0\n");
+	if (p->timeline && p->points[1] == 0)
+		fprintf(p->f[TMP_DEV], "0 0\n");
+	write_script(p, rep);
+	for (int i = 0; i < TMP_COUNT; i++) {
+		if (p->f[i] == NULL)
+			continue;
+		bool bad = ferror(p->f[i]) != 0;
+		if (fclose(p->f[i]) != 0 || bad) {
+			p->f[i] = NULL;
+			snprintf(err, errlen, "--plot: writing %s failed", p->tmp[i]);
+			rc = -EIO;
+			goto out;
+		}
+		p->f[i] = NULL;
+	}
+
+	pid_t pid;
+	char *argv[] = {(char *)"gnuplot", p->tmp[TMP_SCRIPT], NULL};
+	int e = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	if (e != 0) {
+		rc = -e;
+		if (e == ENOENT)
+			snprintf(err, errlen,
+				 "--plot needs gnuplot, which is not installed (not found on PATH); "
+				 "install the Debian package gnuplot-nox: apt-get install "
+				 "gnuplot-nox");
+		else
+			snprintf(err, errlen, "--plot: cannot run gnuplot: %s", strerror(e));
+		goto out;
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			rc = -errno;
+			snprintf(err, errlen, "--plot: waitpid: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(err, errlen, "--plot: gnuplot failed (%s %d) writing %s",
+			 WIFEXITED(status) ? "exit status" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), p->out);
+		rc = -EIO;
+		goto out;
+	}
+	struct stat st;
+	if (stat(p->out, &st) != 0 || st.st_size == 0) {
+		snprintf(err, errlen, "--plot: gnuplot did not write %s", p->out);
+		rc = -EIO;
+	}
+out:
+	plot_free(p);
+	return rc;
+}

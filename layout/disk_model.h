@@ -1,0 +1,81 @@
+/*
+ * Disk timing model: the time a single-actuator rotating disk would take
+ * for each device I/O, so that a fast backing device behaves like one.
+ *
+ * Seek: a three-point curve through (one track, seek_track_ms),
+ * (capacity / 3, seek_avg_ms) and (capacity, seek_full_ms): proportional to
+ * the square root of the distance up to a third of the stroke and linear
+ * beyond, after C. Ruemmler and J. Wilkes, "An introduction to disk drive
+ * modeling", IEEE Computer 27(3), 1994.  A third of the stroke is the mean
+ * distance between two uniformly random positions.
+ * Rotation: deterministic from a virtual spindle angle (ROTATION_PHASE), or
+ * half a revolution per positioning (ROTATION_AVERAGE).
+ * Transfer: at a rate that falls linearly from transfer_outer_mib_s at
+ * device offset 0 to transfer_inner_mib_s at capacity (zoned recording).
+ * An I/O that starts where the previous one ended costs only its transfer.
+ * I/Os are served one at a time in submission order on one virtual head.
+ *
+ * Pure computation: no clocks, no locks.  Times in nanoseconds unless a
+ * name says otherwise; offsets and lengths in bytes.
+ */
+#ifndef SCATTERFS_DISK_MODEL_H
+#define SCATTERFS_DISK_MODEL_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+struct disk_model {
+	struct disk_params p;
+	uint64_t capacity;    /* bytes of the emulated disk */
+	uint64_t track_bytes; /* bytes under the head in one revolution at offset 0 */
+	uint64_t rev_ns;      /* one revolution */
+	/* state */
+	uint64_t head_pos;    /* device offset where the last I/O ended; 0 at first */
+	uint64_t busy_until_ns; /* when the head is free */
+};
+
+/** The cost of one I/O, and when it completes. */
+struct disk_io_cost {
+	uint64_t start_ns;    /* when the head takes it (>= submission) */
+	uint64_t seek_ns, rotation_ns, transfer_ns;
+	uint64_t complete_ns; /* start + seek + rotation + transfer */
+};
+
+/**
+ * disk_model_init() - a model with parameters @p for a backing device of
+ * @device_size bytes: capacity is p->capacity, or @device_size when that is 0
+ * (the backing occupies the disk's first bytes).  track_bytes is the bytes
+ * transferred in one revolution at the outer rate.
+ * @return 0, -EINVAL when capacity < @device_size or a parameter is <= 0.
+ */
+int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t device_size);
+
+/**
+ * disk_seek_ns() - seek time for a head movement of @distance bytes: 0 for
+ * 0, seek_track_ms up to one track, then the three-point curve above,
+ * clamped to seek_full_ms.
+ */
+uint64_t disk_seek_ns(const struct disk_model *m, uint64_t distance);
+
+/**
+ * disk_rotation_ns() - rotational latency for an I/O at @offset whose seek
+ * ends at @t_ns: ROTATION_AVERAGE gives half a revolution; ROTATION_PHASE
+ * the time until the spindle angle (t_ns / rev_ns, fractional part) reaches
+ * the target angle ((offset mod track_bytes) / track_bytes).
+ */
+uint64_t disk_rotation_ns(const struct disk_model *m, uint64_t offset, uint64_t t_ns);
+
+/** disk_transfer_ns() - time to transfer @length bytes starting at @offset (zoned rate). */
+uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t length);
+
+/**
+ * disk_model_submit() - queues one I/O of @length bytes at @offset submitted
+ * at @now_ns on the head: it starts at max(@now_ns, busy_until_ns), pays a
+ * seek and a rotation unless it starts at head_pos, then the transfer; the
+ * head ends at @offset + @length.  Fills @cost and returns cost->complete_ns.
+ */
+uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset,
+			   uint64_t length, struct disk_io_cost *cost);
+
+#endif

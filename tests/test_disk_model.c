@@ -1,0 +1,563 @@
+/*
+ * Disk timing model: the seek curve at its points and in its shape, the
+ * rotational and transfer terms, the free sequential continuation, FIFO
+ * queueing on one head, parameter errors, the presets in conf/, and the
+ * statistics of random I/O.
+ *
+ * Expected values are worked out in the comments.  The model rounds every
+ * term once to the nearest nanosecond (halves away from zero).
+ */
+#undef NDEBUG
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "disk_model.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+static struct disk_params params(double rpm, double track_ms, double avg_ms, double full_ms,
+				 double outer, double inner, uint64_t capacity,
+				 enum disk_rotation rotation)
+{
+	return (struct disk_params){
+	    .model = DISK_HDD,
+	    .rpm = rpm,
+	    .seek_track_ms = track_ms,
+	    .seek_avg_ms = avg_ms,
+	    .seek_full_ms = full_ms,
+	    .transfer_outer_mib_s = outer,
+	    .transfer_inner_mib_s = inner,
+	    .capacity = capacity,
+	    .rotation = rotation,
+	};
+}
+
+/*
+ * The hdd-7200 figures on a 3 GiB disk, so that C/3 = 1 GiB exactly:
+ *   rev_ns      = 60e9 / 7200 = 8,333,333.33  -> 8,333,333
+ *   track_bytes = 150 * 2^20 / (7200 / 60) = 157,286,400 / 120 = 1,310,720
+ */
+static struct disk_model hdd7200(enum disk_rotation rotation)
+{
+	struct disk_params p = params(7200, 1.0, 8.5, 18, 150, 150, 3 * GiB, rotation);
+	struct disk_model m;
+
+	cr_assert_eq(disk_model_init(&m, &p, 3 * GiB), 0);
+	return m;
+}
+
+/*
+ * A disk whose numbers divide evenly: 6000 rpm, 100 MiB/s:
+ *   rev_ns      = 60e9 / 6000 = 10,000,000
+ *   track_bytes = 100 * 2^20 / 100 = 1 MiB
+ */
+static struct disk_model round_disk(uint64_t capacity, enum disk_rotation rotation)
+{
+	struct disk_params p = params(6000, 1.0, 8.5, 18, 100, 100, capacity, rotation);
+	struct disk_model m;
+
+	cr_assert_eq(disk_model_init(&m, &p, capacity), 0);
+	return m;
+}
+
+Test(disk_model, derived_constants)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	struct disk_model r = round_disk(3 * GiB, ROTATION_PHASE);
+
+	cr_assert_eq(m.capacity, 3 * GiB);
+	cr_assert_eq(m.track_bytes, 1310720);
+	cr_assert_eq(m.rev_ns, 8333333);
+	cr_assert_eq(m.head_pos, 0);
+	cr_assert_eq(m.busy_until_ns, 0);
+	cr_assert_eq(r.track_bytes, MiB);
+	cr_assert_eq(r.rev_ns, 10000000);
+}
+
+/* ---- seek curve ---- */
+
+Test(disk_model, seek_points)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	uint64_t T = m.track_bytes, C = m.capacity;
+
+	cr_assert_eq(disk_seek_ns(&m, 0), 0);
+	/* Anything up to one track is a track-to-track seek. */
+	cr_assert_eq(disk_seek_ns(&m, 1), 1000000);
+	cr_assert_eq(disk_seek_ns(&m, T / 2), 1000000);
+	cr_assert_eq(disk_seek_ns(&m, T), 1000000);
+	/*
+	 * Just past one track: 1e6 + 7.5e6 * (sqrt(T + 1) - sqrt(T)) /
+	 * (sqrt(2^30) - sqrt(T)) = 1e6 + 7.5e6 * 0.000436.../31623.13 =
+	 * 1,000,000.10 -> 1,000,000: continuous at T.
+	 */
+	cr_assert_eq(disk_seek_ns(&m, T + 1), 1000000);
+	/* C/3 = 1 GiB: the average seek exactly. */
+	cr_assert_eq(disk_seek_ns(&m, C / 3), 8500000);
+	/* The full stroke. */
+	cr_assert_eq(disk_seek_ns(&m, C), 18000000);
+	/* Beyond the capacity (cannot happen on the disk): clamped. */
+	cr_assert_eq(disk_seek_ns(&m, 2 * C), 18000000);
+}
+
+Test(disk_model, seek_square_root_part)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	uint64_t T = m.track_bytes;
+
+	/*
+	 * sqrt(T) = sqrt(1,310,720) = 1144.8668, sqrt(C/3) = sqrt(2^30) = 32768,
+	 * so the denominator is 31623.1332.
+	 * d = 4T: sqrt(4T) - sqrt(T) = sqrt(T) = 1144.8668; 1144.8668 / 31623.1332
+	 * = 0.0362034; 1e6 + 7.5e6 * 0.0362034 = 1,271,525.94 -> 1,271,526.
+	 */
+	cr_assert_eq(disk_seek_ns(&m, 4 * T), 1271526);
+	/*
+	 * d = 256 MiB = C/12: sqrt(2^28) = 16384; (16384 - 1144.8668) / 31623.1332
+	 * = 0.4818983; 1e6 + 7.5e6 * 0.4818983 = 4,614,237.03 -> 4,614,237.
+	 */
+	cr_assert_eq(disk_seek_ns(&m, 256 * MiB), 4614237);
+}
+
+Test(disk_model, seek_linear_part)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+
+	/* d = 2 GiB, the middle of [C/3, C]: 8.5 + 9.5 * 1/2 = 13.25 ms. */
+	cr_assert_eq(disk_seek_ns(&m, 2 * GiB), 13250000);
+	/*
+	 * d = 1 GiB + 4 KiB: 8.5e6 + 9.5e6 * 4096 / 2^31 = 8.5e6 + 18.12
+	 * -> 8,500,018.
+	 */
+	cr_assert_eq(disk_seek_ns(&m, GiB + 4 * KiB), 8500018);
+}
+
+Test(disk_model, seek_monotonic)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	uint64_t prev = 0, d;
+
+	/* Every 1/4096 of the capacity, and densely around the two joints. */
+	for (d = 0; d <= m.capacity; d += m.capacity / 4096) {
+		uint64_t s = disk_seek_ns(&m, d);
+
+		cr_assert_geq(s, prev, "seek(%llu) = %llu < %llu", (unsigned long long)d,
+			      (unsigned long long)s, (unsigned long long)prev);
+		prev = s;
+	}
+	prev = 0;
+	for (d = 0; d <= 3 * m.track_bytes; d += 97) {
+		uint64_t s = disk_seek_ns(&m, d);
+
+		cr_assert_geq(s, prev);
+		prev = s;
+	}
+	prev = disk_seek_ns(&m, GiB - 100000);
+	for (d = GiB - 100000; d <= GiB + 100000; d += 61) {
+		uint64_t s = disk_seek_ns(&m, d);
+
+		cr_assert_geq(s, prev);
+		prev = s;
+	}
+}
+
+Test(disk_model, seek_shape)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	uint64_t T = m.track_bytes, c3 = m.capacity / 3, C = m.capacity;
+	uint64_t a, b;
+
+	/*
+	 * Square root below C/3: strictly concave, so the seek at the midpoint
+	 * of [a, b] exceeds the mean of the seeks at a and b.
+	 */
+	for (a = 2 * T; a < c3; a += c3 / 16) {
+		for (b = a + c3 / 32; b <= c3; b += c3 / 16) {
+			double mean = (disk_seek_ns(&m, a) + disk_seek_ns(&m, b)) / 2.0;
+
+			cr_assert_gt((double)disk_seek_ns(&m, a + (b - a) / 2), mean,
+				     "not concave on [%llu, %llu]", (unsigned long long)a,
+				     (unsigned long long)b);
+		}
+	}
+	/* Linear above C/3: the midpoint is the mean within 1 ns (rounding). */
+	for (a = c3; a < C; a += C / 16) {
+		for (b = a + C / 32; b <= C; b += C / 16) {
+			double mean = (disk_seek_ns(&m, a) + disk_seek_ns(&m, b)) / 2.0;
+			double mid = (double)disk_seek_ns(&m, a + (b - a) / 2);
+
+			cr_assert_leq(fabs(mid - mean), 1.0, "not linear on [%llu, %llu]",
+				      (unsigned long long)a, (unsigned long long)b);
+		}
+	}
+}
+
+Test(disk_model, seek_tiny_capacity)
+{
+	/* C = 2 MiB < 3 tracks of 1 MiB: a line from (T, 1 ms) to (C, 18 ms). */
+	struct disk_model m = round_disk(2 * MiB, ROTATION_PHASE);
+	uint64_t prev = 0, d;
+
+	cr_assert_eq(disk_seek_ns(&m, MiB), 1000000);
+	/* d = 1.5 MiB: 1 + 17 * 0.5 = 9.5 ms. */
+	cr_assert_eq(disk_seek_ns(&m, 3 * MiB / 2), 9500000);
+	cr_assert_eq(disk_seek_ns(&m, 2 * MiB), 18000000);
+	for (d = 0; d <= 2 * MiB; d += 4 * KiB) {
+		cr_assert_geq(disk_seek_ns(&m, d), prev);
+		prev = disk_seek_ns(&m, d);
+	}
+
+	/* C = one track: every movement is at most track to track... then full. */
+	m = round_disk(MiB, ROTATION_PHASE);
+	cr_assert_eq(disk_seek_ns(&m, MiB), 1000000);
+	cr_assert_eq(disk_seek_ns(&m, MiB + 1), 18000000);
+}
+
+/* ---- rotation ---- */
+
+Test(disk_model, rotation_average)
+{
+	struct disk_model m = round_disk(3 * GiB, ROTATION_AVERAGE);
+	struct disk_model h = hdd7200(ROTATION_AVERAGE);
+
+	/* Half of 10,000,000 ns, whatever the offset and time. */
+	cr_assert_eq(disk_rotation_ns(&m, 0, 0), 5000000);
+	cr_assert_eq(disk_rotation_ns(&m, 12345, 987654321), 5000000);
+	/* 7,200 rpm: 30e9 / 7200 = 4,166,666.67 -> 4,166,667. */
+	cr_assert_eq(disk_rotation_ns(&h, 0, 0), 4166667);
+	cr_assert_eq(disk_rotation_ns(&h, GiB + 1, 3), 4166667);
+}
+
+Test(disk_model, rotation_phase)
+{
+	struct disk_model m = round_disk(3 * GiB, ROTATION_PHASE);
+	struct disk_model h = hdd7200(ROTATION_PHASE);
+
+	/* Angle equals target: no wait. */
+	cr_assert_eq(disk_rotation_ns(&m, 0, 0), 0);
+	cr_assert_eq(disk_rotation_ns(&m, 0, 30000000), 0); /* 3 whole turns */
+	cr_assert_eq(disk_rotation_ns(&m, 7 * MiB, 0), 0);  /* 7 whole tracks */
+	/* Target 256 KiB / 1 MiB = 1/4 turn, spindle at 0: a quarter, 2.5 ms. */
+	cr_assert_eq(disk_rotation_ns(&m, 256 * KiB, 0), 2500000);
+	/* Target 1/2, spindle at 1/4 (t = 2.5 ms + 2 turns): a quarter again. */
+	cr_assert_eq(disk_rotation_ns(&m, 5 * MiB + 512 * KiB, 22500000), 2500000);
+	/* Target 1/4, spindle at 1/2: three quarters, wrapping round. */
+	cr_assert_eq(disk_rotation_ns(&m, 256 * KiB, 5000000), 7500000);
+	/* Spindle 1 ns past the target: almost a whole turn. */
+	cr_assert_eq(disk_rotation_ns(&m, 256 * KiB, 2500001), 9999999);
+	/* Target angle equal to the spindle angle at 3/4 turn. */
+	cr_assert_eq(disk_rotation_ns(&m, 768 * KiB, 7500000), 0);
+
+	/*
+	 * 7,200 rpm: target T/4 = 327,680 bytes -> round(327,680 * 8,333,333 /
+	 * 1,310,720) = round(2,083,333.25) = 2,083,333 ns.
+	 */
+	cr_assert_eq(disk_rotation_ns(&h, 327680, 0), 2083333);
+	cr_assert_eq(disk_rotation_ns(&h, 327680, 2083333), 0);
+	cr_assert_eq(disk_rotation_ns(&h, 327680, 2083334), 8333332);
+	/* The wait is always below one revolution. */
+	for (uint64_t t = 0; t < 3 * h.rev_ns; t += 104729)
+		cr_assert_lt(disk_rotation_ns(&h, t * 7, t), h.rev_ns);
+}
+
+/* ---- transfer ---- */
+
+Test(disk_model, transfer_flat)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+
+	/* 1 MiB at 150 MiB/s: 1e9 / 150 = 6,666,666.67 -> 6,666,667 ns. */
+	cr_assert_eq(disk_transfer_ns(&m, 0, MiB), 6666667);
+	cr_assert_eq(disk_transfer_ns(&m, 2 * GiB, MiB), 6666667);
+	/* 4 KiB: 4096e9 / (150 * 2^20) = 26,041.67 -> 26,042 ns. */
+	cr_assert_eq(disk_transfer_ns(&m, 0, 4 * KiB), 26042);
+	/* 150 MiB: one second. */
+	cr_assert_eq(disk_transfer_ns(&m, 0, 150 * MiB), 1000000000);
+	cr_assert_eq(disk_transfer_ns(&m, 0, 0), 0);
+}
+
+Test(disk_model, transfer_zoned)
+{
+	struct disk_params p = params(7200, 1.0, 8.5, 18, 200, 100, 3 * GiB, ROTATION_PHASE);
+	struct disk_model m;
+
+	cr_assert_eq(disk_model_init(&m, &p, GiB), 0);
+	/* Outer zone at 200 MiB/s: 1 MiB in 5 ms. */
+	cr_assert_eq(disk_transfer_ns(&m, 0, MiB), 5000000);
+	/* Middle, 200 - 100 * 1/2 = 150 MiB/s: 6,666,667 ns. */
+	cr_assert_eq(disk_transfer_ns(&m, 3 * GiB / 2, MiB), 6666667);
+	/* Inner edge, 100 MiB/s: 10 ms. */
+	cr_assert_eq(disk_transfer_ns(&m, 3 * GiB, MiB), 10000000);
+	/* C/4: 200 - 25 = 175 MiB/s: 1e9 / 175 = 5,714,285.71 -> 5,714,286. */
+	cr_assert_eq(disk_transfer_ns(&m, 3 * GiB / 4, MiB), 5714286);
+	/* The rate at the start of the I/O holds for all of it. */
+	cr_assert_eq(disk_transfer_ns(&m, 0, 2 * MiB), 10000000);
+	/* Zoned: the track is the outer one, 200 * 2^20 / 120 = 1,747,626.67. */
+	cr_assert_eq(m.track_bytes, 1747627);
+}
+
+/* ---- submit ---- */
+
+Test(disk_model, first_io_at_zero_is_sequential)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	struct disk_io_cost c;
+
+	cr_assert_eq(disk_model_submit(&m, 1000, 0, MiB, &c), 1000 + 6666667);
+	cr_assert_eq(c.start_ns, 1000);
+	cr_assert_eq(c.seek_ns, 0);
+	cr_assert_eq(c.rotation_ns, 0);
+	cr_assert_eq(c.transfer_ns, 6666667);
+	cr_assert_eq(c.complete_ns, 6667667);
+	cr_assert_eq(m.head_pos, MiB);
+	cr_assert_eq(m.busy_until_ns, 6667667);
+}
+
+Test(disk_model, sequential_continuation_costs_only_transfer)
+{
+	struct disk_model m = hdd7200(ROTATION_AVERAGE);
+	struct disk_io_cost c;
+	uint64_t t;
+
+	/* Position somewhere first: that one pays seek and rotation. */
+	t = disk_model_submit(&m, 0, GiB, 64 * KiB, &c);
+	cr_assert_eq(c.seek_ns, 8500000);
+	cr_assert_eq(c.rotation_ns, 4166667);
+	/* 65536e9 / (150 * 2^20) = 416,666.67 -> 416,667. */
+	cr_assert_eq(c.transfer_ns, 416667);
+	cr_assert_eq(t, 8500000 + 4166667 + 416667);
+	/* The next 64 KiB, submitted long after: transfer only. */
+	t = disk_model_submit(&m, 50000000, GiB + 64 * KiB, 64 * KiB, &c);
+	cr_assert_eq(c.start_ns, 50000000);
+	cr_assert_eq(c.seek_ns, 0);
+	cr_assert_eq(c.rotation_ns, 0);
+	cr_assert_eq(c.transfer_ns, 416667);
+	cr_assert_eq(t, 50416667);
+	cr_assert_eq(m.head_pos, GiB + 128 * KiB);
+	/* Going back to the start of the same run is not sequential. */
+	disk_model_submit(&m, t, GiB, 64 * KiB, &c);
+	cr_assert_eq(c.seek_ns, 1000000); /* 128 KiB back: within one track */
+	cr_assert_eq(c.rotation_ns, 4166667);
+}
+
+Test(disk_model, queueing_in_arrival_order)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	struct disk_io_cost a, b;
+
+	/*
+	 * First: 4 KiB at 1 GiB, submitted at t = 1000 ns.
+	 *   seek(1 GiB) = 8,500,000 (C/3); the seek ends at 8,501,000.
+	 *   target: 1 GiB mod 1,310,720 = 262,144 bytes -> round(262,144 *
+	 *   8,333,333 / 1,310,720) = round(1,666,666.6) = 1,666,667 ns;
+	 *   spindle: 8,501,000 mod 8,333,333 = 167,667; wait 1,499,000.
+	 *   transfer 26,042.  complete = 1,000 + 8,500,000 + 1,499,000 + 26,042
+	 *   = 10,026,042.
+	 */
+	cr_assert_eq(disk_model_submit(&m, 1000, GiB, 4 * KiB, &a), 10026042);
+	cr_assert_eq(a.start_ns, 1000);
+	cr_assert_eq(a.seek_ns, 8500000);
+	cr_assert_eq(a.rotation_ns, 1499000);
+	cr_assert_eq(a.transfer_ns, 26042);
+	/*
+	 * Second: 4 KiB at 0, submitted at the same time; it waits for the head.
+	 *   start = 10,026,042.  distance = 1 GiB + 4 KiB: seek 8,500,018.
+	 *   the seek ends at 18,526,060; 18,526,060 mod 8,333,333 = 1,859,394;
+	 *   target 0, so wait 8,333,333 - 1,859,394 = 6,473,939.
+	 *   complete = 18,526,060 + 6,473,939 + 26,042 = 25,026,041.
+	 */
+	cr_assert_eq(disk_model_submit(&m, 1000, 0, 4 * KiB, &b), 25026041);
+	cr_assert_eq(b.start_ns, a.complete_ns);
+	cr_assert_eq(b.seek_ns, 8500018);
+	cr_assert_eq(b.rotation_ns, 6473939);
+	cr_assert_eq(b.transfer_ns, 26042);
+	cr_assert_eq(b.complete_ns, b.start_ns + b.seek_ns + b.rotation_ns + b.transfer_ns);
+	cr_assert_eq(m.busy_until_ns, 25026041);
+	cr_assert_eq(m.head_pos, 4 * KiB);
+}
+
+Test(disk_model, queued_sequential_ios)
+{
+	struct disk_model m = hdd7200(ROTATION_PHASE);
+	struct disk_io_cost c;
+
+	/* Two 1 MiB reads from 0, both submitted at 0: back to back. */
+	cr_assert_eq(disk_model_submit(&m, 0, 0, MiB, &c), 6666667);
+	cr_assert_eq(disk_model_submit(&m, 0, MiB, MiB, &c), 13333334);
+	cr_assert_eq(c.start_ns, 6666667);
+	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
+	/* An idle head starts a later I/O at its submission time. */
+	cr_assert_eq(disk_model_submit(&m, 20000000, 2 * MiB, MiB, &c), 26666667);
+	cr_assert_eq(c.start_ns, 20000000);
+}
+
+/* ---- parameters ---- */
+
+Test(disk_model, init_errors)
+{
+	struct disk_params good = params(7200, 1.0, 8.5, 18, 150, 150, 0, ROTATION_PHASE);
+	struct disk_params p;
+	struct disk_model m;
+
+	/* capacity 0: the device's size. */
+	cr_assert_eq(disk_model_init(&m, &good, 5 * GiB), 0);
+	cr_assert_eq(m.capacity, 5 * GiB);
+	/* A capacity of exactly the device is fine; smaller is not. */
+	p = good;
+	p.capacity = GiB;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), 0);
+	cr_assert_eq(disk_model_init(&m, &p, GiB + 1), -EINVAL);
+	/* No capacity at all. */
+	cr_assert_eq(disk_model_init(&m, &good, 0), -EINVAL);
+	/* rpm 0 or negative. */
+	p = good;
+	p.rpm = 0;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p.rpm = -7200;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p.rpm = NAN;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	/* Transfer rates: > 0, inner not faster than outer. */
+	p = good;
+	p.transfer_outer_mib_s = 0;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p = good;
+	p.transfer_inner_mib_s = 0;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p = good;
+	p.transfer_inner_mib_s = 151;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	/* Seek times: not negative, in order. */
+	p = good;
+	p.seek_track_ms = -1;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p = good;
+	p.seek_avg_ms = 20;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p = good;
+	p.seek_track_ms = 9;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	/* A zero track-to-track seek is accepted, as the configuration does. */
+	p = good;
+	p.seek_track_ms = 0;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), 0);
+	cr_assert_eq(disk_seek_ns(&m, 1), 0);
+}
+
+/* The presets in conf/ load through the configuration and give these models. */
+static void load_preset(const char *path, struct sfs_config *c)
+{
+	char err[512];
+
+	config_init(c);
+	cr_assert_eq(config_load_file(c, path, err, sizeof(err)), 0, "%s: %s", path, err);
+	cr_assert_eq(config_finish(c, 0, err, sizeof(err)), 0, "%s: %s", path, err);
+	cr_assert_eq(c->disk.model, DISK_HDD, "%s", path);
+	cr_assert_eq(c->disk.rotation, ROTATION_PHASE, "%s", path);
+}
+
+Test(disk_model, presets)
+{
+	struct sfs_config c;
+	struct disk_model m;
+
+	load_preset("conf/hdd-7200.ini", &c);
+	cr_assert_eq(c.disk.rpm, 7200);
+	cr_assert_eq(c.disk.seek_track_ms, 1.0);
+	cr_assert_eq(c.disk.seek_avg_ms, 8.5);
+	cr_assert_eq(c.disk.seek_full_ms, 18);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 150);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 150);
+	cr_assert_eq(c.disk.capacity, 0);
+	cr_assert_eq(disk_model_init(&m, &c.disk, 10 * GiB), 0);
+	cr_assert_eq(m.capacity, 10 * GiB);
+	cr_assert_eq(m.track_bytes, 1310720);
+	cr_assert_eq(m.rev_ns, 8333333);
+	config_free(&c);
+
+	load_preset("conf/hdd-5400.ini", &c);
+	cr_assert_eq(c.disk.rpm, 5400);
+	cr_assert_eq(c.disk.seek_track_ms, 1.0);
+	cr_assert_eq(c.disk.seek_avg_ms, 12);
+	cr_assert_eq(c.disk.seek_full_ms, 20);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 100);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 100);
+	cr_assert_eq(c.disk.capacity, 0);
+	cr_assert_eq(disk_model_init(&m, &c.disk, 10 * GiB), 0);
+	/* 100 * 2^20 / 90 = 1,165,084.44; 60e9 / 5400 = 11,111,111.1. */
+	cr_assert_eq(m.track_bytes, 1165084);
+	cr_assert_eq(m.rev_ns, 11111111);
+	config_free(&c);
+
+	load_preset("conf/hdd-1999.ini", &c);
+	cr_assert_eq(c.disk.rpm, 7200);
+	cr_assert_eq(c.disk.seek_track_ms, 1.0);
+	cr_assert_eq(c.disk.seek_avg_ms, 8);
+	cr_assert_eq(c.disk.seek_full_ms, 17);
+	cr_assert_eq(c.disk.transfer_outer_mib_s, 21);
+	cr_assert_eq(c.disk.transfer_inner_mib_s, 13.4);
+	cr_assert_eq(c.disk.capacity, 8 * GiB);
+	/* A 1 GiB backing stands for the first GiB of the 8 GiB disk. */
+	cr_assert_eq(disk_model_init(&m, &c.disk, GiB), 0);
+	cr_assert_eq(m.capacity, 8 * GiB);
+	/* 21 * 2^20 / 120 = 183,500.8 bytes per track. */
+	cr_assert_eq(m.track_bytes, 183501);
+	/* A backing larger than the disk it models is refused. */
+	cr_assert_eq(disk_model_init(&m, &c.disk, 9 * GiB), -EINVAL);
+	config_free(&c);
+}
+
+/* ---- statistics of random I/O ---- */
+
+/* splitmix64 (Steele, Lea and Flood, 2014): a fixed sequence on every machine. */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+Test(disk_model, random_io_statistics)
+{
+	/*
+	 * 100,000 random 4 KiB reads over a whole 1 TiB hdd-7200 disk at queue
+	 * depth 1 (each submitted when the previous completes).  The mean seek
+	 * over the distance distribution of two uniform positions is 0.983 of
+	 * seek_avg for this curve (by numerical integration); the spindle angle
+	 * at each seek's end is unrelated to the target, so the mean rotational
+	 * wait is half a revolution.
+	 */
+	struct disk_params p = params(7200, 1.0, 8.5, 18, 150, 150, 1024 * GiB, ROTATION_PHASE);
+	struct disk_model m;
+	struct disk_io_cost c;
+	uint64_t state = 42, now = 0, blocks;
+	double seek = 0, rot = 0, service = 0;
+	const int n = 100000;
+
+	cr_assert_eq(disk_model_init(&m, &p, 1024 * GiB), 0);
+	blocks = m.capacity / (4 * KiB);
+	for (int i = 0; i < n; i++) {
+		uint64_t offset = (splitmix64(&state) % blocks) * 4 * KiB;
+
+		now = disk_model_submit(&m, now, offset, 4 * KiB, &c);
+		cr_assert_lt(c.rotation_ns, m.rev_ns);
+		seek += (double)c.seek_ns;
+		rot += (double)c.rotation_ns;
+		service += (double)(c.complete_ns - c.start_ns);
+	}
+	seek /= n;
+	rot /= n;
+	service /= n;
+	cr_assert_leq(fabs(seek - 8500000.0) / 8500000.0, 0.03, "mean seek %.0f ns", seek);
+	cr_assert_leq(fabs(rot - m.rev_ns / 2.0) / (m.rev_ns / 2.0), 0.02, "mean rotation %.0f ns",
+		      rot);
+	/* Service time = seek + rotation + 26,042 ns of transfer. */
+	cr_assert_leq(fabs(service - (seek + rot + 26042)), 1.0);
+}
