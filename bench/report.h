@@ -45,8 +45,8 @@ struct log_row {
 	const char *path;
 	size_t path_len;
 	uint64_t offset;     /* logical offset, bytes */
-	uint64_t size;       /* logical size, bytes */
-	int64_t result;      /* bytes done or -errno */
+	uint64_t size;	     /* logical size, bytes */
+	int64_t result;	     /* bytes done or -errno */
 	uint64_t latency_us; /* for extend: the zero-fill time */
 	const struct devio *dev;
 	size_t ndev;
@@ -145,14 +145,14 @@ enum report_by { BY_NONE, BY_FILE, BY_PID, BY_OP };
 
 /** One group of the read-size histogram: a file, a process or an op. */
 struct report_group {
-	char *key;	/* "all", the path, the pid in decimal, or the op name */
+	char *key;	  /* "all", the path, the pid in decimal, or the op name */
 	struct hist hist; /* request sizes, bytes */
 };
 
 /** Per-op row counts of the summary table. */
 struct op_summary {
 	uint64_t rows;
-	uint64_t bytes; /* sum of the size column */
+	uint64_t bytes;	 /* sum of the size column */
 	uint64_t errors; /* rows whose result is -errno */
 };
 
@@ -175,11 +175,11 @@ struct seq_metrics {
  * in bytes, 0 = sequential; the first device I/O of the log has none.
  */
 struct device_metrics {
-	uint64_t reads;		 /* read rows */
-	uint64_t read_device_ios; /* device I/Os of read rows */
-	struct hist per_read;	 /* device I/Os of each read row */
-	uint64_t device_ios;	 /* device I/Os of read and write rows */
-	uint64_t seeks;		 /* device I/Os after the first: device_ios - 1 */
+	uint64_t reads;		     /* read rows */
+	uint64_t read_device_ios;    /* device I/Os of read rows */
+	struct hist per_read;	     /* device I/Os of each read row */
+	uint64_t device_ios;	     /* device I/Os of read and write rows */
+	uint64_t seeks;		     /* device I/Os after the first: device_ios - 1 */
 	uint64_t seek[HIST_BUCKETS]; /* seek distance, bytes, by hist_bucket() */
 	bool have_prev;
 	uint64_t prev_end; /* device offset where the previous device I/O ended */
@@ -208,7 +208,7 @@ struct report {
 	struct op_summary ops[OP_COUNT];
 	struct report_group all; /* read sizes of every read */
 	struct report_group by_op[OP_COUNT];
-	struct file_state *files; /* uthash, by path */
+	struct file_state *files;     /* uthash, by path */
 	struct file_state *last_file; /* cache: consecutive rows often share a file */
 	struct pid_group *pids;	      /* uthash, by pid (BY_PID only) */
 	struct seq_metrics seq;
@@ -226,8 +226,8 @@ int report_add(struct report *rep, const struct log_row *row);
  * report_groups() - the --by groups of the read-size histogram (the
  * overall one is rep->all): none for BY_NONE, else one per file with reads
  * (most reads first, then by path), pid (most reads first, then by pid) or
- * op (every op's request sizes, in enum order, ops without rows left out).  @return an array of *@n pointers into @rep (free the array only),
- * or NULL with *@n = 0.
+ * op (every op's request sizes, in enum order, ops without rows left out).  @return an array of *@n
+ * pointers into @rep (free the array only), or NULL with *@n = 0.
  */
 struct report_group **report_groups(struct report *rep, size_t *n);
 
@@ -327,5 +327,8 @@ int plot_add(struct plot *p, const struct log_row *row);
  * @return 0, -ENOENT when gnuplot is missing, other -errno (message in @err).
  */
 int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errlen);
+
+/** plot_discard() - removes the temporary files and frees @p (no plot).  NULL is ignored. */
+void plot_discard(struct plot *p);
 
 #endif

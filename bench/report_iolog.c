@@ -95,8 +95,8 @@ int iolog_open(const char *path, const struct iolog_opts *o, struct iolog_writer
 	if (w->dir != NULL)
 		for (size_t n = strlen(w->dir); n > 1 && w->dir[n - 1] == '/'; n--)
 			w->dir[n - 1] = '\0';
-	if (w->device != NULL && (strlen(w->device) > FIO_NAME_MAX ||
-				  strpbrk(w->device, " \t\n\v\f\r") != NULL)) {
+	if (w->device != NULL &&
+	    (strlen(w->device) > FIO_NAME_MAX || strpbrk(w->device, " \t\n\v\f\r") != NULL)) {
 		snprintf(err, errlen,
 			 "--iolog-device %s: fio's iolog cannot hold a name longer than %d bytes "
 			 "or with white space",

@@ -24,8 +24,8 @@
 struct file_state {
 	char *path; /* NUL-terminated copy, the hash key */
 	size_t len;
-	bool has_read;		  /* a read of this file was seen */
-	uint64_t next_offset;	  /* where its previous read ended */
+	bool has_read;		   /* a read of this file was seen */
+	uint64_t next_offset;	   /* where its previous read ended */
 	struct report_group group; /* --by file */
 	UT_hash_handle hh;
 };

@@ -24,8 +24,8 @@
 #define BAR_WIDTH 40 /* characters of the longest bar */
 
 static const char *const metric_names[M_COUNT] = {
-    "summary",	 "read_sizes",		"read_size_buckets", "sequentiality",
-    "device",	 "device_ios_per_read", "seek_distance",     "autoextend",
+    "summary", "read_sizes",	      "read_size_buckets", "sequentiality",
+    "device",  "device_ios_per_read", "seek_distance",	   "autoextend",
 };
 
 const char *report_metric_name(enum report_metric m)
@@ -67,9 +67,9 @@ struct cell {
 	const char *s;
 };
 
-#define CU(v)	((struct cell){.kind = C_U64, .u = (v)})
-#define CS(v)	((struct cell){.kind = C_STR, .s = (v)})
-#define CPCT(v) ((struct cell){.kind = C_PCT, .d = (v)})
+#define CU(v)	 ((struct cell){.kind = C_U64, .u = (v)})
+#define CS(v)	 ((struct cell){.kind = C_STR, .s = (v)})
+#define CPCT(v)	 ((struct cell){.kind = C_PCT, .d = (v)})
 #define CMEAN(v) ((struct cell){.kind = C_MEAN, .d = (v)})
 
 struct table {
@@ -78,7 +78,7 @@ struct table {
 	const char *name;
 	const char *const *cols;
 	size_t ncols;
-	bool single; /* JSON: an object, not an array */
+	bool single;  /* JSON: an object, not an array */
 	json_t *json; /* the array (or the object once its row is in) */
 	json_t *root;
 	int err;
@@ -236,10 +236,10 @@ static void bucket_rows(struct table *t, const char *by, const struct report_gro
 {
 	for (unsigned b = 0; b < HIST_BUCKETS; b++)
 		if (g->hist.bucket[b])
-			table_row(t, (struct cell[]){CS(by), CS(g->key), CU(hist_bucket_lo(b)),
-						     CU(hist_bucket_hi(b)), CU(g->hist.bucket[b]),
-						     CPCT(report_share_pct(g->hist.bucket[b],
-									   g->hist.n))});
+			table_row(t, (struct cell[]){
+					 CS(by), CS(g->key), CU(hist_bucket_lo(b)),
+					 CU(hist_bucket_hi(b)), CU(g->hist.bucket[b]),
+					 CPCT(report_share_pct(g->hist.bucket[b], g->hist.n))});
 }
 
 static int t_sizes(struct table *t, struct report *rep, size_t top, bool buckets)
@@ -280,8 +280,8 @@ static const char *const cols_summary[] = {"op", "rows", "bytes", "errors"};
 static const char *const cols_sizes[] = {"by", "group", "size", "count", "share_pct", "bytes"};
 static const char *const cols_buckets[] = {"by", "group", "lo", "hi", "count", "share_pct"};
 static const char *const cols_seq[] = {"reads", "with_previous", "sequential", "sequential_pct"};
-static const char *const cols_device[] = {"reads",	"read_device_ios", "device_ios_per_read",
-					  "device_ios", "seeks",	   "sequential",
+static const char *const cols_device[] = {"reads",	   "read_device_ios", "device_ios_per_read",
+					  "device_ios",	   "seeks",	      "sequential",
 					  "sequential_pct"};
 static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
 static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
@@ -319,22 +319,21 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 		case M_SEQUENTIALITY:
 			table_begin(&t, out, o, root, M_SEQUENTIALITY, cols_seq, NCOLS(cols_seq),
 				    true);
-			table_row(&t, (struct cell[]){CU(rep->seq.reads), CU(rep->seq.with_previous),
-						      CU(rep->seq.sequential),
-						      CPCT(report_share_pct(
-							  rep->seq.sequential,
-							  rep->seq.with_previous))});
+			table_row(&t,
+				  (struct cell[]){CU(rep->seq.reads), CU(rep->seq.with_previous),
+						  CU(rep->seq.sequential),
+						  CPCT(report_share_pct(rep->seq.sequential,
+									rep->seq.with_previous))});
 			break;
 		case M_DEVICE:
 			table_begin(&t, out, o, root, M_DEVICE, cols_device, NCOLS(cols_device),
 				    true);
-			table_row(&t,
-				  (struct cell[]){CU(rep->dev.reads), CU(rep->dev.read_device_ios),
-						  CMEAN(report_device_ios_per_read(rep)),
-						  CU(rep->dev.device_ios), CU(rep->dev.seeks),
-						  CU(rep->dev.seek[0]),
-						  CPCT(report_share_pct(rep->dev.seek[0],
-									rep->dev.seeks))});
+			table_row(
+			    &t, (struct cell[]){
+				    CU(rep->dev.reads), CU(rep->dev.read_device_ios),
+				    CMEAN(report_device_ios_per_read(rep)), CU(rep->dev.device_ios),
+				    CU(rep->dev.seeks), CU(rep->dev.seek[0]),
+				    CPCT(report_share_pct(rep->dev.seek[0], rep->dev.seeks))});
 			break;
 		case M_DEVICE_IOS_PER_READ:
 			table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ, cols_per_read,
@@ -346,12 +345,12 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 				    false);
 			for (unsigned b = 0; b < HIST_BUCKETS; b++)
 				if (rep->dev.seek[b])
-					table_row(&t, (struct cell[]){
-							  CU(hist_bucket_lo(b)),
-							  CU(hist_bucket_hi(b)),
-							  CU(rep->dev.seek[b]),
-							  CPCT(report_share_pct(rep->dev.seek[b],
-										rep->dev.seeks))});
+					table_row(&t,
+						  (struct cell[]){
+						      CU(hist_bucket_lo(b)), CU(hist_bucket_hi(b)),
+						      CU(rep->dev.seek[b]),
+						      CPCT(report_share_pct(rep->dev.seek[b],
+									    rep->dev.seeks))});
 			break;
 		case M_AUTOEXTEND:
 			table_begin(&t, out, o, root, M_AUTOEXTEND, cols_ext, NCOLS(cols_ext),
@@ -424,8 +423,9 @@ static void text_buckets(FILE *out, const uint64_t *bucket, uint64_t total)
 	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
 		if (!bucket[b])
 			continue;
-		fprintf(out, "    %-12s %10" PRIu64 " %6.2f%% ", bucket_label(b, label, sizeof(label)),
-			bucket[b], report_share_pct(bucket[b], total));
+		fprintf(out, "    %-12s %10" PRIu64 " %6.2f%% ",
+			bucket_label(b, label, sizeof(label)), bucket[b],
+			report_share_pct(bucket[b], total));
 		bar(out, bucket[b], max);
 		fputc('\n', out);
 	}
@@ -438,8 +438,8 @@ static int text_group(FILE *out, const char *by, const struct report_group *g, s
 	struct hist_value *v = hist_values(&g->hist, &n);
 	if (v == NULL && n > 0)
 		return -ENOMEM;
-	fprintf(out, "\nRequest sizes, %s %s: %" PRIu64 " requests, %" PRIu64 " bytes\n", by,
-		g->key, g->hist.n, g->hist.sum);
+	fprintf(out, "\n%s%s: %" PRIu64 " requests, %" PRIu64 " bytes\n", by, g->key, g->hist.n,
+		g->hist.sum);
 	if (sizes) {
 		fprintf(out, "    %12s %10s %7s %16s\n", "size", "count", "share", "bytes");
 		size_t k = top > 0 && n > top ? top : n;
@@ -465,8 +465,9 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	bool all = m < 0;
 	int rc = 0;
 
-	fprintf(out, "scatterfs-report: %s: %" PRIu64 " rows, %zu files, ts_us %" PRIu64
-		     " to %" PRIu64 "\n",
+	fprintf(out,
+		"scatterfs-report: %s: %" PRIu64 " rows, %zu files, ts_us %" PRIu64 " to %" PRIu64
+		"\n",
 		o->name, rep->rows, report_file_count(rep), rep->first_ts_us, rep->last_ts_us);
 
 	if (all || m == M_SUMMARY) {
@@ -479,16 +480,16 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	}
 	if (all || m == M_READ_SIZES || m == M_READ_SIZE_BUCKETS) {
 		bool sizes = all || m == M_READ_SIZES, buckets = all || m == M_READ_SIZE_BUCKETS;
-		rc = text_group(out, "read", &rep->all, top, sizes, buckets);
+		rc = text_group(out, "Read sizes, ", &rep->all, top, sizes, buckets);
 		size_t n;
 		struct report_group **g = report_groups(rep, &n);
 		if (g == NULL && rep->by != BY_NONE)
 			return -ENOMEM;
 		for (size_t i = 0; i < n && rc == 0; i++)
 			rc = text_group(out,
-					rep->by == BY_OP ? "op"
-					: rep->by == BY_PID ? "read, pid"
-							    : "read, file",
+					rep->by == BY_OP    ? "Request sizes, op "
+					: rep->by == BY_PID ? "Read sizes, pid "
+							    : "Read sizes, file ",
 					g[i], top, sizes, buckets);
 		free(g);
 		if (rc < 0)
@@ -505,8 +506,8 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ || m == M_SEEK_DISTANCE)
 		fprintf(out, "\nDevice I/O\n");
 	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ) {
-		fprintf(out, "    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64
-			     " reads)\n",
+		fprintf(out,
+			"    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64 " reads)\n",
 			report_device_ios_per_read(rep), rep->dev.read_device_ios, rep->dev.reads);
 		size_t n;
 		struct hist_value *v = hist_values_by_value(&rep->dev.per_read, &n);
@@ -561,16 +562,16 @@ int report_print(FILE *out, struct report *rep, const struct report_output *o)
 		if (root == NULL)
 			return -ENOMEM;
 		rc = json_object_set_new(root, "log", json_string(o->name)) < 0 ||
-			     json_object_set_new(root, "rows", json_integer((json_int_t)rep->rows)) <
-				 0 ||
+			     json_object_set_new(root, "rows",
+						 json_integer((json_int_t)rep->rows)) < 0 ||
 			     json_object_set_new(root, "by", json_string(by_name(rep->by))) < 0
 			 ? -ENOMEM
 			 : 0;
 		if (rc == 0)
 			rc = print_tables(out, rep, o, root);
-		if (rc == 0 && json_dumpf(root, out,
-					  JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-					      JSON_REAL_PRECISION(15)) < 0)
+		if (rc == 0 &&
+		    json_dumpf(root, out,
+			       JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) < 0)
 			rc = -EIO;
 		if (rc == 0)
 			fputc('\n', out);

@@ -42,10 +42,10 @@ struct log_reader {
 	int fd; /* -1 for a memory log */
 	bool eof;
 	char *name;
-	char *buf;    /* cap + 1 bytes; buf[end] == '\0' */
-	size_t cap;   /* bytes of data buf can hold */
-	size_t start; /* first byte of the next row */
-	size_t end;   /* end of the data read */
+	char *buf;     /* cap + 1 bytes; buf[end] == '\0' */
+	size_t cap;    /* bytes of data buf can hold */
+	size_t start;  /* first byte of the next row */
+	size_t end;    /* end of the data read */
 	uint64_t line; /* line number of the next row */
 	size_t columns;
 	struct devio *dev; /* devcap entries, reused for each row */
@@ -61,7 +61,8 @@ const char *report_op_name(enum report_op op)
 	return op < OP_COUNT ? names[op] : "?";
 }
 
-static void set_err(struct log_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(struct log_reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void set_err(struct log_reader *r, const char *fmt, ...)
 {
@@ -283,9 +284,9 @@ enum { ROW_OK = 1, ROW_MORE = 0, ROW_BAD = -1 };
 
 /* What went wrong, for the message (filled only on ROW_BAD). */
 struct row_fail {
-	int field;	   /* 0-based column */
-	const char *at;	   /* where the scanner stopped */
-	const char *what;  /* "an unsigned decimal", ... */
+	int field;	    /* 0-based column */
+	const char *at;	    /* where the scanner stopped */
+	const char *what;   /* "an unsigned decimal", ... */
 	const char *fstart; /* start of the field */
 };
 
@@ -432,7 +433,9 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 		op = memcmp(p, "read", 4) == 0 ? OP_READ : memcmp(p, "trim", 4) == 0 ? OP_TRIM : -1;
 		break;
 	case 5:
-		op = memcmp(p, "write", 5) == 0 ? OP_WRITE : memcmp(p, "fsync", 5) == 0 ? OP_FSYNC : -1;
+		op = memcmp(p, "write", 5) == 0	  ? OP_WRITE
+		     : memcmp(p, "fsync", 5) == 0 ? OP_FSYNC
+						  : -1;
 		break;
 	case 6:
 		op = memcmp(p, "extend", 6) == 0 ? OP_EXTEND : -1;

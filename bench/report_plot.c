@@ -49,6 +49,12 @@ static void plot_free(struct plot *p)
 	free(p);
 }
 
+void plot_discard(struct plot *p)
+{
+	if (p != NULL)
+		plot_free(p);
+}
+
 static int tmp_file(struct plot *p, int i, char *err, size_t errlen)
 {
 	const char *dir = getenv("TMPDIR");
@@ -140,7 +146,7 @@ static void bucket_text(unsigned b, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "%c", v, suffix[k]);
 }
 
-static void write_script(struct plot *p, const struct report *rep)
+static void write_script(struct plot *p, const struct report *rep, int bars)
 {
 	FILE *s = p->f[TMP_SCRIPT];
 	int height = p->timeline ? 1200 : 500;
@@ -151,16 +157,19 @@ static void write_script(struct plot *p, const struct report *rep)
 	fputc('\n', s);
 	if (p->timeline)
 		fprintf(s, "set multiplot layout 3,1\n");
-	fprintf(s, "set title 'Read sizes: %" PRIu64 " reads (power-of-two buckets; a bar labelled"
-		   " 8K holds the sizes from 8K up to 16K - 1)'\n"
-		   "set style fill solid 0.6\nset boxwidth 0.8\nset yrange [0:*]\n"
-		   "set xlabel 'read size, bytes'\nset ylabel 'reads'\nset grid ytics\n"
-		   "plot ",
-		rep->all.hist.n);
+	fprintf(s,
+		"set title 'Read sizes: %" PRIu64 " reads (power-of-two buckets; a bar labelled"
+		" 8K holds the sizes from 8K up to 16K - 1)'\n"
+		"set style fill solid 0.6\nset boxwidth 0.8\nset yrange [0:*]\n"
+		"set xrange [-0.5:%d.5]\n"
+		"set xlabel 'read size, bytes'\nset ylabel 'reads'\nset grid ytics\n"
+		"plot ",
+		rep->all.hist.n, (bars < 4 ? 4 : bars) - 1);
 	gp_str(s, p->tmp[TMP_HIST]);
 	fprintf(s, " using 0:2:xticlabels(1) with boxes notitle\n");
 	if (p->timeline) {
-		fprintf(s, "set autoscale\nset xtics auto\nset xlabel 'time since mount, s'\n"
+		fprintf(s, "set autoscale\nset xtics auto\nset yrange [0:*]\n"
+			   "set xlabel 'time since mount, s'\n"
 			   "set title 'Read size of each read'\nset ylabel 'read size, bytes'\n"
 			   "plot ");
 		gp_str(s, p->tmp[TMP_READS]);
@@ -181,22 +190,22 @@ int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errl
 		goto out;
 
 	char label[32];
-	bool any = false;
+	int bars = 0;
 	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
 		if (rep->all.hist.bucket[b] == 0)
 			continue;
 		bucket_text(b, label, sizeof(label));
 		fprintf(p->f[TMP_HIST], "%s %" PRIu64 "\n", label, rep->all.hist.bucket[b]);
-		any = true;
+		bars++;
 	}
-	if (!any)
+	if (bars == 0)
 		fprintf(p->f[TMP_HIST], "none 0\n"); /* gnuplot refuses an empty file */
 	/* Same for the timeline: one point at 0 keeps an empty panel plottable. */
 	if (p->timeline && p->points[0] == 0)
 		fprintf(p->f[TMP_READS], "0 0\n");
 	if (p->timeline && p->points[1] == 0)
 		fprintf(p->f[TMP_DEV], "0 0\n");
-	write_script(p, rep);
+	write_script(p, rep, bars);
 	for (int i = 0; i < TMP_COUNT; i++) {
 		if (p->f[i] == NULL)
 			continue;
@@ -216,10 +225,11 @@ int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errl
 	if (e != 0) {
 		rc = -e;
 		if (e == ENOENT)
-			snprintf(err, errlen,
-				 "--plot needs gnuplot, which is not installed (not found on PATH); "
-				 "install the Debian package gnuplot-nox: apt-get install "
-				 "gnuplot-nox");
+			snprintf(
+			    err, errlen,
+			    "--plot needs gnuplot, which is not installed (not found on PATH); "
+			    "install the Debian package gnuplot-nox: apt-get install "
+			    "gnuplot-nox");
 		else
 			snprintf(err, errlen, "--plot: cannot run gnuplot: %s", strerror(e));
 		goto out;

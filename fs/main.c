@@ -320,7 +320,11 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	struct stat mst;
-	if (stat(opts.mountpoint, &mst) || !S_ISDIR(mst.st_mode)) {
+	struct statvfs msv;
+	/* statvfs() always asks a FUSE daemon (stat() may answer from the
+	 * attribute cache), so it tells a stale mount point for sure. */
+	if (statvfs(opts.mountpoint, &msv) || stat(opts.mountpoint, &mst) ||
+	    !S_ISDIR(mst.st_mode)) {
 		if (errno == ENOTCONN)
 			fprintf(stderr,
 				"scatterfs: %s is a stale mount (its daemon is gone); run "

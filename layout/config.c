@@ -35,8 +35,19 @@
  * rule against the rule's pattern.  A rule that switches to another
  * pattern inherits the global pattern's keys without complaint (they are
  * simply not read), so postgres.ini can scatter base/ and keep pg_wal/
- * contiguous.  Sizes (multiples of the block size, the device size) are
- * checked on every effective value.
+ * contiguous.  Places are ranked: built-in default < first file < later
+ * files < -o overrides.  The key is an error when the pattern comes from
+ * the same place or an earlier one (the user wrote both, or asked for the
+ * key over the file's pattern); when the pattern comes from a later place
+ * (-o layout.pattern=... over a shipped file) the key is dropped as if
+ * never written and a note is kept for config_write_ini().  Sizes
+ * (multiples of the block size, the device size) are checked on every
+ * effective value that the scope's pattern reads.
+ *
+ * Auto values.  gap and gap_max 0 mean auto (config.h).  config_finish()
+ * resolves them per scope after inheritance, and remembers which it
+ * resolved (autoset), so that a second config_finish() after more
+ * overrides starts again from auto and not from the first result.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -156,15 +167,19 @@ struct rule_state {
 	uint64_t set;		 /* BIT(key) for each key the section wrote */
 	unsigned line[K__COUNT]; /* line of each key it wrote */
 	const char *file;	 /* into config_state.files; NULL for built-in rules */
+	uint64_t autoset;	 /* keys config_finish() resolved from 0 (auto) */
 };
 
 struct config_state {
 	uint64_t set; /* global keys written by a file or an override */
 	struct origin origin[K__COUNT];
+	uint64_t autoset;	  /* global keys config_finish() resolved from 0 (auto) */
 	struct rule_state *rules; /* parallel to sfs_config.rules */
 	size_t cap;		  /* of both rule arrays */
 	char **files;		  /* every file loaded, for origin.file */
 	size_t nfiles;
+	char **notes; /* "ignored: ..." lines for config_write_ini(), malloc'd */
+	size_t nnotes;
 };
 
 /* ---- names ---- */
@@ -262,21 +277,26 @@ static const char *section_label(enum section sec, const char *glob, char *buf, 
 
 /* ---- errors ---- */
 
-/* One line: control characters (a newline in an -o value) become '?'. */
+/* Control characters (a newline in an -o value or a path) become '?'. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* One line, see one_line(). */
 __attribute__((format(printf, 3, 4))) static void seterr(char *err, size_t errlen, const char *fmt,
 							 ...)
 {
 	va_list ap;
-	char *p;
 
 	if (!err || !errlen)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	for (p = err; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	one_line(err);
 }
 
 /* ---- private state ---- */
@@ -299,6 +319,9 @@ static void state_free(struct config_state *st)
 	for (i = 0; i < st->nfiles; i++)
 		free(st->files[i]);
 	free(st->files);
+	for (i = 0; i < st->nnotes; i++)
+		free(st->notes[i]);
+	free(st->notes);
 	free(st->rules);
 	free(st);
 }
@@ -1212,6 +1235,7 @@ static int handler(void *user, const char *inih_section, const char *name, const
 		st->rules[x->rule].line[k] = x->line;
 	} else {
 		st->set |= BIT(k);
+		st->autoset &= ~BIT(k);
 		free(st->origin[k].option);
 		st->origin[k].option = NULL;
 		st->origin[k].file = x->file;
@@ -1402,6 +1426,7 @@ int config_set(struct sfs_config *c, const char *assignment, char *err, size_t e
 	st->origin[k].file = NULL;
 	st->origin[k].line = 0;
 	st->set |= BIT(k);
+	st->autoset &= ~BIT(k); /* a new value, not config_finish()'s resolution */
 	return 0;
 }
 
@@ -1410,11 +1435,12 @@ int config_set(struct sfs_config *c, const char *assignment, char *err, size_t e
 /* A scope of checks: the global values (rule < 0) or one rule. */
 struct scope {
 	const struct sfs_config *c;
-	const struct config_state *st; /* may be NULL: nothing was set */
+	struct config_state *st;
 	long rule;
-	const struct file_params *fp;
-	uint64_t set;	  /* keys written in this scope */
-	const char *glob; /* the rule's, NULL for the global scope */
+	struct file_params *fp;
+	uint64_t set;	   /* keys written in this scope */
+	uint64_t *autoset; /* where the scope records keys resolved from 0 (auto) */
+	const char *glob;  /* the rule's, NULL for the global scope */
 };
 
 /* "[layout]" for key @k of the global scope, "[file "GLOB"]" in a rule. */
@@ -1452,10 +1478,18 @@ static bool scope_wrote(const struct scope *s, enum key k)
 	return (s->set & BIT(k)) || (s->rule >= 0 && (scope_global_set(s) & BIT(k)));
 }
 
-/* "" or " (default)" after a value nobody wrote. */
+/* "", " (default)" after a value nobody wrote, or " (auto)" after a resolved one. */
 static const char *dflt(const struct scope *s, enum key k)
 {
+	if (s->autoset && (*s->autoset & BIT(k)))
+		return " (auto)";
 	return scope_wrote(s, k) ? "" : " (default)";
+}
+
+/* where() for a value that breaks a limit: the key's place, else the device size's. */
+static const char *blame(const struct scope *s, enum key k, char *buf, size_t len)
+{
+	return where(s, scope_wrote(s, k) ? k : K_DEVICE_SIZE, buf, len);
 }
 
 /* The pattern that reads key @k, or -1 when every pattern does. */
@@ -1473,6 +1507,13 @@ static int key_user(enum key k)
 	default:
 		return -1;
 	}
+}
+
+static bool pattern_reads(enum pattern p, enum key k)
+{
+	int user = key_user(k);
+
+	return user < 0 || user == (int)p;
 }
 
 static uint64_t size_of_key(const struct file_params *fp, enum key k)
@@ -1497,69 +1538,227 @@ static uint64_t size_of_key(const struct file_params *fp, enum key k)
 	}
 }
 
+/* A size key whose 0 means "not set" (initial_size) or "auto" (gap, gap_max): never a conflict. */
+static bool zero_is_unset(const struct file_params *fp, enum key k)
+{
+	return (k == K_INITIAL_SIZE || k == K_GAP || k == K_GAP_MAX) && size_of_key(fp, k) == 0;
+}
+
+/* extent_size auto: Oracle AUTOALLOCATE starts with 64 KiB (see placement.h). */
+#define AUTO_FIRST_EXTENT (UINT64_C(64) << 10)
+/* ... and the auto gap and gap_max count it as its 1 MiB step (files of 1M to 64M). */
+#define AUTO_EXTENT_STEP (UINT64_C(1) << 20)
+/* gap_max auto = GAP_MAX_EXTENTS x extent_size. */
+#define GAP_MAX_EXTENTS 64
+
 /* The first extent of a file: what autoextend.max_size must hold at least. */
 static uint64_t first_extent(const struct layout_params *l)
 {
 	if (l->pattern == PATTERN_SINGLE && l->initial_size)
 		return l->initial_size;
-	/* extent_size auto: Oracle AUTOALLOCATE starts with 64 KiB (see placement.h). */
-	return l->extent_size ? l->extent_size : 64u << 10;
+	return l->extent_size ? l->extent_size : AUTO_FIRST_EXTENT;
 }
 
-static int check_scope(const struct scope *s, uint64_t device, char *err, size_t errlen)
+/*
+ * Precedence of the place a key was set: 0 for the built-in default, 1 + i
+ * for the i-th file loaded, SIZE_MAX for an -o override.  A later place
+ * overrides an earlier one.
+ */
+static size_t file_rank(const struct config_state *st, const char *file)
+{
+	size_t i;
+
+	for (i = 0; file && i < st->nfiles; i++)
+		if (st->files[i] == file)
+			return i + 1;
+	return 0;
+}
+
+static size_t global_rank(const struct config_state *st, enum key k)
+{
+	if (!(st->set & BIT(k)))
+		return 0;
+	if (st->origin[k].option)
+		return SIZE_MAX;
+	return file_rank(st, st->origin[k].file);
+}
+
+/* The rank of key @k as scope @s has it: written in the rule, else inherited. */
+static size_t scope_rank(const struct scope *s, enum key k)
+{
+	if (s->rule >= 0 && (s->st->rules[s->rule].set & BIT(k)))
+		return file_rank(s->st, s->st->rules[s->rule].file);
+	return global_rank(s->st, k);
+}
+
+/* "set by option -o X" or "set at FILE:LINE" for an inherited or global pattern; "" otherwise. */
+static const char *pattern_from(const struct scope *s, char *buf, size_t len)
+{
+	const struct config_state *st = s->st;
+
+	buf[0] = '\0';
+	if ((s->rule >= 0 && (s->set & BIT(K_PATTERN))) || !(st->set & BIT(K_PATTERN)))
+		return buf;
+	if (st->origin[K_PATTERN].option)
+		snprintf(buf, len, "set by option -o %s", st->origin[K_PATTERN].option);
+	else
+		snprintf(buf, len, "set at %s:%u", st->origin[K_PATTERN].file,
+			 st->origin[K_PATTERN].line);
+	return buf;
+}
+
+static int add_note(struct config_state *st, const char *text)
+{
+	char **v = realloc(st->notes, (st->nnotes + 1) * sizeof(*v));
+	char *copy;
+
+	if (!v)
+		return -ENOMEM;
+	st->notes = v;
+	copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	one_line(copy);
+	st->notes[st->nnotes++] = copy;
+	return 0;
+}
+
+/*
+ * Keys written in scope @s that its pattern does not read.  Written in the
+ * same place as the pattern (one section, or both -o overrides) or in a
+ * later place, such a key is an error: the user asked for it with that
+ * pattern.  When the pattern was set in a later place (an -o override over
+ * the file), the key is dropped as if never written: it takes @base's
+ * value, and a note for config_write_ini() says so.
+ */
+static int drop_unused_keys(struct scope *s, const struct file_params *base, char *err,
+			    size_t errlen)
 {
 	static const enum key pattern_keys[] = {K_INITIAL_SIZE, K_GAP, K_GAP_MAX,
 						K_CONTIGUOUS_RATIO, K_SEED};
+	struct config_state *st = s->st;
+	enum pattern pat = s->fp->layout.pattern;
+	size_t prank = scope_rank(s, K_PATTERN), i;
+	char at[400], v[64], lb[300], from[300], note[1400];
+
+	pattern_from(s, from, sizeof(from));
+	for (i = 0; i < sizeof(pattern_keys) / sizeof(pattern_keys[0]); i++) {
+		enum key k = pattern_keys[i];
+
+		if (!(s->set & BIT(k)) || pattern_reads(pat, k) || zero_is_unset(s->fp, k))
+			continue;
+		where(s, k, at, sizeof(at));
+		label(s, k, lb, sizeof(lb));
+		format_value(s->c, s->fp, k, v, sizeof(v));
+		if (prank > scope_rank(s, k)) {
+			snprintf(note, sizeof(note),
+				 "ignored: %s%s %s = %s (pattern %s, %s, does not read it)", at, lb,
+				 keys[k].name, v, pattern_name(pat), from);
+			if (add_note(st, note)) {
+				seterr(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+			copy_key(s->fp, base, k);
+			s->set &= ~BIT(k);
+			if (s->rule >= 0)
+				st->rules[s->rule].set &= ~BIT(k);
+			else
+				st->set &= ~BIT(k);
+			continue;
+		}
+		seterr(err, errlen, "%s%s %s = %s: pattern %s%s%s%s does not use %s; only %s does",
+		       at, lb, keys[k].name, v, pattern_name(pat), from[0] ? " (" : "", from,
+		       from[0] ? ")" : "", keys[k].name, pattern_name((enum pattern)key_user(k)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Makes the keys config_finish() resolved from auto 0 again (a second config_finish()). */
+static void unresolve(struct file_params *fp, uint64_t *autoset)
+{
+	if (*autoset & BIT(K_GAP))
+		fp->layout.gap = 0;
+	if (*autoset & BIT(K_GAP_MAX))
+		fp->layout.gap_max = 0;
+	*autoset = 0;
+}
+
+/*
+ * Replaces a 0 (auto) gap and gap_max of scope @s (see struct
+ * layout_params): gap = extent_size, gap_max = 64 x extent_size at most the
+ * device in whole blocks, an auto extent_size counting as 1M.  A rule
+ * whose pattern does not read the key takes the global value @global
+ * instead: no pattern reads it there, and config_write_ini() output then
+ * loads back to the same values.
+ */
+static void resolve_auto(struct scope *s, const struct file_params *global, uint64_t device)
+{
+	struct layout_params *l = &s->fp->layout;
+	uint64_t ext = l->extent_size ? l->extent_size : AUTO_EXTENT_STEP;
+	uint64_t bs = s->c->device.block_size;
+
+	if (l->gap == 0) {
+		if (s->rule >= 0 && !pattern_reads(l->pattern, K_GAP))
+			l->gap = global->layout.gap;
+		else
+			l->gap = ext;
+		*s->autoset |= BIT(K_GAP);
+	}
+	if (l->gap_max == 0) {
+		if (s->rule >= 0 && !pattern_reads(l->pattern, K_GAP_MAX)) {
+			l->gap_max = global->layout.gap_max;
+		} else {
+			uint64_t g =
+			    ext > UINT64_MAX / GAP_MAX_EXTENTS ? UINT64_MAX : GAP_MAX_EXTENTS * ext;
+
+			if (device && g > device / bs * bs)
+				g = device / bs * bs;
+			l->gap_max = g;
+		}
+		*s->autoset |= BIT(K_GAP_MAX);
+	}
+}
+
+/* Checks the scope's values against each other, the block size and the @device size (0: not known).
+ */
+static int check_scope(const struct scope *s, uint64_t device, char *err, size_t errlen)
+{
 	static const enum key block_keys[] = {K_EXTENT_SIZE, K_INITIAL_SIZE, K_GAP,	 K_GAP_MAX,
 					      K_NEXT,	     K_MAX_SIZE,     K_READAHEAD};
-	static const enum key device_keys[] = {K_GAP, K_GAP_MAX, K_INITIAL_SIZE};
+	static const enum key device_keys[] = {K_INITIAL_SIZE, K_NEXT, K_GAP, K_GAP_MAX};
 	const struct sfs_config *c = s->c;
 	const struct file_params *fp = s->fp;
 	enum pattern pat = fp->layout.pattern;
 	uint32_t bs = c->device.block_size;
-	char at[400], v[64], w[64], bsbuf[32], lb[300];
+	uint64_t ext = fp->layout.extent_size ? fp->layout.extent_size : AUTO_FIRST_EXTENT;
+	char at[400], v[64], w[64], x[64], bsbuf[32], lb[300];
 	size_t i;
 
 	format_size(bs, bsbuf, sizeof(bsbuf));
-	/* Keys written for another pattern (checked on the scope's own keys only). */
-	for (i = 0; i < sizeof(pattern_keys) / sizeof(pattern_keys[0]); i++) {
-		enum key k = pattern_keys[i];
-		int user = key_user(k);
-
-		if (!(s->set & BIT(k)) || user == (int)pat)
-			continue;
-		char from[300] = "";
-
-		/* An override that changed the pattern is the likely culprit: say so. */
-		if (!(s->rule >= 0 && (s->set & BIT(K_PATTERN))) && s->st &&
-		    (s->st->set & BIT(K_PATTERN)) && s->st->origin[K_PATTERN].option)
-			snprintf(from, sizeof(from), " (set by option -o %s)",
-				 s->st->origin[K_PATTERN].option);
-		format_value(c, fp, k, v, sizeof(v));
-		seterr(err, errlen, "%s%s %s = %s: pattern %s%s does not use %s; only %s does",
-		       where(s, k, at, sizeof(at)), label(s, k, lb, sizeof(lb)), keys[k].name, v,
-		       pattern_name(pat), from, keys[k].name, pattern_name((enum pattern)user));
-		return -EINVAL;
-	}
 	if (pat == PATTERN_SINGLE && fp->layout.initial_size == 0) {
 		seterr(err, errlen,
 		       "%s%s pattern = single needs initial_size (the size of the first extent)",
 		       where(s, K_PATTERN, at, sizeof(at)), label(s, K_PATTERN, lb, sizeof(lb)));
 		return -EINVAL;
 	}
-	if (pat == PATTERN_RANDOM && fp->layout.gap_max < bs) {
-		format_value(c, fp, K_GAP_MAX, v, sizeof(v));
+	/* After resolve_auto(), only an explicit value or a device below one block gets here. */
+	if ((pat == PATTERN_RANDOM && fp->layout.gap_max < bs) ||
+	    (pat == PATTERN_INTERLEAVED && fp->layout.gap < bs)) {
+		enum key k = pat == PATTERN_RANDOM ? K_GAP_MAX : K_GAP;
+
+		format_value(c, fp, k, v, sizeof(v));
 		seterr(err, errlen,
-		       "%s%s gap_max = %s%s: pattern random needs gap_max >= [device] block_size "
-		       "(%s)",
-		       where(s, scope_wrote(s, K_GAP_MAX) ? K_GAP_MAX : K_PATTERN, at, sizeof(at)),
-		       label(s, K_GAP_MAX, lb, sizeof(lb)), v, dflt(s, K_GAP_MAX), bsbuf);
+		       "%s%s %s = %s%s: pattern %s needs %s >= [device] block_size (%s)",
+		       where(s, scope_wrote(s, k) ? k : K_PATTERN, at, sizeof(at)),
+		       label(s, k, lb, sizeof(lb)), keys[k].name, v, dflt(s, k), pattern_name(pat),
+		       keys[k].name, bsbuf);
 		return -EINVAL;
 	}
 	for (i = 0; i < sizeof(block_keys) / sizeof(block_keys[0]); i++) {
 		enum key k = block_keys[i];
 
-		if (size_of_key(fp, k) % bs == 0)
+		if (!pattern_reads(pat, k) || size_of_key(fp, k) % bs == 0)
 			continue;
 		format_value(c, fp, k, v, sizeof(v));
 		seterr(err, errlen, "%s%s %s = %s%s: not a multiple of [device] block_size (%s)",
@@ -1567,16 +1766,50 @@ static int check_scope(const struct scope *s, uint64_t device, char *err, size_t
 		       label(s, k, lb, sizeof(lb)), keys[k].name, v, dflt(s, k), bsbuf);
 		return -EINVAL;
 	}
-	for (i = 0; device && i < sizeof(device_keys) / sizeof(device_keys[0]); i++) {
-		enum key k = device_keys[i];
+	if (device) {
+		/* Every extent of a file must fit, or every write past the first fails. */
+		format_size(device, w, sizeof(w));
+		if (ext > device) {
+			format_value(c, fp, K_EXTENT_SIZE, v, sizeof(v));
+			if (fp->layout.extent_size)
+				seterr(err, errlen,
+				       "%s%s extent_size = %s%s: larger than the device (%s)",
+				       blame(s, K_EXTENT_SIZE, at, sizeof(at)),
+				       label(s, K_EXTENT_SIZE, lb, sizeof(lb)), v,
+				       dflt(s, K_EXTENT_SIZE), w);
+			else
+				seterr(err, errlen,
+				       "%s%s extent_size = auto%s: its first extent (%s) is larger "
+				       "than "
+				       "the device (%s)",
+				       blame(s, K_EXTENT_SIZE, at, sizeof(at)),
+				       label(s, K_EXTENT_SIZE, lb, sizeof(lb)),
+				       dflt(s, K_EXTENT_SIZE), format_size(ext, x, sizeof(x)), w);
+			return -EINVAL;
+		}
+		for (i = 0; i < sizeof(device_keys) / sizeof(device_keys[0]); i++) {
+			enum key k = device_keys[i];
 
-		if (size_of_key(fp, k) <= device)
-			continue;
-		format_value(c, fp, k, v, sizeof(v));
-		seterr(err, errlen, "%s%s %s = %s: larger than the device (%s)",
-		       where(s, k, at, sizeof(at)), label(s, k, lb, sizeof(lb)), keys[k].name, v,
-		       format_size(device, w, sizeof(w)));
-		return -EINVAL;
+			if (!pattern_reads(pat, k) || size_of_key(fp, k) <= device)
+				continue;
+			format_value(c, fp, k, v, sizeof(v));
+			seterr(err, errlen, "%s%s %s = %s%s: larger than the device (%s)",
+			       blame(s, k, at, sizeof(at)), label(s, k, lb, sizeof(lb)),
+			       keys[k].name, v, dflt(s, k), w);
+			return -EINVAL;
+		}
+		/* interleaved reserves an extent and its gap as one run. */
+		if (pat == PATTERN_INTERLEAVED && ext + fp->layout.gap > device) {
+			format_value(c, fp, K_GAP, v, sizeof(v));
+			seterr(
+			    err, errlen,
+			    "%s%s gap = %s%s: pattern interleaved needs extent_size + gap (%s) "
+			    "within the device (%s)",
+			    blame(s, scope_wrote(s, K_GAP) ? K_GAP : K_EXTENT_SIZE, at, sizeof(at)),
+			    label(s, K_GAP, lb, sizeof(lb)), v, dflt(s, K_GAP),
+			    format_size(ext + fp->layout.gap, x, sizeof(x)), w);
+			return -EINVAL;
+		}
 	}
 	if (fp->autoextend.max_size && fp->autoextend.max_size < first_extent(&fp->layout)) {
 		format_value(c, fp, K_MAX_SIZE, v, sizeof(v));
@@ -1589,8 +1822,7 @@ static int check_scope(const struct scope *s, uint64_t device, char *err, size_t
 	return 0;
 }
 
-static int check_disk(const struct sfs_config *c, const struct config_state *st, char *err,
-		      size_t errlen)
+static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
 {
 	const struct disk_params *d = &c->disk;
 	struct scope s = {.c = c, .st = st, .rule = -1, .set = st ? st->set : 0};
@@ -1613,11 +1845,19 @@ static int check_disk(const struct sfs_config *c, const struct config_state *st,
 	return -EINVAL;
 }
 
+/*
+ * Order matters: the global scope drops its ignored keys before the rules
+ * copy what they inherit, and the rules inherit the global values before
+ * auto keys are resolved (@raw), so that each rule resolves them with its
+ * own extent_size.
+ */
 int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t errlen)
 {
-	struct config_state *st = c->state;
-	uint64_t device = c->device.size ? c->device.size : device_size;
-	struct scope s = {.c = c, .st = st, .rule = -1, .fp = &c->defaults};
+	struct config_state *st;
+	struct sfs_config builtin;
+	struct file_params raw;
+	struct scope s;
+	uint64_t device;
 	bool have_shm = false;
 	size_t i;
 	long r;
@@ -1625,31 +1865,35 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 
 	if (err && errlen)
 		err[0] = '\0';
+	st = state_get(c);
+	if (!st) {
+		seterr(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	device = c->device.size ? c->device.size : device_size;
+	c->device.effective_size = device;
+	config_init(&builtin); /* the built-in values; owns nothing */
+	unresolve(&c->defaults, &st->autoset);
 	rc = check_disk(c, st, err, errlen);
 	if (rc)
 		return rc;
-	s.set = st ? st->set : 0;
+	s = (struct scope){.c = c,
+			   .st = st,
+			   .rule = -1,
+			   .fp = &c->defaults,
+			   .set = st->set,
+			   .autoset = &st->autoset};
+	rc = drop_unused_keys(&s, &builtin.defaults, err, errlen);
+	if (rc)
+		return rc;
+	raw = c->defaults;
+	resolve_auto(&s, &c->defaults, device);
 	rc = check_scope(&s, device, err, errlen);
 	if (rc)
 		return rc;
-	for (i = 0; i < c->nrules; i++) {
-		struct file_rule *rule = &c->rules[i];
-		uint64_t set = st ? st->rules[i].set : 0;
-		enum key k;
-
-		for (k = 0; k < K__COUNT; k++)
-			if (rule_key(k) && !(set & BIT(k)))
-				copy_key(&rule->params, &c->defaults, k);
-		if (strcmp(rule->glob, "*-shm") == 0)
+	for (i = 0; i < c->nrules; i++)
+		if (strcmp(c->rules[i].glob, "*-shm") == 0)
 			have_shm = true;
-		s.rule = (long)i;
-		s.fp = &rule->params;
-		s.set = set;
-		s.glob = rule->glob;
-		rc = check_scope(&s, device, err, errlen);
-		if (rc)
-			return rc;
-	}
 	if (!have_shm) {
 		/*
 		 * SQLite's WAL index (the -shm file) is mmapped, and libfuse 3.14
@@ -1661,7 +1905,31 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 			return (int)r;
 		}
 		c->rules[r].params.cache.mode = CACHE_KERNEL;
-		c->state->rules[r].set = BIT(K_CACHE_MODE);
+		st->rules[r].set = BIT(K_CACHE_MODE);
+	}
+	for (i = 0; i < c->nrules; i++) {
+		struct file_rule *rule = &c->rules[i];
+		struct rule_state *rs = &st->rules[i];
+		enum key k;
+
+		unresolve(&rule->params, &rs->autoset);
+		for (k = 0; k < K__COUNT; k++)
+			if (rule_key(k) && !(rs->set & BIT(k)))
+				copy_key(&rule->params, &raw, k);
+		s = (struct scope){.c = c,
+				   .st = st,
+				   .rule = (long)i,
+				   .fp = &rule->params,
+				   .set = rs->set,
+				   .autoset = &rs->autoset,
+				   .glob = rule->glob};
+		rc = drop_unused_keys(&s, &raw, err, errlen);
+		if (rc)
+			return rc;
+		resolve_auto(&s, &c->defaults, device);
+		rc = check_scope(&s, device, err, errlen);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -1716,12 +1984,25 @@ char *config_write_ini(const struct sfs_config *c)
 		return NULL;
 	fprintf(f, "# scatterfs effective configuration (every key; sizes in bytes, K/M/G/T = "
 		   "powers of 1024)\n");
-	if (c->source)
-		fprintf(f, "# loaded from %s\n", c->source);
+	if (c->source) {
+		char *src = strdup(c->source);
+
+		if (src)
+			one_line(src); /* a newline in the path would end the comment */
+		fprintf(f, "# loaded from %s\n", src ? src : "?");
+		free(src);
+	}
+	/* Keys dropped because the pattern was changed later (see drop_unused_keys()). */
+	for (i = 0; c->state && i < c->state->nnotes; i++)
+		fprintf(f, "# %s\n", c->state->notes[i]);
 	fprintf(f, "\n[device]\n");
 	for (k = 0; k < K__COUNT; k++)
 		if (keys[k].sec == SEC_DEVICE) {
-			format_value(c, &c->defaults, k, v, sizeof(v));
+			if (k == K_DEVICE_SIZE && c->device.effective_size)
+				/* The size in use, which "0 = the backing's size" does not tell. */
+				format_size(c->device.effective_size, v, sizeof(v));
+			else
+				format_value(c, &c->defaults, k, v, sizeof(v));
 			fprintf(f, "%s = %s\n", keys[k].name, v);
 		}
 	write_params(f, c, &c->defaults, true);
@@ -1742,10 +2023,19 @@ char *config_write_ini(const struct sfs_config *c)
 		const struct file_rule *r = &c->rules[i];
 
 		if (r->line == 0) {
-			/* Written as a comment: loading it back would make it a user rule. */
-			fprintf(f, "\n# built-in rule, added by config_finish():\n");
-			fprintf(f, "# [file \"%s\"] mode = %s\n", r->glob,
-				cache_mode_name(r->params.cache.mode));
+			/*
+			 * Commented out: loading it back would make it a user rule.
+			 * Uncommented, it is a valid rule with the same effect.
+			 */
+			fprintf(f,
+				"\n# Built in: scatterfs adds this rule when no rule is written "
+				"for \"%s\" files\n",
+				r->glob);
+			fprintf(f, "# (SQLite's memory-mapped WAL index needs the page cache).  "
+				   "It is in effect;\n");
+			fprintf(f, "# a [file \"%s\"] section of your own replaces it.\n", r->glob);
+			fprintf(f, "# [file \"%s\"]\n", r->glob);
+			fprintf(f, "# cache.mode = %s\n", cache_mode_name(r->params.cache.mode));
 			continue;
 		}
 		fprintf(f, "\n[file \"%s\"]\n", r->glob);

@@ -50,13 +50,26 @@ enum disk_rotation {
 	ROTATION_AVERAGE, /* half a revolution per positioning */
 };
 
-/** [layout] keys. extent_size 0 means "auto" (Oracle AUTOALLOCATE sizes). */
+/**
+ * [layout] keys. extent_size 0 means "auto" (Oracle AUTOALLOCATE sizes).
+ *
+ * gap and gap_max 0 mean "auto" too; config_finish() replaces them, in the
+ * global values and in every rule whose pattern reads them (each with its
+ * own extent_size; other rules keep the global value), by:
+ * - gap_max: 64 x extent_size (64M when extent_size is auto, counted as
+ *   its 1M step), at most the device size rounded down to the block size
+ *   when the device size is known;
+ * - gap: extent_size (1M when extent_size is auto), the seed's
+ *   equi-fragmented layout where each gap is as large as an extent.
+ * So after config_finish() a pattern never sees 0 there, and
+ * `-o layout.pattern=random` or `=interleaved` works alone.
+ */
 struct layout_params {
 	enum pattern pattern;
 	uint64_t extent_size;  /* bytes; 0 = auto */
 	uint64_t initial_size; /* single: bytes of the first extent */
-	uint64_t gap;          /* interleaved: reserved bytes after each extent */
-	uint64_t gap_max;      /* random: largest jump in bytes */
+	uint64_t gap;          /* interleaved: reserved bytes after each extent; 0 = auto */
+	uint64_t gap_max;      /* random: largest jump in bytes; 0 = auto */
 	double contiguous_ratio; /* random: probability of an adjacent extent, [0, 1] */
 	uint64_t seed;         /* random */
 };
@@ -103,6 +116,12 @@ struct sfs_config {
 		uint64_t size;       /* bytes; 0 = the backing's current size */
 		uint32_t block_size; /* bytes, power of two in [512, 1M] */
 		bool direct;         /* O_DIRECT on the backing */
+		/*
+		 * Bytes of the device config_finish() checked against: size when
+		 * set, else the device_size it was given; 0 = not known.  Set by
+		 * config_finish(); config_write_ini() writes it as size.
+		 */
+		uint64_t effective_size;
 	} device;
 	struct file_params defaults; /* [layout], [autoextend], [cache] */
 	struct {
@@ -148,7 +167,21 @@ int config_set(struct sfs_config *c, const char *assignment, char *err, size_t e
  * size, a gap larger than the device, ...), resolves every rule's
  * inherited keys and appends the built-in rules.  @device_size is the
  * backing device's size in bytes (0 when not known yet).
- * @return 0, -EINVAL with @err set.
+ *
+ * Also: records the device size in device.effective_size; resolves the
+ * auto gap and gap_max (see struct layout_params); with a known device
+ * size, refuses an extent_size (64K for auto: its first extent),
+ * initial_size (single), autoextend.next, gap or gap_max larger than the
+ * device, and for interleaved a first extent plus gap larger than it.
+ * A key the pattern does not read (gap for contiguous, ...) is an error
+ * when it was set in the same place as the pattern (one file section, or
+ * both -o overrides) or in a later one; when the pattern was set in a
+ * later place (an -o override over the file, a later file over an earlier
+ * one) the key is ignored as if never written, and config_write_ini()
+ * names it in a comment.  A 0 for initial_size, gap or gap_max means "not
+ * set" (or auto) and never conflicts.  May be called again after more
+ * overrides.
+ * @return 0, -EINVAL with @err set, -ENOMEM.
  */
 int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t errlen);
 

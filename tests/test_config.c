@@ -188,6 +188,10 @@ Test(config, defaults)
 	cr_assert_str_eq(c.rules[0].glob, "*-shm");
 	cr_assert_eq(c.rules[0].params.cache.mode, CACHE_KERNEL);
 	cr_assert_eq(c.rules[0].params.layout.extent_size, MiB);
+	/* ... and resolves the auto keys: 64 x extent_size, and extent_size. */
+	cr_assert_eq(c.defaults.layout.gap_max, 64 * MiB);
+	cr_assert_eq(c.defaults.layout.gap, MiB);
+	cr_assert_eq(c.device.effective_size, 0);
 	config_free(&c);
 }
 
@@ -795,17 +799,25 @@ Test(config, conflict_key_not_used_by_pattern)
 	/* In a rule: the rule's own key against its pattern. */
 	finish_fails("[file \"*.dbf\"]\npattern = contiguous\ngap = 8K\n", 0, 3, "gap");
 	assert_has(errbuf, "[file \"*.dbf\"]");
-	/* An override that changes the pattern makes a file key conflict. */
+	/* A 0 (not set, or auto) is never a conflict. */
+	{
+		struct sfs_config c;
+
+		load_ok(&c, "[layout]\npattern = contiguous\ngap = 0\ngap_max = 0\n"
+			    "initial_size = 0\n");
+		finish_ok(&c, 0);
+		config_free(&c);
+	}
+	/* An override that changes the pattern makes the file's key ignored, not an error. */
 	{
 		struct sfs_config c;
 
 		load_ok(&c, "[layout]\npattern = interleaved\ngap = 70K\n");
 		cr_assert_eq(config_set(&c, "layout.pattern=contiguous", errbuf, sizeof(errbuf)),
 			     0);
-		cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
-		assert_has(errbuf, ":3:");
-		assert_has(errbuf, "gap");
-		assert_has(errbuf, "option -o layout.pattern=contiguous");
+		finish_ok(&c, 0);
+		/* As if never written: the auto value. */
+		cr_assert_eq(c.defaults.layout.gap, MiB);
 		config_free(&c);
 	}
 	/* A conflicting key set by an override names the option. */
@@ -824,14 +836,22 @@ Test(config, conflict_required_keys)
 {
 	finish_fails("[layout]\npattern = single\nextent_size = 64K\n", 0, 0, "initial_size");
 	finish_fails("[file \"x\"]\npattern = single\n", 0, 2, "initial_size");
-	finish_fails("[layout]\npattern = random\n", 0, 0, "gap_max");
 	finish_fails("[device]\nblock_size = 8K\n[layout]\npattern = random\ngap_max = 4K\n", 0, 5,
 		     "gap_max");
-	/* The rule's pattern needs a key it inherits from nobody. */
-	finish_fails("[layout]\npattern = interleaved\ngap = 4K\n[file \"*.dbf\"]\n"
-		     "pattern = random\n",
-		     0, 0, "gap_max");
-	assert_has(errbuf, "[file \"*.dbf\"]");
+	/* gap_max and gap have usable defaults now (auto), even in a rule that inherits them. */
+	{
+		struct sfs_config c;
+
+		load_ok(&c, "[layout]\npattern = random\n");
+		finish_ok(&c, 0);
+		cr_assert_eq(c.defaults.layout.gap_max, 64 * MiB);
+		config_free(&c);
+		load_ok(&c, "[layout]\npattern = interleaved\ngap = 4K\n[file \"*.dbf\"]\n"
+			    "pattern = random\n");
+		finish_ok(&c, 0);
+		cr_assert_eq(config_for_path(&c, "a.dbf")->layout.gap_max, 64 * MiB);
+		config_free(&c);
+	}
 }
 
 Test(config, conflict_not_multiple_of_block_size)
@@ -880,10 +900,13 @@ Test(config, conflict_larger_than_device)
 		load_ok(&c, "[layout]\npattern = interleaved\ngap = 2G\n");
 		finish_ok(&c, 0);
 		config_free(&c);
-		load_ok(&c, "[layout]\npattern = interleaved\ngap = 1G\n");
+		/* interleaved reserves extent and gap together: 1M + 1023M fits 1G. */
+		load_ok(&c, "[layout]\npattern = interleaved\ngap = 1023M\n");
 		finish_ok(&c, GiB);
 		config_free(&c);
 	}
+	finish_fails("[layout]\npattern = interleaved\ngap = 1G\n", GiB, 3, "gap = 1G");
+	assert_has(errbuf, "extent_size + gap (1025M) within the device (1G)");
 }
 
 Test(config, conflict_max_size_below_one_extent)
@@ -931,7 +954,10 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 {
 	size_t i;
 
-	cr_assert_eq(a->device.size, b->device.size);
+	/* config_write_ini() writes the effective size where it is known. */
+	cr_assert_eq(a->device.effective_size, b->device.effective_size);
+	if (!a->device.effective_size)
+		cr_assert_eq(a->device.size, b->device.size);
 	cr_assert_eq(a->device.block_size, b->device.block_size);
 	cr_assert_eq(a->device.direct, b->device.direct);
 	assert_same_params(&a->defaults, &b->defaults);
@@ -1007,8 +1033,8 @@ Test(config, write_ini_round_trip)
 	assert_has(text, "contiguous_ratio = 0.1\n");
 	assert_has(text, "transfer_mib_s = 200,90.5\n");
 	assert_has(text, "extent_size = auto\n");
-	/* The built-in rule is a comment, not a section. */
-	assert_has(text, "# [file \"*-shm\"] mode = kernel\n");
+	/* The built-in rule is a commented-out section, not a section. */
+	assert_has(text, "# [file \"*-shm\"]\n# cache.mode = kernel\n");
 	cr_assert_null(strstr(text, "\n[file \"*-shm\"]"));
 	free(text);
 	round_trip(&c);
@@ -1115,4 +1141,287 @@ Test(config, seed_confs)
 	cr_assert_eq(fp->layout.pattern, PATTERN_RANDOM);
 	cr_assert_geq(fp->layout.gap_max, c.device.block_size);
 	config_free(&c);
+}
+
+/* ---- user reports: defaults that work, pattern switches, the device size ---- */
+
+/* config_init() + the -o overrides in @opts (NULL-terminated), each must be accepted. */
+static void set_all(struct sfs_config *c, const char *const *opts)
+{
+	for (; *opts; opts++)
+		cr_assert_eq(config_set(c, *opts, errbuf, sizeof(errbuf)), 0, "%s: %s", *opts,
+			     errbuf);
+}
+
+Test(config, random_alone_gets_auto_gap_max)
+{
+	struct sfs_config c;
+	const struct file_params *fp;
+
+	/* -o layout.pattern=random alone: gap_max auto = 64 x extent_size (1M). */
+	config_init(&c);
+	set_all(&c, (const char *const[]){"layout.pattern=random", NULL});
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap_max, 64 * MiB);
+	/* finish twice: still resolved from auto, not from the first result. */
+	cr_assert_eq(config_set(&c, "layout.extent_size=64K", errbuf, sizeof(errbuf)), 0);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap_max, 4 * MiB);
+	config_free(&c);
+
+	/* extent_size auto counts as 1M: 64M; a known device clamps it (whole blocks). */
+	config_init(&c);
+	set_all(&c,
+		(const char *const[]){"layout.pattern=random", "layout.extent_size=auto", NULL});
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap_max, 64 * MiB);
+	finish_ok(&c, 10 * MiB + 1000);
+	cr_assert_eq(c.defaults.layout.gap_max, 10 * MiB);
+	config_free(&c);
+
+	/* 0 written in the file is auto too, and each rule resolves with its own extent_size. */
+	load_ok(&c, "[layout]\npattern = random\nextent_size = 16K\ngap_max = 0\n"
+		    "[file \"*.dbf\"]\nextent_size = 128K\n"
+		    "[file \"*.idx\"]\ngap_max = 3M\n"
+		    "[file \"*.log\"]\npattern = contiguous\n");
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap_max, 1 * MiB);
+	fp = config_for_path(&c, "a.dbf");
+	cr_assert_eq(fp->layout.pattern, PATTERN_RANDOM);
+	cr_assert_eq(fp->layout.gap_max, 8 * MiB);
+	cr_assert_eq(config_for_path(&c, "a.idx")->layout.gap_max, 3 * MiB);
+	config_free(&c);
+
+	/* An explicit global gap_max is inherited as written. */
+	load_ok(&c, "[layout]\npattern = random\ngap_max = 5M\n[file \"*.dbf\"]\n"
+		    "extent_size = 128K\n");
+	finish_ok(&c, 0);
+	cr_assert_eq(config_for_path(&c, "a.dbf")->layout.gap_max, 5 * MiB);
+	config_free(&c);
+
+	/* Still refused: an explicit gap_max below the block size. */
+	finish_fails("[device]\nblock_size = 8K\n[layout]\npattern = random\ngap_max = 4K\n", 0, 5,
+		     "gap_max");
+}
+
+Test(config, interleaved_gap_auto_is_extent_size)
+{
+	struct sfs_config c;
+
+	config_init(&c);
+	set_all(&c, (const char *const[]){"layout.pattern=interleaved", NULL});
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap, MiB);
+	config_free(&c);
+
+	load_ok(&c, "[device]\nblock_size = 2K\n[layout]\npattern = interleaved\n"
+		    "extent_size = 70K\ngap = 0\n");
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap, 70 * KiB);
+	config_free(&c);
+
+	/* extent_size auto: 1M. */
+	load_ok(&c, "[layout]\npattern = interleaved\nextent_size = auto\n");
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap, MiB);
+	config_free(&c);
+
+	/* Extent and gap must fit the device together. */
+	finish_fails("[layout]\npattern = interleaved\nextent_size = 1M\n", 1536 * KiB, 0, "gap");
+	assert_has(errbuf, "gap = 1M (auto)");
+	assert_has(errbuf, "1536K");
+}
+
+Test(config, pattern_override_over_shipped_file)
+{
+	struct sfs_config c;
+	char *text;
+
+	/* The user's command line: the file's gap is ignored, not an error. */
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, "conf/equi-fragmented.ini", errbuf, sizeof(errbuf)), 0,
+		     "%s", errbuf);
+	set_all(&c, (const char *const[]){"layout.pattern=contiguous", NULL});
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_eq(c.defaults.layout.extent_size, 70 * KiB);
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	/* Not a key any more; named in a comment with where it came from. */
+	cr_assert_null(strstr(text, "\ngap = "), "%s", text);
+	assert_has(text, "# ignored: conf/equi-fragmented.ini:");
+	assert_has(text, "[layout] gap = 70K");
+	assert_has(text, "option -o layout.pattern=contiguous");
+	free(text);
+	round_trip(&c);
+	config_free(&c);
+
+	/* Clearing the key with 0 alongside is accepted too. */
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, "conf/equi-fragmented.ini", errbuf, sizeof(errbuf)), 0);
+	set_all(&c, (const char *const[]){"layout.pattern=contiguous", "layout.gap=0", NULL});
+	finish_ok(&c, 0);
+	config_free(&c);
+
+	/* To random: the file's gap goes, gap_max is auto (64 x 70K). */
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, "conf/equi-fragmented.ini", errbuf, sizeof(errbuf)), 0);
+	set_all(&c, (const char *const[]){"layout.pattern=random", NULL});
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.gap_max, 64 * 70 * KiB);
+	config_free(&c);
+
+	/* A rule's key, with the rule's pattern inherited from an -o override: ignored too. */
+	load_ok(&c, "[layout]\npattern = interleaved\ngap = 64K\n[file \"*.dbf\"]\ngap = 128K\n");
+	set_all(&c, (const char *const[]){"layout.pattern=reverse", NULL});
+	finish_ok(&c, 0);
+	cr_assert_eq(config_for_path(&c, "a.dbf")->layout.pattern, PATTERN_REVERSE);
+	config_free(&c);
+}
+
+Test(config, pattern_conflict_in_the_same_place_stays)
+{
+	struct sfs_config c;
+
+	/* Both -o overrides. */
+	config_init(&c);
+	set_all(&c, (const char *const[]){"layout.pattern=contiguous", "layout.gap=8K", NULL});
+	cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_one_line(errbuf);
+	assert_has(errbuf, "option -o layout.gap=8K: [layout] gap = 8K: pattern contiguous");
+	config_free(&c);
+
+	/* The same file section, written in either order. */
+	finish_fails("[layout]\ngap = 70K\npattern = contiguous\n", 0, 2, "gap");
+	/* A key on the command line over the file's pattern: refused (the user asked for it). */
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, "conf/equi-fragmented.ini", errbuf, sizeof(errbuf)), 0);
+	set_all(&c, (const char *const[]){"layout.seed=5", NULL});
+	cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_has(errbuf, "option -o layout.seed=5:");
+	assert_has(errbuf, "pattern interleaved");
+	config_free(&c);
+}
+
+Test(config, larger_than_the_device)
+{
+	struct sfs_config c;
+
+	/* The user's report: -o size=100K with the default 1M extents. */
+	config_init(&c);
+	set_all(&c, (const char *const[]){"device.size=100K", NULL});
+	cr_assert_eq(config_finish(&c, 100 * KiB, errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o device.size=100K: [layout] extent_size = 1M (default): "
+				 "larger than the device (100K)");
+	config_free(&c);
+
+	finish_fails("[layout]\nextent_size = 8M\n", 4 * MiB, 2, "extent_size = 8M");
+	assert_has(errbuf, "larger than the device (4M)");
+	/* auto: the first extent is 64K. */
+	finish_fails("[layout]\nextent_size = auto\n", 32 * KiB, 2, "extent_size = auto");
+	load_ok(&c, "[layout]\nextent_size = auto\n");
+	finish_ok(&c, 64 * KiB);
+	config_free(&c);
+	/* In a rule. */
+	finish_fails("[layout]\nextent_size = 64K\n[file \"*pg_wal/*\"]\nextent_size = 16M\n",
+		     8 * MiB, 4, "[file \"*pg_wal/*\"] extent_size = 16M");
+	finish_fails("[layout]\nextent_size = 64K\n[autoextend]\nnext = 2M\n", MiB, 4, "next = 2M");
+	finish_fails("[layout]\nextent_size = 64K\n[file \"x\"]\nnext = 2M\n", MiB, 4,
+		     "[file \"x\"] next = 2M");
+	finish_fails("[layout]\npattern = single\ninitial_size = 2M\nextent_size = 64K\n", MiB, 3,
+		     "initial_size = 2M");
+	/* Exactly the device fits. */
+	load_ok(&c, "[layout]\nextent_size = 1M\n[autoextend]\nnext = 1M\n");
+	finish_ok(&c, MiB);
+	config_free(&c);
+}
+
+Test(config, effective_size_recorded_and_written)
+{
+	struct sfs_config c;
+	char *text;
+
+	config_init(&c);
+	finish_ok(&c, 100 * MiB);
+	cr_assert_eq(c.device.size, 0);
+	cr_assert_eq(c.device.effective_size, 100 * MiB);
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	assert_has(text, "\n[device]\nsize = 100M\n");
+	free(text);
+	round_trip(&c);
+	config_free(&c);
+
+	/* device.size, when set, is the device. */
+	load_ok(&c, "[device]\nsize = 1G\n");
+	finish_ok(&c, 4 * GiB);
+	cr_assert_eq(c.device.effective_size, GiB);
+	config_free(&c);
+
+	/* Not known yet: 0. */
+	config_init(&c);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.device.effective_size, 0);
+	config_free(&c);
+}
+
+Test(config, write_ini_builtin_rule_is_commented_ini)
+{
+	struct sfs_config c, d;
+	char *text, *p;
+	const char *path;
+	int rc;
+
+	config_init(&c);
+	finish_ok(&c, 0);
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	/* User-facing words, no function names. */
+	cr_assert_null(strstr(text, "config_finish"), "%s", text);
+	cr_assert_null(strstr(text, "()"), "%s", text);
+	assert_has(text, "# Built in:");
+	assert_has(text, "\n# [file \"*-shm\"]\n# cache.mode = kernel\n");
+	/* Uncommented, the two lines are a valid rule that gives the same configuration. */
+	p = strstr(text, "\n# [file \"*-shm\"]\n");
+	memmove(p + 1, p + 3, strlen(p + 3) + 1);
+	p = strstr(p, "\n# cache.mode");
+	memmove(p + 1, p + 3, strlen(p + 3) + 1);
+	path = write_ini("uncommented.ini", text);
+	config_init(&d);
+	rc = config_load_file(&d, path, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, 0, "%s\n%s", errbuf, text);
+	cr_assert_eq(d.nrules, 1);
+	finish_ok(&d, 0);
+	assert_same_config(&c, &d);
+	free(text);
+	config_free(&d);
+	config_free(&c);
+}
+
+Test(config, conf_files_cite_only_shipped_files)
+{
+	DIR *d = opendir("conf");
+	struct dirent *e;
+	char path[300], line[512];
+	unsigned n = 0;
+
+	cr_assert_not_null(d, "run from the project root (conf/ not found)");
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		FILE *f;
+
+		if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+			continue;
+		snprintf(path, sizeof(path), "conf/%s", e->d_name);
+		f = fopen(path, "r");
+		cr_assert_not_null(f, "%s", path);
+		while (fgets(line, sizeof(line), f)) {
+			cr_assert_null(strstr(line, "../shared"), "%s: %s", path, line);
+			cr_assert_null(strstr(line, "seed-figures.md"), "%s: %s", path, line);
+		}
+		fclose(f);
+		n++;
+	}
+	closedir(d);
+	cr_assert_geq(n, 6);
 }

@@ -2,7 +2,9 @@
 # Bad input: a bad configuration (an unknown key; a bad -o value), a missing
 # backing (no size= and the file absent), a size= smaller than the existing
 # backing (shrinking would lose data: refused), and a second mount of a
-# backing that is mounted: each exits non-zero, with a message on stderr
+# backing that is mounted, a catalog of another backing, a corrupted
+# catalog, an unknown FUSE option and a stale mount point: each exits
+# non-zero, with a message on stderr
 # that names the problem, mounts nothing, and leaves the backing and its
 # catalog byte-for-byte unchanged.
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -75,4 +77,37 @@ assert_eq "$(cat "$M/hello.txt")" hello "content of hello.txt"
 refused second-mount 'already|in use|busy|locked|mounted' "$M2" "$B" "$M2"
 assert_eq "$(cat "$M/hello.txt")" hello "content of hello.txt on the first mount after the refused second"
 sfs_umount "$M"
+
+# 5. A catalog from another backing (same size and block size) is refused.
+B2=$T/other
+sfs_mount "$B2" "$M" "size=64M"
+echo other >"$M/other.txt"
+sfs_umount "$M"
+refused foreign-catalog 'belongs to backing' "$M" "$B" "$M" -o "meta=$B2.scatterfs"
+grep -q "$B2" "$T/foreign-catalog.stderr" || fail "foreign-catalog: message does not name the catalog's own backing: $(cat "$T/foreign-catalog.stderr")"
+rm -f "$B2" "$B2".scatterfs*
+
+# 6. A corrupted catalog: not an SQLite database.
+head -c 8192 /dev/urandom >"$T/garbage.scatterfs"
+refused corrupt-catalog 'not a scatterfs catalog|corrupt' "$M" "$B" "$M" -o "meta=$T/garbage.scatterfs"
+rm -f "$T/garbage.scatterfs"
+
+# 7. A mount that fails after the backing was created (an unknown FUSE
+# option) leaves no backing and no catalog behind.
+refused unknown-fuse-option 'not understood|unknown option' "$M" "$T/fresh" "$M" -o size=16M,bogusopt
+[[ ! -e $T/fresh && ! -e $T/fresh.scatterfs ]] || fail "unknown-fuse-option: the refused mount left $T/fresh or its catalog"
+
+# 8. A stale mount point (its daemon killed) is named as such.
+sfs_mount "$B" "$M" ""
+assert_eq "$(cat "$M/hello.txt")" hello "content of hello.txt before the daemon is killed"
+kill -KILL "$SFS_LAST_PID"
+wait "$SFS_LAST_PID" 2>/dev/null || true
+unset "SFS_PID[$M]"
+rc=0
+timeout 30 "$SFS_BIN" "$B" "$M" >"$T/stale.stdout" 2>"$T/stale.stderr" </dev/null || rc=$?
+((rc != 0 && rc != 124)) || fail "stale-mount: scatterfs exited $rc, expected a refusal"
+grep -q 'stale mount.*fusermount3 -u' "$T/stale.stderr" || fail "stale-mount: message: $(cat "$T/stale.stderr")"
+assert_eq "$(awk -v m="$M" '$5 == m' /proc/self/mountinfo | wc -l)" 1 "mounts on $M after the refused mount over a stale one"
+note "stale-mount: refused (exit $rc): $(head -n 1 "$T/stale.stderr")"
+fusermount3 -u "$M" || fail "fusermount3 -u of the stale mount failed"
 note "pass"

@@ -1,0 +1,328 @@
+/*
+ * scatterfs-report LOG [options]: read-size histograms, logical
+ * sequentiality, device I/O and seek summaries and autoextend costs of a
+ * scatterfs request log, as text, CSV or JSON; optionally a fio iolog of
+ * its reads and writes and a gnuplot plot.
+ *
+ * One pass over the log, row by row (report_parse.c): every consumer (the
+ * metrics, the iolog writer, the plot's timeline) sees each row once, so
+ * memory does not grow with the log.  This file only parses the command
+ * line and wires the pieces of the library (report.h) together.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build_config.h"
+#include "report.h"
+
+#define TEXT_TOP 20 /* exact sizes per group in text output unless --top */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: scatterfs-report LOG [options]\n"
+		"\n"
+		"Summarises a scatterfs request log (CSV ts_us,op,pid,path,offset,size,result,\n"
+		"latency_us,device_io, optionally followed by model_us and further columns,\n"
+		"which are ignored).  LOG may be - for standard input.  The log is read once,\n"
+		"as a stream.\n"
+		"\n"
+		"Metrics (the --metric names):\n"
+		"  summary              rows, bytes (sum of size) and errors per op\n"
+		"  read_sizes           exact read sizes: count, share of the reads, bytes;\n"
+		"                       most frequent first\n"
+		"  read_size_buckets    read sizes in power-of-two buckets [lo, hi] (text:\n"
+		"                       a bar chart)\n"
+		"  sequentiality        reads that start where the previous read of the same\n"
+		"                       file ended, of the reads that follow a read of that file\n"
+		"  device               device I/Os per read (mean); device I/Os of reads and\n"
+		"                       writes in log order, and the share of them that started\n"
+		"                       where the previous one ended (sequential)\n"
+		"  device_ios_per_read  distribution of the number of device I/Os of a read\n"
+		"  seek_distance        |offset - end of the previous device I/O| in bytes,\n"
+		"                       power-of-two buckets (0 = sequential)\n"
+		"  autoextend           extends, bytes added, zero-fill time in total, mean and\n"
+		"                       max per extend, and per MiB added\n"
+		"\n"
+		"Options:\n"
+		"  --by file|pid|op     also give the read-size histograms per file, per\n"
+		"                       process, or per op (op: the request sizes of every op)\n"
+		"  --format text|csv|json\n"
+		"                       text (default) for people.  csv: every metric as a\n"
+		"                       table, each preceded by a line '# NAME' and separated\n"
+		"                       by an empty line; with --metric only that table, pure\n"
+		"                       CSV (header row, then data rows).  json: one object;\n"
+		"                       keys log, rows, by, then one key per metric with the\n"
+		"                       CSV columns (an object for sequentiality, device and\n"
+		"                       autoextend, an array of objects otherwise).  Shares\n"
+		"                       are percent with 2 decimals, means with 3.\n"
+		"  --metric NAME        print one metric only (any format)\n"
+		"  --top N              at most N exact sizes per histogram (0 = all; default\n"
+		"                       20 in text, all in csv and json)\n"
+		"  --fio-iolog FILE     also write the reads and writes as a fio iolog, to\n"
+		"                       replay with fio --read_iolog=FILE (add --readonly to\n"
+		"                       skip the writes, --replay_redirect=DEV to send every\n"
+		"                       I/O to DEV, --replay_no_stall to ignore the timing)\n"
+		"  --iolog-version 2|3  iolog version (default 3: each line starts with its\n"
+		"                       time in microseconds since the first request, and fio\n"
+		"                       >= 3.31 replays the timing; 2: no timing)\n"
+		"  --iolog-dir DIR      file mode (the default): one I/O per request, at its\n"
+		"                       logical offset with the bytes it did, on DIR/PATH\n"
+		"                       (default: PATH, relative to fio's working directory;\n"
+		"                       use the mount point, or a copy of the files)\n"
+		"  --iolog-device FILE  device mode: one I/O per device I/O of each request, at\n"
+		"                       its device offset on FILE (the backing device or a copy\n"
+		"                       of it): replays what the device saw\n"
+		"  --plot FILE.png|FILE.svg\n"
+		"                       plot the read-size histogram with gnuplot (Debian\n"
+		"                       package gnuplot-nox)\n"
+		"  --timeline           with --plot: also each read's size and each of its\n"
+		"                       device I/Os' device offset against time\n"
+		"  -h, --help           print this help and exit\n"
+		"  --version            print the version and exit\n"
+		"\n"
+		"fio iolog names hold at most 256 bytes and no white space: requests on other\n"
+		"paths are not exported (counted on standard error).  Failed requests (result\n"
+		"< 0) are not exported in file mode.\n"
+		"\n"
+		"Exit status: 0 on success, 1 on an error (unreadable or malformed log, gnuplot\n"
+		"missing or failing, unwritable output), 2 on a usage error.\n");
+}
+
+enum {
+	OPT_BY = 256,
+	OPT_FORMAT,
+	OPT_METRIC,
+	OPT_TOP,
+	OPT_IOLOG,
+	OPT_IOLOG_VERSION,
+	OPT_IOLOG_DIR,
+	OPT_IOLOG_DEVICE,
+	OPT_PLOT,
+	OPT_TIMELINE,
+	OPT_VERSION,
+};
+
+static const struct option options[] = {
+    {"by", required_argument, NULL, OPT_BY},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"metric", required_argument, NULL, OPT_METRIC},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"fio-iolog", required_argument, NULL, OPT_IOLOG},
+    {"iolog-version", required_argument, NULL, OPT_IOLOG_VERSION},
+    {"iolog-dir", required_argument, NULL, OPT_IOLOG_DIR},
+    {"iolog-device", required_argument, NULL, OPT_IOLOG_DEVICE},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"timeline", no_argument, NULL, OPT_TIMELINE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "scatterfs-report: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry 'scatterfs-report --help'.\n");
+	va_end(ap);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	enum report_by by = BY_NONE;
+	struct report_output o = {.format = FMT_TEXT, .metric = -1};
+	long top = -1;
+	struct iolog_opts io = {.version = 3};
+	const char *iolog_path = NULL, *plot_path = NULL;
+	bool timeline = false, iolog_opt = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_BY:
+			if (strcmp(optarg, "file") == 0)
+				by = BY_FILE;
+			else if (strcmp(optarg, "pid") == 0)
+				by = BY_PID;
+			else if (strcmp(optarg, "op") == 0)
+				by = BY_OP;
+			else
+				return bad_usage("--by '%s': expected file, pid or op", optarg);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") == 0)
+				o.format = FMT_TEXT;
+			else if (strcmp(optarg, "csv") == 0)
+				o.format = FMT_CSV;
+			else if (strcmp(optarg, "json") == 0)
+				o.format = FMT_JSON;
+			else
+				return bad_usage("--format '%s': expected text, csv or json",
+						 optarg);
+			break;
+		case OPT_METRIC:
+			o.metric = report_metric_parse(optarg);
+			if (o.metric < 0)
+				return bad_usage("--metric '%s': expected summary, read_sizes, "
+						 "read_size_buckets, sequentiality, device, "
+						 "device_ios_per_read, seek_distance or autoextend",
+						 optarg);
+			break;
+		case OPT_TOP: {
+			char *end;
+			errno = 0;
+			top = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || top < 0)
+				return bad_usage("--top '%s': expected a number >= 0 (0 = all)",
+						 optarg);
+			break;
+		}
+		case OPT_IOLOG:
+			iolog_path = optarg;
+			break;
+		case OPT_IOLOG_VERSION:
+			if (strcmp(optarg, "2") == 0)
+				io.version = 2;
+			else if (strcmp(optarg, "3") == 0)
+				io.version = 3;
+			else
+				return bad_usage("--iolog-version '%s': expected 2 or 3", optarg);
+			iolog_opt = true;
+			break;
+		case OPT_IOLOG_DIR:
+			io.dir = optarg;
+			iolog_opt = true;
+			break;
+		case OPT_IOLOG_DEVICE:
+			io.device = optarg;
+			iolog_opt = true;
+			break;
+		case OPT_PLOT:
+			plot_path = optarg;
+			break;
+		case OPT_TIMELINE:
+			timeline = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("scatterfs-report %s\n", PACKAGE_VERSION);
+			return 0;
+		case ':':
+			return bad_usage("option %s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return bad_usage("unknown option '-%c'", optopt);
+			return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("%s", "missing the request log (LOG)");
+	if (optind + 1 < argc)
+		return bad_usage("one request log only; extra argument '%s'", argv[optind + 1]);
+	if (iolog_opt && iolog_path == NULL)
+		return bad_usage("%s", "--iolog-version, --iolog-dir and --iolog-device need "
+				       "--fio-iolog FILE");
+	if (io.dir && io.device)
+		return bad_usage("%s", "--iolog-dir and --iolog-device exclude each other");
+	if (timeline && plot_path == NULL)
+		return bad_usage("%s", "--timeline needs --plot FILE");
+	const char *log_path = argv[optind];
+	o.name = log_path;
+	o.top = top >= 0 ? (size_t)top : o.format == FMT_TEXT ? TEXT_TOP : 0;
+
+	char err[512];
+	struct log_reader *r = NULL;
+	struct iolog_writer *iw = NULL;
+	struct plot *plot = NULL;
+	struct report rep;
+	int rc, status = 1;
+
+	report_init(&rep, by);
+	if (log_reader_open(log_path, &r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "scatterfs-report: %s\n", err);
+		goto out;
+	}
+	if (iolog_path && iolog_open(iolog_path, &io, &iw, err, sizeof(err)) < 0) {
+		fprintf(stderr, "scatterfs-report: --fio-iolog %s\n", err);
+		goto out;
+	}
+	if (plot_path && plot_open(plot_path, timeline, &plot, err, sizeof(err)) < 0) {
+		fprintf(stderr, "scatterfs-report: %s\n", err);
+		goto out;
+	}
+
+	struct log_row row;
+	while ((rc = log_reader_next(r, &row)) > 0) {
+		if ((rc = report_add(&rep, &row)) < 0 || (iw && (rc = iolog_add(iw, &row)) < 0) ||
+		    (plot && (rc = plot_add(plot, &row)) < 0)) {
+			fprintf(stderr, "scatterfs-report: %s:%" PRIu64 ": %s\n", log_path,
+				row.line, strerror(-rc));
+			goto out;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-report: %s\n", log_reader_error(r));
+		goto out;
+	}
+
+	rc = report_print(stdout, &rep, &o);
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-report: writing the report: %s\n", strerror(-rc));
+		goto out;
+	}
+	status = 0;
+	if (iw) {
+		uint64_t reads, writes, skipped;
+		rc = iolog_close(iw, &reads, &writes, &skipped);
+		iw = NULL;
+		if (rc < 0) {
+			fprintf(stderr, "scatterfs-report: --fio-iolog %s: %s\n", iolog_path,
+				strerror(-rc));
+			status = 1;
+		} else {
+			fprintf(stderr,
+				"scatterfs-report: fio iolog %s (version %d): %" PRIu64
+				" reads, %" PRIu64 " writes\n",
+				iolog_path, io.version, reads, writes);
+			if (skipped)
+				fprintf(stderr,
+					"scatterfs-report: warning: %" PRIu64
+					" requests not exported to %s (failed, empty, or a path "
+					"fio's iolog cannot hold: white space or over 256 bytes)\n",
+					skipped, iolog_path);
+		}
+	}
+	if (plot) {
+		rc = plot_finish(plot, &rep, err, sizeof(err));
+		plot = NULL;
+		if (rc < 0) {
+			fprintf(stderr, "scatterfs-report: %s\n", err);
+			status = 1;
+		}
+	}
+out:
+	if (iw) {
+		uint64_t a, b, s;
+		iolog_close(iw, &a, &b, &s);
+		remove(iolog_path); /* incomplete */
+	}
+	if (plot)
+		plot_discard(plot);
+	log_reader_close(r);
+	report_free(&rep);
+	return status;
+}

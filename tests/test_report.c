@@ -1,0 +1,713 @@
+/*
+ * Unit tests of the scatterfs-report library (bench/report*.c): one test
+ * per metric on a small hand-made log whose expected values are worked out
+ * in the comments, the --by groupings, the reader (quoted paths, both
+ * headers, extra columns, malformed input and its messages), the exact CSV
+ * and JSON output, the fio iolog export and the missing-gnuplot error.
+ */
+#undef NDEBUG
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+#define HEADER "ts_us,op,pid,path,offset,size,result,latency_us,device_io\n"
+
+/*
+ * The reference log.  Reads: lines 2, 3, 4, 5, 9, 11 (6 reads).
+ *   sizes: 8192 x3, 4096 x2, 16384 x1; bytes 49152.
+ *   sequentiality: t.db 0+8192 -> 8192 (seq) -> 65536 (no) -> 81920 (seq);
+ *     a,"b".db 0+4096 -> 4096 (seq): 3 sequential of 4 with a previous read.
+ *   device I/Os per read: 1, 1, 2, 0, 1, 0 = 5 (0: 2, 1: 3, 2: 1).
+ *   device I/Os of reads and writes, in order, with the seek from the
+ *   previous one's end: 0+8192; 8192 (0); 65536 (49152); 131072 (57344);
+ *   write 16384 (|16384 - 139264| = 122880); 196608 (196608 - 24576 = 172032).
+ * Extends: 1 MiB in 3000 us and 2 MiB in 5000 us.
+ */
+static const char ref_log[] =
+    HEADER "100,read,10,t.db,0,8192,8192,50,0+8192\n"
+	   "200,read,10,t.db,8192,8192,8192,40,8192+8192\n"
+	   "300,read,11,t.db,65536,16384,16384,60,65536+8192;131072+8192\n"
+	   "400,read,11,\"a,\"\"b\"\".db\",0,4096,4096,20,\n"
+	   "500,write,10,t.db,16384,8192,8192,70,16384+8192\n"
+	   "600,extend,10,t.db,1048576,1048576,1048576,3000,\n"
+	   "700,extend,10,t.db,2097152,2097152,2097152,5000,\n"
+	   "800,read,10,t.db,81920,8192,8192,30,196608+8192\n"
+	   "900,fsync,10,t.db,0,0,0,100,\n"
+	   "1000,read,12,\"a,\"\"b\"\".db\",4096,4096,-5,10,\n";
+
+/* Feeds @log (NUL-terminated) to a report grouped by @by. */
+static void load(struct report *rep, const char *log, enum report_by by)
+{
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	int rc;
+
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "ref.csv", &r, err, sizeof(err)), 0,
+		     "%s", err);
+	report_init(rep, by);
+	while ((rc = log_reader_next(r, &row)) > 0)
+		cr_assert_eq(report_add(rep, &row), 0);
+	cr_assert_eq(rc, 0, "%s", log_reader_error(r));
+	log_reader_close(r);
+}
+
+/* The message log_reader_open_mem() or log_reader_next() gives for @log. */
+static char *first_error(const char *log)
+{
+	static char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	int rc;
+
+	err[0] = '\0';
+	if (log_reader_open_mem(log, strlen(log), "bad.csv", &r, err, sizeof(err)) < 0)
+		return err;
+	while ((rc = log_reader_next(r, &row)) > 0)
+		;
+	cr_assert_eq(rc, -EINVAL, "expected -EINVAL, got %d", rc);
+	snprintf(err, sizeof(err), "%s", log_reader_error(r));
+	log_reader_close(r);
+	return err;
+}
+
+/* What report_print() writes for @rep. */
+static char *printed(struct report *rep, enum report_format fmt, int metric)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_not_null(f);
+	struct report_output o = {.format = fmt, .metric = metric, .top = 0, .name = "ref.csv"};
+	cr_assert_eq(report_print(f, rep, &o), 0);
+	fclose(f);
+	return buf;
+}
+
+Test(hist, buckets_are_powers_of_two)
+{
+	cr_assert_eq(hist_bucket(0), 0);
+	cr_assert_eq(hist_bucket(1), 1);
+	cr_assert_eq(hist_bucket(4095), 12);
+	cr_assert_eq(hist_bucket(4096), 13);
+	cr_assert_eq(hist_bucket(8191), 13);
+	cr_assert_eq(hist_bucket(UINT64_MAX), 64);
+	cr_assert_eq(hist_bucket_lo(13), 4096);
+	cr_assert_eq(hist_bucket_hi(13), 8191);
+	cr_assert_eq(hist_bucket_hi(64), UINT64_MAX);
+
+	struct hist h = {0};
+	for (uint64_t v = 0; v < 1000; v++) /* forces several rehashes */
+		for (uint64_t k = 0; k <= v % 3; k++)
+			cr_assert_eq(hist_add(&h, v * 512), 0);
+	cr_assert_eq(h.n, 1999);
+	cr_assert_eq(hist_count(&h, 2 * 512), 3);
+	cr_assert_eq(hist_count(&h, 1 * 512), 2);
+	cr_assert_eq(hist_count(&h, 7), 0);
+	size_t n;
+	struct hist_value *v = hist_values(&h, &n);
+	cr_assert_eq(n, 1000);
+	cr_assert_eq(v[0].value, 2 * 512); /* count 3, smallest value first */
+	cr_assert_eq(v[0].count, 3);
+	cr_assert_eq(v[n - 1].value, 999 * 512); /* count 1, largest value last */
+	free(v);
+	hist_free(&h);
+}
+
+Test(metrics, read_size_histogram)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_eq(rep.rows, 10);
+	cr_assert_eq(rep.all.hist.n, 6);
+	cr_assert_eq(rep.all.hist.sum, 49152);
+	size_t n;
+	struct hist_value *v = hist_values(&rep.all.hist, &n);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(v[0].value, 8192);
+	cr_assert_eq(v[0].count, 3);
+	cr_assert_eq(v[1].value, 4096);
+	cr_assert_eq(v[1].count, 2);
+	cr_assert_eq(v[2].value, 16384);
+	cr_assert_eq(v[2].count, 1);
+	cr_assert_float_eq(report_share_pct(v[0].count, rep.all.hist.n), 50.0, 1e-9);
+	cr_assert_float_eq(report_share_pct(v[1].count, rep.all.hist.n), 100.0 / 3, 1e-9);
+	free(v);
+	/* buckets: [4K,8K) 2, [8K,16K) 3, [16K,32K) 1, nothing else */
+	uint64_t total = 0;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		total += rep.all.hist.bucket[b];
+	cr_assert_eq(total, 6);
+	cr_assert_eq(rep.all.hist.bucket[13], 2);
+	cr_assert_eq(rep.all.hist.bucket[14], 3);
+	cr_assert_eq(rep.all.hist.bucket[15], 1);
+	report_free(&rep);
+}
+
+Test(metrics, summary_per_op)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_eq(rep.ops[OP_READ].rows, 6);
+	cr_assert_eq(rep.ops[OP_READ].bytes, 49152);
+	cr_assert_eq(rep.ops[OP_READ].errors, 1);
+	cr_assert_eq(rep.ops[OP_WRITE].rows, 1);
+	cr_assert_eq(rep.ops[OP_EXTEND].bytes, 3145728);
+	cr_assert_eq(rep.ops[OP_FSYNC].rows, 1);
+	cr_assert_eq(rep.ops[OP_TRIM].rows, 0);
+	cr_assert_eq(rep.first_ts_us, 100);
+	cr_assert_eq(rep.last_ts_us, 1000);
+	cr_assert_eq(report_file_count(&rep), 2);
+	report_free(&rep);
+}
+
+Test(metrics, by_file)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_FILE);
+	size_t n;
+	struct report_group **g = report_groups(&rep, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(g[0]->key, "t.db"); /* 4 reads */
+	cr_assert_eq(g[0]->hist.n, 4);
+	cr_assert_eq(hist_count(&g[0]->hist, 8192), 3);
+	cr_assert_eq(hist_count(&g[0]->hist, 16384), 1);
+	cr_assert_str_eq(g[1]->key, "a,\"b\".db");
+	cr_assert_eq(g[1]->hist.n, 2);
+	cr_assert_eq(hist_count(&g[1]->hist, 4096), 2);
+	free(g);
+	report_free(&rep);
+}
+
+Test(metrics, by_pid)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_PID);
+	size_t n;
+	struct report_group **g = report_groups(&rep, &n);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(g[0]->key, "10");
+	cr_assert_eq(hist_count(&g[0]->hist, 8192), 3);
+	cr_assert_str_eq(g[1]->key, "11");
+	cr_assert_eq(g[1]->hist.n, 2);
+	cr_assert_eq(hist_count(&g[1]->hist, 16384), 1);
+	cr_assert_eq(hist_count(&g[1]->hist, 4096), 1);
+	cr_assert_str_eq(g[2]->key, "12");
+	cr_assert_eq(g[2]->hist.n, 1);
+	free(g);
+	report_free(&rep);
+}
+
+Test(metrics, by_op)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_OP);
+	size_t n;
+	struct report_group **g = report_groups(&rep, &n);
+	cr_assert_eq(n, 4); /* no trim rows */
+	cr_assert_str_eq(g[0]->key, "read");
+	cr_assert_eq(g[0]->hist.n, 6);
+	cr_assert_str_eq(g[1]->key, "write");
+	cr_assert_eq(hist_count(&g[1]->hist, 8192), 1);
+	cr_assert_str_eq(g[2]->key, "extend");
+	cr_assert_eq(hist_count(&g[2]->hist, 1048576), 1);
+	cr_assert_eq(hist_count(&g[2]->hist, 2097152), 1);
+	cr_assert_str_eq(g[3]->key, "fsync");
+	cr_assert_eq(hist_count(&g[3]->hist, 0), 1);
+	cr_assert_eq(g[3]->hist.bucket[0], 1);
+	free(g);
+	report_free(&rep);
+}
+
+Test(metrics, logical_sequentiality)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_eq(rep.seq.reads, 6);
+	cr_assert_eq(rep.seq.with_previous, 4);
+	cr_assert_eq(rep.seq.sequential, 3);
+	cr_assert_float_eq(report_share_pct(rep.seq.sequential, rep.seq.with_previous), 75.0, 1e-9);
+	report_free(&rep);
+}
+
+Test(metrics, device_ios_per_read)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_eq(rep.dev.reads, 6);
+	cr_assert_eq(rep.dev.read_device_ios, 5);
+	cr_assert_float_eq(report_device_ios_per_read(&rep), 5.0 / 6, 1e-12);
+	cr_assert_eq(hist_count(&rep.dev.per_read, 0), 2);
+	cr_assert_eq(hist_count(&rep.dev.per_read, 1), 3);
+	cr_assert_eq(hist_count(&rep.dev.per_read, 2), 1);
+	cr_assert_eq(rep.dev.per_read.n, 6);
+	report_free(&rep);
+}
+
+Test(metrics, seek_distance_and_sequential_device_share)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_eq(rep.dev.device_ios, 6);
+	cr_assert_eq(rep.dev.seeks, 5);
+	cr_assert_eq(rep.dev.seek[0], 1);		    /* 0: sequential */
+	cr_assert_eq(rep.dev.seek[hist_bucket(49152)], 2);  /* [32K,64K): 49152, 57344 */
+	cr_assert_eq(rep.dev.seek[hist_bucket(122880)], 1); /* [64K,128K) */
+	cr_assert_eq(rep.dev.seek[hist_bucket(172032)], 1); /* [128K,256K) */
+	cr_assert_eq(hist_bucket(49152), 16);
+	cr_assert_eq(hist_bucket(57344), 16);
+	uint64_t total = 0;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		total += rep.dev.seek[b];
+	cr_assert_eq(total, 5);
+	cr_assert_float_eq(report_share_pct(rep.dev.seek[0], rep.dev.seeks), 20.0, 1e-9);
+	report_free(&rep);
+}
+
+Test(metrics, autoextend)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_eq(rep.ext.extends, 2);
+	cr_assert_eq(rep.ext.bytes, 3145728);
+	cr_assert_eq(rep.ext.zero_fill_us, 8000);
+	cr_assert_eq(rep.ext.max_us, 5000);
+	cr_assert_float_eq(report_extend_mean_us(&rep), 4000.0, 1e-9);
+	cr_assert_float_eq(report_extend_us_per_mib(&rep), 8000.0 / 3, 1e-9);
+	report_free(&rep);
+}
+
+Test(reader, quoted_paths_and_line_numbers)
+{
+	static const char log[] = HEADER "1,read,1,\"a,\"\"b\"\".db\",0,1,1,1,\n"
+					 "2,read,1,\"two\nlines\",0,1,1,1,5+1\n"
+					 "3,read,1,\"\",0,1,1,1,\n"
+					 "4,read,1,plain,0,1,1,1,";
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "q.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.line, 2);
+	cr_assert_eq(row.path_len, 8);
+	cr_assert_eq(memcmp(row.path, "a,\"b\".db", 8), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.line, 3);
+	cr_assert_eq(row.path_len, 9);
+	cr_assert_eq(memcmp(row.path, "two\nlines", 9), 0);
+	cr_assert_eq(row.ndev, 1);
+	cr_assert_eq(row.dev[0].offset, 5);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.line, 5); /* the quoted newline took a line */
+	cr_assert_eq(row.path_len, 0);
+	cr_assert_eq(log_reader_next(r, &row), 1); /* no final newline */
+	cr_assert_eq(row.line, 6);
+	cr_assert_eq(row.ts_us, 4);
+	cr_assert_eq(row.path_len, 5);
+	cr_assert_eq(log_reader_next(r, &row), 0);
+	log_reader_close(r);
+}
+
+Test(reader, both_headers_and_extra_columns)
+{
+	/* The later header (model_us), and one more unknown column, with quotes. */
+	static const char log[] =
+	    "ts_us,op,pid,path,offset,size,result,latency_us,device_io,model_us,future\n"
+	    "1,read,1,f,0,8192,8192,7,4096+8192,9000,\"x,y\"\n"
+	    "2,read,1,f,8192,8192,8192,7,12288+8192,8000,z\n"
+	    "3,read,1,f,16384,8192,8192,7,20480+8192\r\n";
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "m.csv", &r, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(log_reader_columns(r), 11);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(log_reader_next(r, &row), 1, "%s", log_reader_error(r));
+		cr_assert_eq(row.size, 8192);
+		cr_assert_eq(row.latency_us, 7);
+		cr_assert_eq(row.ndev, 1);
+		cr_assert_eq(row.dev[0].offset, 4096 + 8192 * (uint64_t)i);
+	}
+	cr_assert_eq(log_reader_next(r, &row), 0);
+	log_reader_close(r);
+
+	/* The same rows under the nine-column header give the same report. */
+	struct report a, b;
+	load(&a, log, BY_NONE);
+	load(&b,
+	     HEADER "1,read,1,f,0,8192,8192,7,4096+8192\n2,read,1,f,8192,8192,8192,7,12288+8192\n"
+		    "3,read,1,f,16384,8192,8192,7,20480+8192\n",
+	     BY_NONE);
+	cr_assert_eq(a.seq.sequential, 2);
+	cr_assert_eq(b.seq.sequential, 2);
+	cr_assert_eq(a.dev.seek[0], 2);
+	cr_assert_eq(b.dev.seek[0], 2);
+	report_free(&a);
+	report_free(&b);
+}
+
+Test(reader, malformed_input_messages)
+{
+	cr_assert_str_eq(first_error(""),
+			 "bad.csv: empty file, expected the request log header "
+			 "ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+	cr_assert_str_eq(
+	    first_error("ts_us,op,pid,file,offset,size,result,latency_us,device_io\n"),
+	    "bad.csv:1: not a scatterfs request log: column 4 is 'file', expected 'path' (the "
+	    "header must begin ts_us,op,pid,path,offset,size,result,latency_us,device_io)");
+	cr_assert_str_eq(first_error("ts_us,op,pid,path\n"),
+			 "bad.csv:1: not a scatterfs request log: the header has 4 columns, "
+			 "expected ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,\n2,read,1,f,x1,8192,8192,"
+					    "7,\n"),
+			 "bad.csv:3: field offset: 'x1' is not an unsigned decimal");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,12a,8192,8192,7,\n"),
+			 "bad.csv:2: field offset: '12a' is not an unsigned decimal");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192\n"),
+			 "bad.csv:2: the row has 6 fields, expected at least 9");
+	cr_assert_str_eq(first_error(HEADER "1,copy,1,f,0,8192,8192,7,\n"),
+			 "bad.csv:2: field op: 'copy' is not read, write, extend, fsync or trim");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,100+\n"),
+			 "bad.csv:2: field device_io: '100+' is not device_offset+length items "
+			 "joined by ';'");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,100+5x\n"),
+			 "bad.csv:2: field device_io: unexpected 'x' after '100+5'");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,\"f,0,8192,8192,7,\n"),
+			 "bad.csv:2: the row ends inside a quoted field");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,99999999999999999999,8192,8192,7,\n"),
+			 "bad.csv:2: field offset: '99999999999999999999' is not an unsigned "
+			 "decimal");
+}
+
+Test(reader, rows_longer_than_the_buffer)
+{
+	/* One read with 200,000 device I/Os (about 2.6 MB): the reader's buffer grows. */
+	char path[] = "/tmp/test_report.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(HEADER "1,read,1,f,0,8192,8192,7,", f);
+	for (int i = 0; i < 200000; i++)
+		fprintf(f, "%s%d+4096", i ? ";" : "", i * 8192);
+	fputs("\n2,read,1,f,8192,8192,8192,7,0+8192\n", f);
+	fclose(f);
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(log_reader_next(r, &row), 1, "%s", log_reader_error(r));
+	cr_assert_eq(row.ndev, 200000);
+	cr_assert_eq(row.dev[199999].offset, 199999 * 8192);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.ts_us, 2);
+	cr_assert_eq(log_reader_next(r, &row), 0);
+	log_reader_close(r);
+	unlink(path);
+}
+
+Test(output, csv_exact)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	char *out = printed(&rep, FMT_CSV, -1);
+	cr_assert_str_eq(out, "# summary\n"
+			      "op,rows,bytes,errors\n"
+			      "read,6,49152,1\n"
+			      "write,1,8192,0\n"
+			      "extend,2,3145728,0\n"
+			      "fsync,1,0,0\n"
+			      "trim,0,0,0\n"
+			      "\n"
+			      "# read_sizes\n"
+			      "by,group,size,count,share_pct,bytes\n"
+			      "all,all,8192,3,50.00,24576\n"
+			      "all,all,4096,2,33.33,8192\n"
+			      "all,all,16384,1,16.67,16384\n"
+			      "\n"
+			      "# read_size_buckets\n"
+			      "by,group,lo,hi,count,share_pct\n"
+			      "all,all,4096,8191,2,33.33\n"
+			      "all,all,8192,16383,3,50.00\n"
+			      "all,all,16384,32767,1,16.67\n"
+			      "\n"
+			      "# sequentiality\n"
+			      "reads,with_previous,sequential,sequential_pct\n"
+			      "6,4,3,75.00\n"
+			      "\n"
+			      "# device\n"
+			      "reads,read_device_ios,device_ios_per_read,device_ios,seeks,"
+			      "sequential,sequential_pct\n"
+			      "6,5,0.833,6,5,1,20.00\n"
+			      "\n"
+			      "# device_ios_per_read\n"
+			      "device_ios,reads,share_pct\n"
+			      "0,2,33.33\n"
+			      "1,3,50.00\n"
+			      "2,1,16.67\n"
+			      "\n"
+			      "# seek_distance\n"
+			      "lo,hi,count,share_pct\n"
+			      "0,0,1,20.00\n"
+			      "32768,65535,2,40.00\n"
+			      "65536,131071,1,20.00\n"
+			      "131072,262143,1,20.00\n"
+			      "\n"
+			      "# autoextend\n"
+			      "extends,bytes,zero_fill_us,mean_us,max_us,us_per_mib\n"
+			      "2,3145728,8000,4000.000,5000,2666.667\n");
+	free(out);
+	report_free(&rep);
+}
+
+Test(output, csv_one_metric_by_file_quotes_the_path)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_FILE);
+	char *out = printed(&rep, FMT_CSV, M_READ_SIZES);
+	cr_assert_str_eq(out, "by,group,size,count,share_pct,bytes\n"
+			      "all,all,8192,3,50.00,24576\n"
+			      "all,all,4096,2,33.33,8192\n"
+			      "all,all,16384,1,16.67,16384\n"
+			      "file,t.db,8192,3,75.00,24576\n"
+			      "file,t.db,16384,1,25.00,16384\n"
+			      "file,\"a,\"\"b\"\".db\",4096,2,100.00,8192\n");
+	free(out);
+	report_free(&rep);
+}
+
+Test(output, json_exact)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_PID);
+	char *out = printed(&rep, FMT_JSON, M_READ_SIZE_BUCKETS);
+	cr_assert_str_eq(out, "{\n"
+			      "  \"log\": \"ref.csv\",\n"
+			      "  \"rows\": 10,\n"
+			      "  \"by\": \"pid\",\n"
+			      "  \"read_size_buckets\": [\n"
+			      "    {\n"
+			      "      \"by\": \"all\",\n"
+			      "      \"group\": \"all\",\n"
+			      "      \"lo\": 4096,\n"
+			      "      \"hi\": 8191,\n"
+			      "      \"count\": 2,\n"
+			      "      \"share_pct\": 33.33\n"
+			      "    },\n"
+			      "    {\n"
+			      "      \"by\": \"all\",\n"
+			      "      \"group\": \"all\",\n"
+			      "      \"lo\": 8192,\n"
+			      "      \"hi\": 16383,\n"
+			      "      \"count\": 3,\n"
+			      "      \"share_pct\": 50.0\n"
+			      "    },\n"
+			      "    {\n"
+			      "      \"by\": \"all\",\n"
+			      "      \"group\": \"all\",\n"
+			      "      \"lo\": 16384,\n"
+			      "      \"hi\": 32767,\n"
+			      "      \"count\": 1,\n"
+			      "      \"share_pct\": 16.67\n"
+			      "    },\n"
+			      "    {\n"
+			      "      \"by\": \"pid\",\n"
+			      "      \"group\": \"10\",\n"
+			      "      \"lo\": 8192,\n"
+			      "      \"hi\": 16383,\n"
+			      "      \"count\": 3,\n"
+			      "      \"share_pct\": 100.0\n"
+			      "    },\n"
+			      "    {\n"
+			      "      \"by\": \"pid\",\n"
+			      "      \"group\": \"11\",\n"
+			      "      \"lo\": 4096,\n"
+			      "      \"hi\": 8191,\n"
+			      "      \"count\": 1,\n"
+			      "      \"share_pct\": 50.0\n"
+			      "    },\n"
+			      "    {\n"
+			      "      \"by\": \"pid\",\n"
+			      "      \"group\": \"11\",\n"
+			      "      \"lo\": 16384,\n"
+			      "      \"hi\": 32767,\n"
+			      "      \"count\": 1,\n"
+			      "      \"share_pct\": 50.0\n"
+			      "    },\n"
+			      "    {\n"
+			      "      \"by\": \"pid\",\n"
+			      "      \"group\": \"12\",\n"
+			      "      \"lo\": 4096,\n"
+			      "      \"hi\": 8191,\n"
+			      "      \"count\": 1,\n"
+			      "      \"share_pct\": 100.0\n"
+			      "    }\n"
+			      "  ]\n"
+			      "}\n");
+	free(out);
+	out = printed(&rep, FMT_JSON, M_AUTOEXTEND);
+	cr_assert_str_eq(out, "{\n"
+			      "  \"log\": \"ref.csv\",\n"
+			      "  \"rows\": 10,\n"
+			      "  \"by\": \"pid\",\n"
+			      "  \"autoextend\": {\n"
+			      "    \"extends\": 2,\n"
+			      "    \"bytes\": 3145728,\n"
+			      "    \"zero_fill_us\": 8000,\n"
+			      "    \"mean_us\": 4000.0,\n"
+			      "    \"max_us\": 5000,\n"
+			      "    \"us_per_mib\": 2666.667\n"
+			      "  }\n"
+			      "}\n");
+	free(out);
+
+	/* All metrics: every table, under its name, in order, with the CSV's values. */
+	out = printed(&rep, FMT_JSON, -1);
+	json_error_t jerr;
+	json_t *j = json_loads(out, 0, &jerr);
+	cr_assert_not_null(j, "%s", jerr.text);
+	const char *key;
+	json_t *val;
+	int i = 0;
+	json_object_foreach(j, key, val)
+	{
+		if (i >= 3)
+			cr_assert_str_eq(key, report_metric_name((enum report_metric)(i - 3)));
+		i++;
+	}
+	cr_assert_eq(i, 3 + M_COUNT);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "device"), "seeks")), 5);
+	cr_assert_float_eq(
+	    json_real_value(json_object_get(json_object_get(j, "device"), "device_ios_per_read")),
+	    0.833, 1e-12);
+	cr_assert_eq(json_integer_value(json_object_get(
+			 json_array_get(json_object_get(j, "seek_distance"), 1), "lo")),
+		     32768);
+	json_decref(j);
+	free(out);
+	report_free(&rep);
+}
+
+/* The fio iolog the reference log gives with @o. */
+static char *iolog_of(const struct iolog_opts *o, uint64_t *reads, uint64_t *writes,
+		      uint64_t *skipped)
+{
+	char path[] = "/tmp/test_report.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	char err[512];
+	struct iolog_writer *w;
+	cr_assert_eq(iolog_open(path, o, &w, err, sizeof(err)), 0, "%s", err);
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open_mem(ref_log, strlen(ref_log), "ref.csv", &r, err, sizeof(err)),
+		     0);
+	while (log_reader_next(r, &row) > 0)
+		cr_assert_eq(iolog_add(w, &row), 0);
+	log_reader_close(r);
+	cr_assert_eq(iolog_close(w, reads, writes, skipped), 0);
+	FILE *f = fopen(path, "r");
+	static char buf[4096];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(path);
+	return buf;
+}
+
+Test(iolog, version3_file_mode)
+{
+	/* Timestamps: microseconds from the first exported row, which is at 1. The
+	 * path with a comma is fine; the failed read (result -5) is not exported. */
+	struct iolog_opts o = {.version = 3, .dir = "/data/"};
+	uint64_t reads, writes, skipped;
+	char *s = iolog_of(&o, &reads, &writes, &skipped);
+	cr_assert_str_eq(s, "fio version 3 iolog\n"
+			    "1 /data/t.db add\n"
+			    "1 /data/t.db open\n"
+			    "1 /data/t.db read 0 8192\n"
+			    "101 /data/t.db read 8192 8192\n"
+			    "201 /data/t.db read 65536 16384\n"
+			    "301 /data/a,\"b\".db add\n"
+			    "301 /data/a,\"b\".db open\n"
+			    "301 /data/a,\"b\".db read 0 4096\n"
+			    "401 /data/t.db write 16384 8192\n"
+			    "701 /data/t.db read 81920 8192\n"
+			    "701 /data/t.db close\n"
+			    "701 /data/a,\"b\".db close\n");
+	cr_assert_eq(reads, 5);
+	cr_assert_eq(writes, 1);
+	cr_assert_eq(skipped, 1);
+}
+
+Test(iolog, version2_and_device_mode)
+{
+	struct iolog_opts o = {.version = 2, .device = "/dev/sdz"};
+	uint64_t reads, writes, skipped;
+	char *s = iolog_of(&o, &reads, &writes, &skipped);
+	cr_assert_str_eq(s, "fio version 2 iolog\n"
+			    "/dev/sdz add\n"
+			    "/dev/sdz open\n"
+			    "/dev/sdz read 0 8192\n"
+			    "/dev/sdz read 8192 8192\n"
+			    "/dev/sdz read 65536 8192\n"
+			    "/dev/sdz read 131072 8192\n"
+			    "/dev/sdz write 16384 8192\n"
+			    "/dev/sdz read 196608 8192\n"
+			    "/dev/sdz close\n");
+	cr_assert_eq(reads, 5);
+	cr_assert_eq(writes, 1);
+	cr_assert_eq(skipped, 0);
+}
+
+Test(iolog, names_fio_cannot_read_are_skipped)
+{
+	static const char log[] = HEADER "1,read,1,with space,0,4096,4096,1,\n";
+	char path[] = "/tmp/test_report.XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	char err[512];
+	struct iolog_writer *w;
+	struct iolog_opts o = {.version = 3};
+	cr_assert_eq(iolog_open(path, &o, &w, err, sizeof(err)), 0);
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "s.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(iolog_add(w, &row), 0);
+	log_reader_close(r);
+	uint64_t reads, writes, skipped;
+	cr_assert_eq(iolog_close(w, &reads, &writes, &skipped), 0);
+	cr_assert_eq(reads, 0);
+	cr_assert_eq(skipped, 1);
+	unlink(path);
+
+	o.version = 4;
+	cr_assert_eq(iolog_open(path, &o, &w, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "iolog version 4: fio reads versions 2 and 3");
+}
+
+Test(plot, missing_gnuplot_is_a_clear_error)
+{
+	struct report rep;
+	load(&rep, ref_log, BY_NONE);
+	char err[512];
+	struct plot *p;
+	cr_assert_eq(plot_open("/tmp/x.jpg", false, &p, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "--plot /tmp/x.jpg: the file name must end in .png or .svg");
+	cr_assert_eq(plot_open("/tmp/test_report_nogp.png", true, &p, err, sizeof(err)), 0);
+	setenv("PATH", "/nonexistent", 1); /* this test runs in its own process */
+	cr_assert_eq(plot_finish(p, &rep, err, sizeof(err)), -ENOENT);
+	cr_assert_str_eq(err,
+			 "--plot needs gnuplot, which is not installed (not found on PATH); "
+			 "install the Debian package gnuplot-nox: apt-get install gnuplot-nox");
+	cr_assert_neq(access("/tmp/test_report_nogp.png", F_OK), 0);
+	report_free(&rep);
+}
