@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -226,14 +227,34 @@ static void rio_add(struct sfs *fs, struct req_io *r, uint64_t dev, uint64_t len
 	r->v[r->n++] = (struct run){dev, len};
 }
 
-/* Sleeps until the modelled completion of @r (absolute deadline). */
+/*
+ * Waits until the modelled completion of @r: an absolute-deadline sleep
+ * (clock_nanosleep, TIMER_ABSTIME) to WAKE_EARLY_NS before it, then a spin
+ * on the clock, because a sleeping thread wakes up late (about 80 us on a
+ * virtual machine, more under load), and that lateness would be error in
+ * the model's timing.
+ */
+#define WAKE_EARLY_NS 200000
 static void rio_wait(const struct req_io *r)
 {
+	static __thread bool slack_set;
 	if (!r->complete_ns)
 		return;
-	struct timespec t = {.tv_sec = (time_t)(r->complete_ns / 1000000000u),
-			     .tv_nsec = (long)(r->complete_ns % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+	if (!slack_set) {
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+		slack_set = true;
+	}
+	uint64_t now = mono_ns();
+	if (now >= r->complete_ns)
+		return;
+	if (r->complete_ns - now > WAKE_EARLY_NS) {
+		uint64_t wake = r->complete_ns - WAKE_EARLY_NS;
+		struct timespec t = {.tv_sec = (time_t)(wake / 1000000000u),
+				     .tv_nsec = (long)(wake % 1000000000u)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+			;
+	}
+	while (mono_ns() < r->complete_ns)
 		;
 }
 
@@ -475,14 +496,31 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		err = for_each_segment(in, off, size, read_segment, &c);
 	if (err)
 		goto out;
+	/* With the model, start the reply early by what copying it to the
+	 * caller is expected to take, so the data arrives at the modelled
+	 * completion (the estimate follows the measured copy speed). */
+	uint64_t copy_ns = fs->model_on ? size * atomic_load(&fs->reply_ps_per_byte) / 1000 : 0;
+	if (r.complete_ns)
+		r.complete_ns -= copy_ns < r.complete_ns - r.arrival_ns ? copy_ns : 0;
 	rio_wait(&r);
+	uint64_t reply_start = mono_ns();
 	if (c.buf) {
 		struct fuse_bufvec one = FUSE_BUFVEC_INIT(size);
 		one.buf[0].mem = c.buf;
-		err = -fuse_reply_data(req, &one, FUSE_BUF_SPLICE_MOVE);
+		/* No SPLICE_MOVE here: pages gifted from a private buffer replace
+		 * page-cache pages and lose the kernel's readahead mark, after
+		 * which it reads two pages at a time (measured). */
+		err = -fuse_reply_data(req, &one, 0);
 	} else {
 		err = -fuse_reply_data(req, c.bv, FUSE_BUF_SPLICE_MOVE);
 	}
+	if (fs->model_on && size >= 65536) {
+		/* Exponential average, weight 1/8, of the picoseconds per byte. */
+		uint64_t ps = (mono_ns() - reply_start) * 1000 / size;
+		uint64_t old = atomic_load(&fs->reply_ps_per_byte);
+		atomic_store(&fs->reply_ps_per_byte, old - old / 8 + ps / 8);
+	}
+	r.complete_ns += r.complete_ns ? copy_ns : 0;
 	atomic_fetch_add(&fs->stats.reads, 1);
 	atomic_fetch_add(&fs->stats.bytes_read, size);
 	if (reqlog_wants(fs->log, LOG_READ))

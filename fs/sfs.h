@@ -90,6 +90,7 @@ struct sfs {
 	bool model_on;                /* [disk] model = hdd */
 	pthread_mutex_t model_lock;
 	struct disk_model model;      /* under model_lock */
+	atomic_uint_fast64_t reply_ps_per_byte; /* measured cost of copying a reply */
 
 	struct sfs_stats stats;
 	struct fuse_session *se;

@@ -1,0 +1,40 @@
+#!/bin/bash
+# cache.mode=kernel: the readahead size reaches the daemon.  A sequential
+# dd of a 20 MiB file, cold, with cache.readahead=96K and 1M, gives read
+# rows whose most common size is exactly the readahead size, also when the
+# backing is O_DIRECT and when the disk model is on (both reply from a copy
+# rather than from the backing's file descriptor: a reply that gifted its
+# pages used to make the kernel read two pages at a time).
+source "$(dirname "$0")/../lib.sh"
+
+B=$SFS_TMP/backing
+M=$SFS_TMP/mnt
+sfs_mount "$B" "$M" "size=256M"
+head -c 20M /dev/urandom >"$M/f"
+sfs_umount "$M"
+
+# dominant_read LOG - the most common size of the read rows of f
+dominant_read() {
+	awk -F, 'NR > 1 && $2 == "read" && $4 == "f" { n[$6]++ } END { for (s in n) if (n[s] > c) { c = n[s]; d = s } print d }' "$1"
+}
+
+for variant in plain direct model; do
+	for ra in 96K 1M; do
+		case $variant in
+		plain) extra= ;;
+		direct) extra=,device.direct=true ;;
+		model) extra=,disk.model=hdd,disk.transfer_mib_s=100000,disk.seek_track_ms=0,disk.seek_avg_ms=0,disk.seek_full_ms=0 ;;
+		esac
+		L=$SFS_TMP/$variant-$ra.csv
+		sfs_mount "$B" "$M" "cache.mode=kernel,cache.readahead=$ra,log=$L$extra"
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		dd if="$M/f" of=/dev/null bs=2k status=none
+		sfs_umount "$M"
+		want=$((${ra%[KM]} * $([[ $ra == *M ]] && echo 1048576 || echo 1024)))
+		assert_eq "$(dominant_read "$L")" "$want" "$variant, readahead $ra: most common read size; sizes:
+$(sfs_log_summary "$L")
+"
+		note "$variant, readahead $ra: reads of $want"
+	done
+done
