@@ -49,10 +49,13 @@ static char *stats_json(void)
 {
 	struct sfs *fs = g_sfs;
 	uint64_t inodes = 0, extents = 0;
-	inode_flush_all(fs, false);
+	inode_flush_all(fs, false, NULL);
 	catalog_counts(fs->cat, &inodes, &extents);
 	pthread_mutex_lock(&fs->alloc_lock);
-	uint64_t used = devalloc_used_bytes(fs->alloc), free_b = devalloc_free_bytes(fs->alloc);
+	/* Runs waiting for a durable catalog are free as far as files go. */
+	uint64_t pending = fs->pending_free_bytes;
+	uint64_t used = devalloc_used_bytes(fs->alloc) - pending;
+	uint64_t free_b = devalloc_free_bytes(fs->alloc) + pending;
 	pthread_mutex_unlock(&fs->alloc_lock);
 	char start[64];
 	struct tm tm;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "sfs.h"
@@ -119,13 +121,93 @@ int inode_flush(struct sfs *fs, struct inode *in)
 	return err;
 }
 
+void sfs_defer_free(struct sfs *fs, uint64_t dev, uint64_t len)
+{
+	if (run_vec_push(&fs->pending_free, dev, len) == 0) {
+		fs->pending_free_bytes += len;
+		return;
+	}
+	/* No memory to remember it: leak the run until the next mount (the
+	 * catalog rebuilds the allocator) rather than risk exposing it. */
+	fprintf(stderr, "scatterfs: out of memory: %llu bytes at %llu stay used until remount\n",
+		(unsigned long long)len, (unsigned long long)dev);
+}
+
 static void free_run(void *opaque, uint64_t device, uint64_t length)
 {
-	struct sfs *fs = opaque;
-	int err = devalloc_free(fs->alloc, device, length);
-	if (err)
-		fprintf(stderr, "scatterfs: internal error: freeing %llu+%llu: %d\n",
-			(unsigned long long)device, (unsigned long long)length, err);
+	sfs_defer_free(opaque, device, length);
+}
+
+int sfs_sync(struct sfs *fs, struct inode *held)
+{
+	pthread_mutex_lock(&fs->alloc_lock);
+	size_t n = fs->pending_free.n;
+	pthread_mutex_unlock(&fs->alloc_lock);
+	int err = inode_flush_all(fs, false, held);
+	if (!err)
+		err = catalog_sync(fs->cat);
+	if (err || !n)
+		return err;
+	pthread_mutex_lock(&fs->alloc_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct run *r = &fs->pending_free.v[i];
+		int e = devalloc_free(fs->alloc, r->device, r->length);
+		if (e)
+			fprintf(stderr, "scatterfs: internal error: freeing %llu+%llu: %d\n",
+				(unsigned long long)r->device, (unsigned long long)r->length, e);
+		fs->pending_free_bytes -= r->length;
+	}
+	memmove(fs->pending_free.v, fs->pending_free.v + n,
+		(fs->pending_free.n - n) * sizeof *fs->pending_free.v);
+	fs->pending_free.n -= n;
+	pthread_mutex_unlock(&fs->alloc_lock);
+	return 0;
+}
+
+static void *syncer_main(void *p)
+{
+	struct sfs *fs = p;
+	pthread_mutex_lock(&fs->syncer_lock);
+	while (!fs->syncer_stop) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec += SYNC_INTERVAL_S;
+		pthread_cond_timedwait(&fs->syncer_cond, &fs->syncer_lock, &t);
+		if (fs->syncer_stop)
+			break;
+		pthread_mutex_unlock(&fs->syncer_lock);
+		/* Data first, then the catalog that points at it. */
+		if (fdatasync(fs->dev_fd) == 0)
+			sfs_sync(fs, NULL);
+		pthread_mutex_lock(&fs->syncer_lock);
+	}
+	pthread_mutex_unlock(&fs->syncer_lock);
+	return NULL;
+}
+
+int sfs_syncer_start(struct sfs *fs)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&fs->syncer_lock, NULL);
+	pthread_cond_init(&fs->syncer_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	int err = pthread_create(&fs->syncer, NULL, syncer_main, fs);
+	fs->syncer_running = err == 0;
+	return -err;
+}
+
+void sfs_syncer_stop(struct sfs *fs)
+{
+	if (!fs->syncer_running)
+		return;
+	pthread_mutex_lock(&fs->syncer_lock);
+	fs->syncer_stop = true;
+	pthread_cond_signal(&fs->syncer_cond);
+	pthread_mutex_unlock(&fs->syncer_lock);
+	pthread_join(fs->syncer, NULL);
+	fs->syncer_running = false;
 }
 
 void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
@@ -151,10 +233,12 @@ static void inode_destroy(struct sfs *fs, struct inode *in)
 {
 	if (in->unlinked) {
 		pthread_rwlock_wrlock(&in->lock);
-		if (inode_load_map(fs, in) == 0)
+		/* The catalog forgets the inode before its space may be reused. */
+		bool loaded = inode_load_map(fs, in) == 0;
+		catalog_delete_inode(fs->cat, in->ino);
+		if (loaded)
 			inode_free_space(fs, in, 0);
 		pthread_rwlock_unlock(&in->lock);
-		catalog_delete_inode(fs->cat, in->ino);
 	} else {
 		inode_flush(fs, in);
 	}
@@ -221,20 +305,29 @@ static struct inode **pin_all(struct sfs *fs, size_t *n)
 	return v;
 }
 
-int inode_flush_all(struct sfs *fs, bool final)
+int inode_flush_all(struct sfs *fs, bool final, struct inode *held)
 {
 	size_t n;
 	struct inode **v = pin_all(fs, &n);
 	int err = v ? 0 : -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct inode *in = v[i];
-		pthread_rwlock_wrlock(&in->lock);
+		/* A caller holding an inode lock must not wait for another one
+		 * (two such callers would deadlock): it skips busy inodes, and
+		 * the flush then counts as incomplete (-EAGAIN). */
+		if (in != held && held && pthread_rwlock_trywrlock(&in->lock)) {
+			err = err ? err : -EAGAIN;
+			continue;
+		}
+		if (in != held && !held)
+			pthread_rwlock_wrlock(&in->lock);
 		if (in->unlinked) {
 			if (final) {
 				/* Still open or looked up at unmount: nothing refers to it any more. */
-				if (inode_load_map(fs, in) == 0)
-					inode_free_space(fs, in, 0);
+				bool loaded = inode_load_map(fs, in) == 0;
 				catalog_delete_inode(fs->cat, in->ino);
+				if (loaded)
+					inode_free_space(fs, in, 0);
 				in->unlinked = false;
 			}
 		} else {
@@ -242,7 +335,8 @@ int inode_flush_all(struct sfs *fs, bool final)
 			if (e && !err)
 				err = e;
 		}
-		pthread_rwlock_unlock(&in->lock);
+		if (in != held)
+			pthread_rwlock_unlock(&in->lock);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (final) {

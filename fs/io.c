@@ -335,7 +335,17 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 	pthread_mutex_lock(&fs->alloc_lock);
 	uint64_t alloc_end = extmap_end(&in->map);
 	int err = layout_allocate(in->params, fs->alloc, &in->map, &in->gaps, off, len, &plan);
+	bool pending = fs->pending_free.n > 0;
 	pthread_mutex_unlock(&fs->alloc_lock);
+	if (err == -ENOSPC && pending) {
+		/* Space freed but not yet durable: make it so, then try again. */
+		if (fdatasync(fs->dev_fd) == 0 && sfs_sync(fs, in) == 0) {
+			pthread_mutex_lock(&fs->alloc_lock);
+			err = layout_allocate(in->params, fs->alloc, &in->map, &in->gaps, off, len,
+					      &plan);
+			pthread_mutex_unlock(&fs->alloc_lock);
+		}
+	}
 	if (err) {
 		alloc_plan_release(&plan);
 		/* A refused autoextend (ENOSPC, EFBIG) is logged too: offset the
@@ -709,8 +719,7 @@ static int zero_edges(struct sfs *fs, struct inode *in, uint64_t off, uint64_t l
 
 static void free_run_cb(void *opaque, uint64_t device, uint64_t length)
 {
-	struct sfs *fs = opaque;
-	devalloc_free(fs->alloc, device, length);
+	sfs_defer_free(opaque, device, length);
 }
 
 int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len,

@@ -517,7 +517,10 @@ int main(int argc, char *argv[])
 	fuse_loop_cfg_set_max_threads(loop, opts.max_threads && opts.max_threads <= 100000
 						    ? opts.max_threads
 						    : 64);
+	if (sfs_syncer_start(fs))
+		fprintf(stderr, "scatterfs: cannot start the sync thread: no periodic flush\n");
 	ret = opts.singlethread ? fuse_session_loop(fs->se) : fuse_session_loop_mt(fs->se, loop);
+	sfs_syncer_stop(fs);
 	fuse_loop_cfg_destroy(loop);
 	ret = ret ? 1 : 0;
 	free(ra.mountpoint);
@@ -544,6 +547,7 @@ out:
 	if (ret && created && !mounted)
 		unlink(fs->backing_path);
 	devalloc_destroy(fs->alloc);
+	run_vec_release(&fs->pending_free);
 	report_ready(ret ? ret : 1);
 	fuse_opt_free_args(&args);
 	for (size_t i = 0; i < cl.noverrides; i++)

@@ -102,7 +102,7 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 static void sfs_destroy(void *userdata)
 {
 	struct sfs *fs = userdata;
-	inode_flush_all(fs, true);
+	inode_flush_all(fs, true, NULL);
 	inode_table_free(fs);
 }
 
@@ -766,7 +766,8 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	s.f_frsize = g_sfs->block_size;
 	pthread_mutex_lock(&g_sfs->alloc_lock);
 	s.f_blocks = devalloc_size(g_sfs->alloc) / g_sfs->block_size;
-	s.f_bfree = devalloc_free_bytes(g_sfs->alloc) / g_sfs->block_size;
+	s.f_bfree = (devalloc_free_bytes(g_sfs->alloc) + g_sfs->pending_free_bytes) /
+		    g_sfs->block_size;
 	pthread_mutex_unlock(&g_sfs->alloc_lock);
 	s.f_bavail = s.f_bfree;
 	s.f_files = 1u << 30;

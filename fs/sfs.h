@@ -78,6 +78,20 @@ struct sfs {
 
 	pthread_mutex_t alloc_lock;
 	struct devalloc *alloc; /* under alloc_lock */
+	/*
+	 * Device runs freed in memory whose removal the catalog may not hold
+	 * durably yet: handing them to another file before that would let a
+	 * crash show one file's bytes in another.  sfs_sync() returns them to
+	 * the allocator.  Under alloc_lock.
+	 */
+	struct run_vec pending_free;
+	uint64_t pending_free_bytes;
+
+	pthread_t syncer;      /* flushes and syncs every SYNC_INTERVAL_S */
+	bool syncer_running;
+	pthread_mutex_t syncer_lock;
+	pthread_cond_t syncer_cond;
+	bool syncer_stop;      /* under syncer_lock */
 
 	struct catalog *cat;
 	struct reqlog *log;
@@ -129,15 +143,34 @@ int inode_flush(struct sfs *fs, struct inode *in);
 /**
  * inode_flush_all() - inode_flush() on every in-memory inode.  With @final
  * (unmount), inodes that are unlinked but still referenced are deleted;
- * otherwise they are left alone.  Never holds itable_lock while taking an
- * inode's lock.
+ * otherwise they are left alone.  @held: an inode whose lock the caller
+ * already holds for writing (flushed without locking), or NULL.  Never
+ * holds itable_lock while taking an inode's lock.
  */
-int inode_flush_all(struct sfs *fs, bool final);
+int inode_flush_all(struct sfs *fs, bool final, struct inode *held);
 /**
  * inode_rename_paths() - after directory @old_path was renamed to
  * @new_path, updates the path (and rule) of every in-memory inode below it.
  */
 void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_path);
+/**
+ * sfs_defer_free() - frees device run [dev, dev+len) once the catalog
+ * durably no longer refers to it (see pending_free).  Caller holds
+ * fs->alloc_lock.
+ */
+void sfs_defer_free(struct sfs *fs, uint64_t dev, uint64_t len);
+/**
+ * sfs_sync() - flushes every inode's attributes and extents to the
+ * catalog, makes the catalog durable, then releases the runs that were
+ * pending before it started.  @held: an inode whose lock the caller holds
+ * for writing (flushed without locking), or NULL.  @return 0, -errno.
+ */
+int sfs_sync(struct sfs *fs, struct inode *held);
+/** sfs_syncer_start() / sfs_syncer_stop() - the background sync thread. */
+int sfs_syncer_start(struct sfs *fs);
+void sfs_syncer_stop(struct sfs *fs);
+#define SYNC_INTERVAL_S 5
+
 /** inode_table_free() - frees every in-memory inode (after inode_flush_all(), at unmount). */
 void inode_table_free(struct sfs *fs);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
