@@ -33,13 +33,17 @@ static char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
 /*
  * Per-thread aligned bounce buffers: BOUNCE_WRITE builds the blocks of an
  * unaligned write, BOUNCE_READ takes O_DIRECT reads (which may fill the
- * write buffer from the device, so the two must differ).  A key's
+ * write buffer from the device, so the two must differ), BOUNCE_REPLY holds
+ * a read's reply when it is copied (O_DIRECT backing, disk model): no
+ * allocation per request.  A key's
  * destructor frees them when a worker thread ends.
  */
-enum { BOUNCE_WRITE, BOUNCE_READ, BOUNCE_SLOTS };
+enum { BOUNCE_WRITE, BOUNCE_READ, BOUNCE_REPLY, BOUNCE_SLOTS };
 struct bounce {
 	char *buf[BOUNCE_SLOTS];
 	size_t size[BOUNCE_SLOTS];
+	struct fuse_bufvec *bv; /* a read's reply vector, bv_cap buffers */
+	size_t bv_cap;
 };
 static __thread struct bounce *bounce;
 static pthread_key_t bounce_key;
@@ -50,6 +54,7 @@ static void bounce_free(void *p)
 	struct bounce *b = p;
 	for (int i = 0; i < BOUNCE_SLOTS; i++)
 		free(b->buf[i]);
+	free(b->bv);
 	free(b);
 }
 
@@ -58,8 +63,7 @@ static void bounce_key_init(void)
 	pthread_key_create(&bounce_key, bounce_free);
 }
 
-/* A 4096-aligned buffer of at least @size bytes, valid until the next call for @slot. */
-static char *bounce_get(int slot, size_t size)
+static struct bounce *bounce_self(void)
 {
 	if (!bounce) {
 		pthread_once(&bounce_once, bounce_key_init);
@@ -68,6 +72,14 @@ static char *bounce_get(int slot, size_t size)
 			return NULL;
 		pthread_setspecific(bounce_key, bounce);
 	}
+	return bounce;
+}
+
+/* A 4096-aligned buffer of at least @size bytes, valid until the next call for @slot. */
+static char *bounce_get(int slot, size_t size)
+{
+	if (!bounce_self())
+		return NULL;
 	if (size <= bounce->size[slot])
 		return bounce->buf[slot];
 	void *p;
@@ -368,10 +380,16 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 	return err;
 }
 
-/* Reads device [dev, dev+len) into @dst through an aligned buffer (O_DIRECT backing). */
+/*
+ * Reads device [dev, dev+len) into @dst for an O_DIRECT backing: straight
+ * into @dst when offset, length and buffer are block-aligned, else through
+ * an aligned buffer.
+ */
 static int read_direct(struct sfs *fs, uint64_t dev, uint64_t len, char *dst)
 {
 	uint64_t bs = fs->block_size;
+	if (dev % bs == 0 && len % bs == 0 && (uintptr_t)dst % 4096 == 0)
+		return pread_all(fs->dev_fd, dst, len, dev);
 	uint64_t a = dev / bs * bs, b = (dev + len + bs - 1) / bs * bs;
 	char *buf = bounce_get(BOUNCE_READ, b - a);
 	if (!buf)
@@ -419,6 +437,7 @@ struct read_ctx {
 	size_t cap;         /* entries of bv */
 };
 
+/* Adds @b to the reply vector, which is per thread and kept: no allocation per request. */
 static int add_buf(struct read_ctx *c, struct fuse_buf b)
 {
 	if (c->bv->count == c->cap) {
@@ -427,8 +446,8 @@ static int add_buf(struct read_ctx *c, struct fuse_buf b)
 			realloc(c->bv, sizeof *bv + (cap - 1) * sizeof(struct fuse_buf));
 		if (!bv)
 			return -ENOMEM;
-		c->bv = bv;
-		c->cap = cap;
+		c->bv = bounce->bv = bv;
+		c->cap = bounce->bv_cap = cap;
 	}
 	c->bv->buf[c->bv->count++] = b;
 	return 0;
@@ -468,7 +487,7 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 	rio_init(&r, mono_ns());
 	uint64_t ts = now_us(fs);
 	pid_t pid = fuse_req_ctx(req)->pid;
-	struct read_ctx c = {.fs = fs, .r = &r, .off = off, .cap = 16};
+	struct read_ctx c = {.fs = fs, .r = &r, .off = off};
 	size_t want = size; /* the log shows the request; result what was read */
 	int err = 0;
 
@@ -489,17 +508,23 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		size = (size_t)(fsize - off);
 	/* Copy when the backing is O_DIRECT, or to overlap the real read with the model's wait. */
 	if ((fs->dev_direct || fs->model_on) && size) {
-		c.buf = malloc(size);
+		c.buf = bounce_get(BOUNCE_REPLY, size);
 		if (!c.buf) {
 			err = -ENOMEM;
 			goto out;
 		}
 	} else {
-		c.bv = malloc(sizeof *c.bv + (c.cap - 1) * sizeof(struct fuse_buf));
-		if (!c.bv) {
+		struct bounce *b = bounce_self();
+		if (b && !b->bv) {
+			b->bv = malloc(sizeof *b->bv + 15 * sizeof(struct fuse_buf));
+			b->bv_cap = b->bv ? 16 : 0;
+		}
+		if (!b || !b->bv) {
 			err = -ENOMEM;
 			goto out;
 		}
+		c.bv = b->bv;
+		c.cap = b->bv_cap;
 		*c.bv = (struct fuse_bufvec){.count = 0};
 	}
 	if (size)
@@ -536,14 +561,10 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 	if (reqlog_wants(fs->log, LOG_READ))
 		log_request(fs, LOG_READ, pid, in, off, want, err ? err : (int64_t)size, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
-	free(c.buf);
-	free(c.bv);
 	rio_release(&r);
 	return;
 out:
 	pthread_rwlock_unlock(&in->lock);
-	free(c.buf);
-	free(c.bv);
 	if (reqlog_wants(fs->log, LOG_READ))
 		log_request(fs, LOG_READ, pid, in, off, want, err, ts, &r);
 	rio_release(&r);

@@ -1,0 +1,162 @@
+#!/bin/bash
+# Randomized operations (issue 6, item 2): for each placement pattern
+# (contiguous, single, interleaved, random, reverse), with small extents so
+# that a file of at most 256 KiB has many extents and holes, and each
+# autoextend.zero_fill mode in at least one run, sfs-fsx runs 100,000
+# operations with a fixed seed on 4 files of the mount (writes, reads,
+# truncates, fallocate in five modes, renames, links, unlinks, fsyncs),
+# mirrors each on a reference directory on the host filesystem and compares
+# after each one; every 20,000 operations it closes its files, has this
+# script unmount and mount again (sfs_umount, sfs_mount) and compares every
+# file in full.  The backing is pre-filled with 0xAB so that a read of
+# never-written space that is not zero shows.  After the run and after each
+# remount, .scatterfs/stats used_bytes equals the sum of the lengths of all
+# extents and gaps in the catalog, and no two of them overlap on the device
+# (nor two extents of one file in logical offsets).  Every pattern runs even
+# when one fails; the test then fails with every problem found.
+#
+# Environment: SCATTERFS_FSX_OPS (default 100000), SCATTERFS_FSX_SEED
+# (default 20261130) to replay a failure by hand.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+T=$SFS_TMP
+M=$T/mnt
+B=$T/backing
+FSX=$SFS_BUILD/tests/sfs-fsx
+OPS=${SCATTERFS_FSX_OPS:-100000}
+SEED=${SCATTERFS_FSX_SEED:-20261130}
+EVERY=20000
+[[ -x $FSX ]] || fail "sfs-fsx not built: $FSX"
+
+# name|-o options: extents of 16K to 64K; zero_fill write, fallocate and none
+PATTERNS=(
+	"contiguous|layout.pattern=contiguous,layout.extent_size=16K,autoextend.zero_fill=write"
+	"single|layout.pattern=single,layout.initial_size=128K,layout.extent_size=16K,autoextend.zero_fill=fallocate"
+	"interleaved|layout.pattern=interleaved,layout.extent_size=16K,layout.gap=32K,autoextend.zero_fill=none"
+	"random|layout.pattern=random,layout.extent_size=32K,layout.gap_max=1M,layout.contiguous_ratio=0.25,layout.seed=7,autoextend.next=64K,autoextend.zero_fill=write"
+	"reverse|layout.pattern=reverse,layout.extent_size=64K,autoextend.zero_fill=none"
+)
+
+PROBLEMS=()
+problem() {
+	echo "PROBLEM: $*"
+	PROBLEMS+=("$*")
+}
+
+sql() { sqlite3 -readonly "$B.scatterfs" "$1"; }
+
+# check_catalog PHASE - the catalog's extents and gaps do not overlap
+check_catalog() {
+	local n
+	n=$(sql "with r as (select device, length from extent union all select device, length from gap),
+		s as (select device, lag(device + length) over (order by device, length) as prev_end from r)
+		select count(*) from s where prev_end > device")
+	[[ $n == 0 ]] || problem "$1: $n device ranges of the catalog's extents and gaps overlap the one before; overlapping rows:
+$(sql "with r as (select 'extent' k, ino, logical, device, length, flags from extent union all
+	select 'gap', ino, null, device, length, null from gap),
+	s as (select *, lag(device + length) over (order by device, length) as prev_end from r)
+	select * from s where prev_end > device limit 10")"
+	n=$(sql "with s as (select ino, logical, lag(logical + length) over (partition by ino order by logical)
+		as prev_end from extent) select count(*) from s where prev_end > logical")
+	[[ $n == 0 ]] || problem "$1: $n extents of the catalog overlap the previous extent of their file in logical offsets:
+$(sql "with s as (select ino, logical, device, length, flags, lag(logical + length) over (partition by ino
+	order by logical) as prev_end from extent) select * from s where prev_end > logical limit 10")"
+}
+
+# check_used PHASE - stats used_bytes == sum of extent and gap lengths (mounted)
+check_used() {
+	local used ext gap
+	used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$M/.scatterfs/stats")
+	[[ -n $used ]] || fail "$1: no used_bytes in $M/.scatterfs/stats: $(cat "$M/.scatterfs/stats")"
+	ext=$(sql 'select coalesce(sum(length), 0) from extent')
+	gap=$(sql 'select coalesce(sum(length), 0) from gap')
+	[[ $used == $((ext + gap)) ]] ||
+		problem "$1: .scatterfs/stats used_bytes is $used, the catalog's extents ($ext) and gaps ($gap) sum to $((ext + gap))"
+	check_catalog "$1"
+}
+
+# The remount command sfs-fsx runs: it asks this script (which keeps the
+# daemon's pid and state) to remount, through a pair of FIFOs, and waits.
+cat >"$T/remount.sh" <<'EOF'
+#!/bin/bash
+# remount.sh DIR TESTPID - ask fsx.sh (pid TESTPID) to unmount and mount again
+echo remount >"$1/remount.req"
+for ((t = 0; t < 120; t++)); do
+	if read -r -t 1 answer <"$1/remount.ack"; then
+		[[ $answer == ok ]]
+		exit
+	fi
+	kill -0 "$2" 2>/dev/null || exit 1
+done
+exit 1
+EOF
+chmod +x "$T/remount.sh"
+mkfifo "$T/remount.req" "$T/remount.ack"
+# Opened read-write so that neither side's open blocks.
+exec 7<>"$T/remount.req" 8<>"$T/remount.ack"
+
+FSX_PID=
+sfs_on_exit '[[ -n $FSX_PID ]] && kill "$FSX_PID"'
+
+START=$SECONDS
+for entry in "${PATTERNS[@]}"; do
+	name=${entry%%|*}
+	opts=${entry#*|}
+	t0=$SECONDS
+	rm -f "$B" "$B".scatterfs*
+	head -c 64M /dev/zero | tr '\0' '\253' >"$B"
+	mkdir -p "$T/ref.$name"
+	sfs_mount "$B" "$M" "$opts"
+	mkdir "$M/fsx"
+	out=$T/fsx.$name.out
+	"$FSX" --seed "$SEED" --ops "$OPS" --files 4 --max-size 262144 --max-op 65536 \
+		--remount-every $EVERY --remount-cmd "$T/remount.sh $T $$" "$M/fsx" "$T/ref.$name" \
+		>"$out" 2>&1 &
+	FSX_PID=$!
+	nremount=0
+	while kill -0 "$FSX_PID" 2>/dev/null; do
+		read -r -t 0.5 -u 7 req || continue
+		[[ $req == remount ]] || fail "$name: unexpected request '$req' from remount.sh"
+		sfs_umount "$M"
+		sfs_mount "$B" "$M" "$opts"
+		nremount=$((nremount + 1))
+		check_used "$name, after remount $nremount"
+		echo ok >&8
+	done
+	rc=0
+	wait "$FSX_PID" || rc=$?
+	FSX_PID=
+	if ((rc != 0)); then
+		problem "$name ($opts): sfs-fsx exited with status $rc:
+$(tail -n 60 "$out")
+extent maps on the mount:
+$(for f in "$M"/.scatterfs/extents/fsx/f*; do echo "$f"; cat "$f"; done 2>&1 | head -n 80)"
+	else
+		tail -n 1 "$out"
+		summary=$(tail -n 1 "$out")
+		[[ $summary == "sfs-fsx: seed $SEED: $OPS ops passed"* ]] ||
+			problem "$name: sfs-fsx's last line is not the summary: $summary"
+		# every kind of operation ran
+		for op in read write truncate falloc falloc_keep punch zero zero_keep rename link unlink fsync create; do
+			[[ $summary =~ \ $op=[1-9] ]] || problem "$name: no '$op' operation ran: $summary"
+		done
+		expect=$(((OPS - 1) / EVERY))
+		[[ $summary =~ \ remount=$expect$ ]] || problem "$name: expected $expect remounts: $summary"
+		assert_eq "$nremount" "$expect" "$name: remounts served"
+	fi
+	check_used "$name, after sfs-fsx"
+	extents=$(sql 'select count(*) from extent')
+	sfs_umount "$M"
+	check_catalog "$name, unmounted"
+	sfs_mount "$B" "$M" "$opts"
+	check_used "$name, mounted again"
+	sfs_umount "$M"
+	note "$name: $OPS operations, $extents extent rows in the catalog at the end, $((SECONDS - t0)) s"
+done
+note "all patterns: $((SECONDS - START)) s"
+
+if ((${#PROBLEMS[@]})); then
+	fail "${#PROBLEMS[@]} problem(s):
+$(printf '%s\n\n' "${PROBLEMS[@]}")"
+fi
