@@ -130,6 +130,7 @@ static const char schema_sql[] =
 
 struct catalog {
 	pthread_mutex_t lock;
+	bool dirty; /* a transaction committed since the last catalog_sync() */
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
 };
@@ -171,6 +172,8 @@ static int sql_err(struct catalog *cat, int rc)
 /* Runs a statement that returns no rows. */
 static int step_done(struct catalog *cat, sqlite3_stmt *s)
 {
+	if (!sqlite3_stmt_readonly(s))
+		cat->dirty = true;
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? 0 : sql_err(cat, rc);
@@ -199,6 +202,7 @@ static int end(struct catalog *cat, int err)
 		exec(cat, "ROLLBACK");
 		return err;
 	}
+	cat->dirty = true;
 	return exec(cat, "COMMIT");
 }
 
@@ -1074,6 +1078,10 @@ int catalog_removexattr(struct catalog *cat, uint64_t ino, const char *name)
 int catalog_sync(struct catalog *cat)
 {
 	pthread_mutex_lock(&cat->lock);
+	if (!cat->dirty) {
+		pthread_mutex_unlock(&cat->lock);
+		return 0;
+	}
 	/* With synchronous = FULL a WAL commit fsyncs the WAL, and with it
 	 * every commit before it. */
 	int err = exec(cat, "PRAGMA synchronous = FULL");
@@ -1082,6 +1090,8 @@ int catalog_sync(struct catalog *cat)
 	if (!err)
 		err = end(cat, exec(cat, "INSERT OR REPLACE INTO meta VALUES ('synced', 1)"));
 	exec(cat, "PRAGMA synchronous = NORMAL");
+	if (!err)
+		cat->dirty = false;
 	pthread_mutex_unlock(&cat->lock);
 	return err;
 }

@@ -296,6 +296,7 @@ int main(int argc, char *argv[])
 	char err[1024];
 	int ret = 1;
 	bool created = false, cat_created = false, mounted = false;
+	int meta_fd = -1; /* held open for its lock */
 	struct fuse_loop_config *loop = NULL;
 
 	if (!fs || fuse_opt_parse(&args, &cl, sfs_opts, opt_proc))
@@ -405,6 +406,17 @@ int main(int argc, char *argv[])
 			goto out;
 	}
 	cat_created = access(fs->meta_path, F_OK) != 0;
+	if (!cat_created) {
+		/* The catalog is locked too: two daemons never share one (SQLite's
+		 * own locks would let them take turns). */
+		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
+		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
+			fprintf(stderr,
+				"scatterfs: catalog %s is in use by another scatterfs mount; refused\n",
+				fs->meta_path);
+			goto out;
+		}
+	}
 	struct stat bst0;
 	fstat(fs->dev_fd, &bst0);
 	struct catalog_identity id = {
@@ -421,6 +433,14 @@ int main(int argc, char *argv[])
 	if (cat_created && !created)
 		fprintf(stderr, "scatterfs: no catalog %s: starting an empty file system on %s\n",
 			fs->meta_path, fs->backing_path);
+	if (meta_fd < 0) {
+		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
+		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
+			fprintf(stderr, "scatterfs: catalog %s is in use by another scatterfs mount\n",
+				fs->meta_path);
+			goto out;
+		}
+	}
 	if (devalloc_create(fs->dev_size, fs->block_size, &fs->alloc)) {
 		fprintf(stderr, "scatterfs: cannot create the allocator\n");
 		goto out;
@@ -481,7 +501,8 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	}
 	mounted = true;
-	if (catalog_adopt(fs->cat, &id)) {
+	/* Durable now, so that an idle mount writes nothing more. */
+	if (catalog_adopt(fs->cat, &id) || catalog_sync(fs->cat)) {
 		fprintf(stderr, "scatterfs: cannot update catalog %s\n", fs->meta_path);
 		goto out_unmount;
 	}
@@ -544,6 +565,8 @@ out:
 		fsync(fs->dev_fd);
 		close(fs->dev_fd);
 	}
+	if (meta_fd >= 0)
+		close(meta_fd);
 	if (ret && created && !mounted)
 		unlink(fs->backing_path);
 	devalloc_destroy(fs->alloc);

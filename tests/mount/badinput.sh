@@ -76,6 +76,9 @@ sfs_mount "$B" "$M" ""
 assert_eq "$(cat "$M/hello.txt")" hello "content of hello.txt"
 refused second-mount 'already|in use|busy|locked|mounted' "$M2" "$B" "$M2"
 assert_eq "$(cat "$M/hello.txt")" hello "content of hello.txt on the first mount after the refused second"
+# ... and another backing given the catalog in use: refused (catalog locked).
+refused catalog-in-use 'in use' "$M2" "$T/third" "$M2" -o "size=64M,meta=$B.scatterfs"
+[[ ! -e $T/third ]] || fail "catalog-in-use: the refused mount left $T/third"
 sfs_umount "$M"
 
 # 5. A catalog from another backing (same size and block size) is refused.

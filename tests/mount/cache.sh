@@ -1,0 +1,77 @@
+#!/bin/bash
+# bench/cache (seed 003) at a tiny scale, --format csv: the header names
+# the columns; one row per cache size and table (heap, iot); every row's
+# reads, page_reads and read_bytes are exactly what the build's request log
+# holds for t.db (read rows, rows of one page, sum of sizes); cache_bytes
+# is a whole number of pages and cache_pct is it against the sizing IOT;
+# the IOT has the same size under both caches (same inserts, same splits);
+# and the IOT built with the small cache did more physical reads than the
+# one built with the large cache (which holds the whole IOT).
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+CACHE=$SFS_ROOT/bench/cache
+ROWS=20000
+BATCH=2000
+PAGE=8192
+[[ -x $CACHE ]] || fail "bench/cache is missing or not executable"
+
+W=$SFS_TMP/work
+out=$SFS_TMP/cache.csv
+mkdir -p "$W"
+SCATTERFS_BUILD=$SFS_BUILD "$CACHE" --rows $ROWS --batch $BATCH --cache-sizes 50%,110% --format csv \
+	--workdir "$W" --keep >"$out" 2>"$SFS_TMP/cache.err" </dev/null || {
+	rc=$?
+	sfs_add_log "$out"
+	sfs_add_log "$SFS_TMP/cache.err"
+	fail "bench/cache exited $rc"
+}
+sfs_add_log "$out"
+sfs_add_log "$SFS_TMP/cache.err"
+cat "$out"
+
+assert_eq "$(head -n 1 "$out")" \
+	"engine,table,cache_size,cache_bytes,cache_pct,rows,table_bytes,reads,page_reads,read_bytes,writes,elapsed_s" \
+	"bench/cache: CSV header"
+assert_eq "$(wc -l <"$out")" 5 "bench/cache: lines (header and 2 cache sizes x 2 tables)"
+assert_eq "$(tail -n +2 "$out" | cut -d, -f1-3 | tr '\n' ' ')" \
+	"sqlite,heap,50% sqlite,iot,50% sqlite,heap,110% sqlite,iot,110% " "bench/cache: configurations in order"
+
+# The work directory the run kept: one sub-directory per configuration.
+mapfile -t kept < <(find "$W" -maxdepth 1 -name 'sfs-cache.*' -type d)
+assert_eq "${#kept[@]}" 1 "bench/cache: kept work directories"
+K=${kept[0]}
+
+declare -a reads ws
+n=0
+while IFS=, read -r engine table csize cbytes cpct rows tbytes r pr rb w el; do
+	n=$((n + 1))
+	log=$K/$n-$table/log.csv
+	sfs_log_check_header "$log"
+	assert_eq "$rows" $ROWS "$table/$csize: rows"
+	assert_eq "$r" "$(sfs_log_count "$log" read t.db)" "$table/$csize: reads = read rows of t.db in $log"
+	assert_eq "$pr" "$(sfs_log_count "$log" read t.db $PAGE)" "$table/$csize: page_reads = $PAGE-byte read rows"
+	assert_eq "$rb" "$(sfs_log_rows "$log" read t.db | awk -F, '{ s += $6 } END { print s + 0 }')" \
+		"$table/$csize: read_bytes = sum of the read rows' sizes"
+	assert_eq "$w" "$(sfs_log_count "$log" write t.db)" "$table/$csize: writes = write rows of t.db"
+	assert_eq "$((cbytes % PAGE))" 0 "$table/$csize: cache_bytes is whole pages"
+	assert_eq "$((tbytes % PAGE))" 0 "$table/$csize: table_bytes is whole pages"
+	[[ $el =~ ^[0-9]+\.[0-9]{3}$ ]] || fail "$table/$csize: elapsed_s '$el' is not seconds with 3 decimals"
+	[[ $engine == sqlite ]] || fail "engine '$engine'"
+	# row n: 1 heap/50%, 2 iot/50%, 3 heap/110%, 4 iot/110%
+	reads[$n]=$r
+	ws[$n]=$tbytes
+	if [[ $table == iot ]]; then
+		# cache_pct is against the IOT's own size (the sizing build)
+		assert_eq "$cpct" "$(awk -v c="$cbytes" -v s="$tbytes" 'BEGIN { printf "%.0f", 100 * c / s }')" \
+			"$table/$csize: cache_pct = cache_bytes / IOT bytes"
+	fi
+done < <(tail -n +2 "$out")
+
+assert_eq "${ws[2]}" "${ws[4]}" "IOT size under the small and the large cache"
+assert_eq "${ws[1]}" "${ws[3]}" "heap size under the small and the large cache"
+((reads[2] > reads[4])) ||
+	fail "the IOT built with the small cache did ${reads[2]} physical reads, not more than the large cache's ${reads[4]}"
+((reads[2] >= reads[1])) ||
+	fail "with the small cache the IOT did ${reads[2]} physical reads, fewer than the heap's ${reads[1]}"
+note "pass: IOT physical reads ${reads[2]} (small cache) versus ${reads[4]} (large), heap ${reads[1]}"
