@@ -59,8 +59,8 @@ while IFS=, read -r engine table csize cbytes cpct rows tbytes r pr rb w el; do
 	[[ $el =~ ^[0-9]+\.[0-9]{3}$ ]] || fail "$table/$csize: elapsed_s '$el' is not seconds with 3 decimals"
 	[[ $engine == sqlite ]] || fail "engine '$engine'"
 	# row n: 1 heap/50%, 2 iot/50%, 3 heap/110%, 4 iot/110%
-	reads[$n]=$r
-	ws[$n]=$tbytes
+	reads[n]=$r
+	ws[n]=$tbytes
 	if [[ $table == iot ]]; then
 		# cache_pct is against the IOT's own size (the sizing build)
 		assert_eq "$cpct" "$(awk -v c="$cbytes" -v s="$tbytes" 'BEGIN { printf "%.0f", 100 * c / s }')" \
