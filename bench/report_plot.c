@@ -11,6 +11,7 @@
  * PATH), and the temporary files are removed.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -181,6 +182,26 @@ static void write_script(struct plot *p, const struct report *rep, int bars)
 	}
 }
 
+/* Whether an executable @name is in one of the directories of $PATH. */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		return false;
+	char buf[4096];
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		if (n && n + strlen(name) + 2 <= sizeof(buf)) {
+			memcpy(buf, path, n);
+			snprintf(buf + n, sizeof(buf) - n, "/%s", name);
+			if (access(buf, X_OK) == 0)
+				return true;
+		}
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
 int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errlen)
 {
 	int rc = tmp_file(p, TMP_HIST, err, errlen);
@@ -221,7 +242,10 @@ int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errl
 
 	pid_t pid;
 	char *argv[] = {(char *)"gnuplot", p->tmp[TMP_SCRIPT], NULL};
-	int e = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	/* Look for it first: an exec failure inside posix_spawnp() is not
+	 * reported everywhere (not under valgrind, for one). */
+	int e = on_path("gnuplot") ? posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ)
+				   : ENOENT;
 	if (e != 0) {
 		rc = -e;
 		if (e == ENOENT)

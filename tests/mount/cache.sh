@@ -6,7 +6,9 @@
 # is a whole number of pages and cache_pct is it against the sizing IOT;
 # the IOT has the same size under both caches (same inserts, same splits);
 # and the IOT built with the small cache did more physical reads than the
-# one built with the large cache (which holds the whole IOT).
+# one built with the large cache (which holds the whole IOT).  Then the
+# same with --engine postgres (heap versus a table with a B-tree primary
+# key, shared_buffers small and large).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -75,3 +77,40 @@ assert_eq "${ws[1]}" "${ws[3]}" "heap size under the small and the large cache"
 ((reads[2] >= reads[1])) ||
 	fail "with the small cache the IOT did ${reads[2]} physical reads, fewer than the heap's ${reads[1]}"
 note "pass: IOT physical reads ${reads[2]} (small cache) versus ${reads[4]} (large), heap ${reads[1]}"
+
+# --engine postgres, tiny: the same columns and configurations; the reads
+# of all rows together are no more than the log's read rows of the cluster's
+# relation files (each row counts its own table's files in its own time
+# window); the indexed table built with the small shared_buffers read more
+# than with the large one, and the plain heap read less than it.
+PG=$SFS_TMP/pg.csv
+PW=$SFS_TMP/pgwork
+mkdir -p "$PW"
+SCATTERFS_BUILD=$SFS_BUILD "$CACHE" --engine postgres --rows $ROWS --batch $BATCH --format csv \
+	--workdir "$PW" --keep >"$PG" 2>"$SFS_TMP/pg.err" </dev/null || {
+	rc=$?
+	sfs_add_log "$SFS_TMP/pg.err"
+	fail "bench/cache --engine postgres exited $rc"
+}
+sfs_add_log "$PG"
+sfs_add_log "$SFS_TMP/pg.err"
+cat "$PG"
+assert_eq "$(head -n 1 "$PG")" "$(head -n 1 "$out")" "bench/cache --engine postgres: CSV header"
+assert_eq "$(tail -n +2 "$PG" | cut -d, -f1-3,6 | tr '\n' ' ')" \
+	"postgres,heap,50%,$ROWS postgres,iot,50%,$ROWS postgres,heap,110%,$ROWS postgres,iot,110%,$ROWS " \
+	"bench/cache --engine postgres: configurations"
+mapfile -t kept < <(find "$PW" -maxdepth 1 -name 'sfs-cache.*' -type d)
+assert_eq "${#kept[@]}" 1 "bench/cache --engine postgres: kept work directories"
+plog=${kept[0]}/pg/log.csv
+sfs_log_check_header "$plog"
+total=$(sfs_log_rows "$plog" read | awk -F, '$4 ~ /^pgdata\/base\// { n++ } END { print n + 0 }')
+mapfile -t pr < <(tail -n +2 "$PG" | cut -d, -f8)
+mapfile -t pp < <(tail -n +2 "$PG" | cut -d, -f9)
+sum=$((pr[0] + pr[1] + pr[2] + pr[3]))
+((sum <= total)) || fail "postgres: the rows report $sum reads, the log holds only $total reads of relation files"
+for i in 0 1 2 3; do
+	assert_eq "${pp[i]}" "${pr[i]}" "postgres row $((i + 1)): every read is one 8192-byte page"
+done
+((pr[1] > pr[3])) || fail "postgres: indexed table read ${pr[1]} pages with the small shared_buffers, not more than ${pr[3]} with the large"
+((pr[0] < pr[1])) || fail "postgres: the heap read ${pr[0]} pages, not fewer than the indexed table's ${pr[1]}"
+note "pass (postgres): indexed table ${pr[1]} reads (small shared_buffers) versus ${pr[3]} (large), heap ${pr[0]}"
