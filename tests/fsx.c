@@ -129,9 +129,16 @@ static uint64_t rnd(struct fsx *f, uint64_t n)
 static void print_replay(const struct fsx *f)
 {
 	printf("replay:");
-	for (int i = 0; i < f->argc; i++)
-		printf(" '%s'", f->argv[i]);
-	printf("   (the seed is %" PRIu64 ")\n", f->seed);
+	for (int i = 0; i < f->argc; i++) { /* shell-quoted: 'it'\''s' */
+		printf(" '");
+		for (const char *c = f->argv[i]; *c; c++)
+			if (*c == '\'')
+				printf("'\\''");
+			else
+				putchar(*c);
+		printf("'");
+	}
+	printf("   (seed %" PRIu64 ")\n", f->seed);
 }
 
 static void print_recent(const struct fsx *f)
@@ -174,18 +181,6 @@ __attribute__((format(printf, 2, 3))) static void note_op(struct fsx *f, const c
 
 /* --- the two sides ------------------------------------------------------- */
 
-static void close_all(struct fsx *f)
-{
-	for (unsigned i = 0; i < f->nfiles; i++) {
-		struct slot *s = &f->slot[i];
-		if (s->tfd >= 0 && close(s->tfd))
-			fail(f, "close %s/%s: %s", f->tdir, s->name, strerror(errno));
-		if (s->rfd >= 0)
-			close(s->rfd);
-		s->tfd = s->rfd = -1;
-	}
-}
-
 static void open_dirs(struct fsx *f)
 {
 	f->tdirfd = open(f->tdir, O_RDONLY | O_DIRECTORY);
@@ -204,14 +199,32 @@ static void close_dirs(struct fsx *f)
 	f->tdirfd = f->rdirfd = -1;
 }
 
-/* Closes every descriptor, reads which names exist from REFDIR, checks
- * TESTDIR agrees (existence, link count, size, which names share an inode)
- * and opens every existing name on both sides. */
-static void resync(struct fsx *f)
+static void close_slot(struct fsx *f, struct slot *s)
+{
+	if (s->tfd >= 0 && close(s->tfd))
+		fail(f, "close %s/%s: %s", f->tdir, s->name, strerror(errno));
+	if (s->rfd >= 0)
+		close(s->rfd);
+	s->tfd = s->rfd = -1;
+}
+
+static void close_all(struct fsx *f)
+{
+	for (unsigned i = 0; i < f->nfiles; i++)
+		close_slot(f, &f->slot[i]);
+}
+
+/* After a change of names: reads which names exist from REFDIR, checks
+ * TESTDIR agrees (existence, link count, size, which names share an inode),
+ * and closes and reopens the names @a and @b (every name when @a is NULL):
+ * the other names still refer to the inodes their descriptors are open on. */
+static void resync(struct fsx *f, struct slot *a, struct slot *b)
 {
 	struct stat rst[f->nfiles], tst[f->nfiles];
 
-	close_all(f);
+	for (unsigned i = 0; i < f->nfiles; i++)
+		if (!a || &f->slot[i] == a || &f->slot[i] == b)
+			close_slot(f, &f->slot[i]);
 	for (unsigned i = 0; i < f->nfiles; i++) {
 		struct slot *s = &f->slot[i];
 		int rr = fstatat(f->rdirfd, s->name, &rst[i], AT_SYMLINK_NOFOLLOW);
@@ -258,7 +271,7 @@ static void resync(struct fsx *f)
 		}
 	for (unsigned i = 0; i < f->nfiles; i++) {
 		struct slot *s = &f->slot[i];
-		if (!s->exists)
+		if (!s->exists || s->tfd >= 0)
 			continue;
 		s->tfd = openat(f->tdirfd, s->name, O_RDWR);
 		if (s->tfd < 0)
@@ -555,7 +568,7 @@ static void do_rename(struct fsx *f, struct slot *s)
 	int rerr = err_of(renameat(f->rdirfd, s->name, f->rdirfd, d->name));
 	int terr = err_of(renameat(f->tdirfd, s->name, f->tdirfd, d->name));
 	both(f, what, rerr, terr);
-	resync(f);
+	resync(f, s, d);
 }
 
 static void do_link(struct fsx *f, struct slot *s)
@@ -576,7 +589,7 @@ static void do_link(struct fsx *f, struct slot *s)
 	rerr = err_of(linkat(f->rdirfd, s->name, f->rdirfd, d->name, 0));
 	terr = err_of(linkat(f->tdirfd, s->name, f->tdirfd, d->name, 0));
 	both(f, what, rerr, terr);
-	resync(f);
+	resync(f, s, d);
 }
 
 static void do_unlink(struct fsx *f, struct slot *s)
@@ -589,7 +602,7 @@ static void do_unlink(struct fsx *f, struct slot *s)
 	int rerr = err_of(unlinkat(f->rdirfd, s->name, 0));
 	int terr = err_of(unlinkat(f->tdirfd, s->name, 0));
 	both(f, what, rerr, terr);
-	resync(f);
+	resync(f, s, NULL);
 }
 
 static void do_fsync(struct fsx *f, struct slot *s)
@@ -615,7 +628,7 @@ static void do_create(struct fsx *f, struct slot *s)
 	close(rfd);
 	if (close(tfd))
 		fail(f, "close %s/%s: %s", f->tdir, s->name, strerror(errno));
-	resync(f);
+	resync(f, s, NULL);
 }
 
 static void do_remount(struct fsx *f)
@@ -631,7 +644,7 @@ static void do_remount(struct fsx *f)
 		fail(f, "the remount command '%s' failed (status %d)", f->remount_cmd,
 		     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	open_dirs(f);
-	resync(f);
+	resync(f, NULL, NULL);
 	compare_all(f, "full compare after remount");
 }
 
@@ -875,7 +888,7 @@ int main(int argc, char **argv)
 		if (close(fd))
 			fail(f, "close %s/%s: %s", f->tdir, s->name, strerror(errno));
 	}
-	resync(f);
+	resync(f, NULL, NULL);
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
