@@ -11,7 +11,8 @@
 # moment (fixed seed, printed) kill -9 the daemon, kill what is left of
 # PostgreSQL (SIGQUIT, then SIGKILL), unmount (lazily if needed), remount
 # and check:
-#   - .scatterfs/stats used_bytes equals the catalog's extents plus gaps,
+#   - .scatterfs/stats used_bytes equals the catalog's extents plus gaps
+#     (a mismatch fails the test at the end, so later rounds still run),
 #     and no two catalog runs overlap on the device;
 #   - PostgreSQL starts (recovers);
 #   - every acknowledged insert is there: max(id) >= the last acknowledged
@@ -209,7 +210,7 @@ for ((r = 1; r <= rounds; r++)); do
 		kill -9 "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	writer_pid= bench_pid=
+	writer_pid='' bench_pid=''
 	after=0
 	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
 	total=$((total + after - before))

@@ -12,8 +12,10 @@
 # never-written space that is not zero shows.  After the run and after each
 # remount, .scatterfs/stats used_bytes equals the sum of the lengths of all
 # extents and gaps in the catalog, and no two of them overlap on the device
-# (nor two extents of one file in logical offsets).  Every pattern runs even
-# when one fails; the test then fails with every problem found.
+# (nor two extents of one file in logical offsets); an inconsistent catalog
+# is reported and not mounted again (the daemon refuses it), and that
+# pattern's run stops.  Every pattern runs even when one fails; the test
+# then fails with every problem found.
 #
 # Environment: SCATTERFS_FSX_OPS (default 100000), SCATTERFS_FSX_SEED
 # (default 20261130) to replay a failure by hand.
@@ -46,22 +48,24 @@ problem() {
 
 sql() { sqlite3 -readonly "$B.scatterfs" "$1"; }
 
-# check_catalog PHASE - the catalog's extents and gaps do not overlap
+# check_catalog PHASE - the catalog's extents and gaps do not overlap; returns
+# 1 (after reporting a problem) when they do
 check_catalog() {
-	local n
+	local n m
 	n=$(sql "with r as (select device, length from extent union all select device, length from gap),
 		s as (select device, lag(device + length) over (order by device, length) as prev_end from r)
 		select count(*) from s where prev_end > device")
-	[[ $n == 0 ]] || problem "$1: $n device ranges of the catalog's extents and gaps overlap the one before; overlapping rows:
+	[[ $n == 0 ]] || problem "$1: $n device ranges of the catalog's extents and gaps overlap the one before; overlapping rows (kind|ino|logical|device|length|flags|end of the one before):
 $(sql "with r as (select 'extent' k, ino, logical, device, length, flags from extent union all
 	select 'gap', ino, null, device, length, null from gap),
 	s as (select *, lag(device + length) over (order by device, length) as prev_end from r)
 	select * from s where prev_end > device limit 10")"
-	n=$(sql "with s as (select ino, logical, lag(logical + length) over (partition by ino order by logical)
+	m=$(sql "with s as (select ino, logical, lag(logical + length) over (partition by ino order by logical)
 		as prev_end from extent) select count(*) from s where prev_end > logical")
-	[[ $n == 0 ]] || problem "$1: $n extents of the catalog overlap the previous extent of their file in logical offsets:
+	[[ $m == 0 ]] || problem "$1: $m extents of the catalog overlap the previous extent of their file in logical offsets (ino|logical|device|length|flags|end of the one before):
 $(sql "with s as (select ino, logical, device, length, flags, lag(logical + length) over (partition by ino
 	order by logical) as prev_end from extent) select * from s where prev_end > logical limit 10")"
+	[[ $n == 0 && $m == 0 ]]
 }
 
 # check_used PHASE - stats used_bytes == sum of extent and gap lengths (mounted)
@@ -73,7 +77,7 @@ check_used() {
 	gap=$(sql 'select coalesce(sum(length), 0) from gap')
 	[[ $used == $((ext + gap)) ]] ||
 		problem "$1: .scatterfs/stats used_bytes is $used, the catalog's extents ($ext) and gaps ($gap) sum to $((ext + gap))"
-	check_catalog "$1"
+	check_catalog "$1" || true
 }
 
 # The remount command sfs-fsx runs: it asks this script (which keeps the
@@ -110,17 +114,25 @@ for entry in "${PATTERNS[@]}"; do
 	sfs_mount "$B" "$M" "$opts"
 	mkdir "$M/fsx"
 	out=$T/fsx.$name.out
+	sfs_add_log "$out"
 	"$FSX" --seed "$SEED" --ops "$OPS" --files 4 --max-size 262144 --max-op 65536 \
 		--remount-every $EVERY --remount-cmd "$T/remount.sh $T $$" "$M/fsx" "$T/ref.$name" \
 		>"$out" 2>&1 &
 	FSX_PID=$!
 	nremount=0
+	broken= # set when the catalog is inconsistent: the daemon would refuse it
 	while kill -0 "$FSX_PID" 2>/dev/null; do
 		read -r -t 0.5 -u 7 req || continue
 		[[ $req == remount ]] || fail "$name: unexpected request '$req' from remount.sh"
 		sfs_umount "$M"
-		sfs_mount "$B" "$M" "$opts"
 		nremount=$((nremount + 1))
+		if ! check_catalog "$name, unmounted for remount $nremount"; then
+			problem "$name: not mounted again after operation $((nremount * EVERY)): the catalog is inconsistent"
+			broken=1
+			echo fail >&8
+			continue
+		fi
+		sfs_mount "$B" "$M" "$opts"
 		check_used "$name, after remount $nremount"
 		echo ok >&8
 	done
@@ -129,9 +141,10 @@ for entry in "${PATTERNS[@]}"; do
 	FSX_PID=
 	if ((rc != 0)); then
 		problem "$name ($opts): sfs-fsx exited with status $rc:
-$(tail -n 60 "$out")
-extent maps on the mount:
-$(for f in "$M"/.scatterfs/extents/fsx/f*; do echo "$f"; cat "$f"; done 2>&1 | head -n 80)"
+$(grep -v -e '^  op ' -e '^last operations:' "$out" | head -n 12)
+the last operations:
+$(grep '^  op ' "$out" | tail -n 12)
+$([[ -n $broken ]] || for f in "$M"/.scatterfs/extents/fsx/f*; do echo "extent map $f:"; cat "$f"; done 2>&1 | head -n 80)"
 	else
 		tail -n 1 "$out"
 		summary=$(tail -n 1 "$out")
@@ -145,18 +158,23 @@ $(for f in "$M"/.scatterfs/extents/fsx/f*; do echo "$f"; cat "$f"; done 2>&1 | h
 		[[ $summary =~ \ remount=$expect$ ]] || problem "$name: expected $expect remounts: $summary"
 		assert_eq "$nremount" "$expect" "$name: remounts served"
 	fi
-	check_used "$name, after sfs-fsx"
-	extents=$(sql 'select count(*) from extent')
-	sfs_umount "$M"
-	check_catalog "$name, unmounted"
-	sfs_mount "$B" "$M" "$opts"
-	check_used "$name, mounted again"
-	sfs_umount "$M"
-	note "$name: $OPS operations, $extents extent rows in the catalog at the end, $((SECONDS - t0)) s"
+	if [[ -z $broken ]]; then
+		check_used "$name, after sfs-fsx"
+		extents=$(sql 'select count(*) from extent')
+		sfs_umount "$M"
+		if check_catalog "$name, unmounted"; then
+			sfs_mount "$B" "$M" "$opts"
+			check_used "$name, mounted again"
+			sfs_umount "$M"
+		else
+			problem "$name: not mounted again at the end: the catalog is inconsistent"
+		fi
+	fi
+	note "$name: ${broken:+FAILED, }$OPS operations, $((SECONDS - t0)) s"
 done
 note "all patterns: $((SECONDS - START)) s"
 
 if ((${#PROBLEMS[@]})); then
-	fail "${#PROBLEMS[@]} problem(s):
-$(printf '%s\n\n' "${PROBLEMS[@]}")"
+	fail "${#PROBLEMS[@]} problem(s) (details in the PROBLEM lines above):
+$(for p in "${PROBLEMS[@]}"; do echo "- ${p%%$'\n'*}"; done)"
 fi
