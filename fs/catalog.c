@@ -955,8 +955,9 @@ int catalog_for_each_run(struct catalog *cat,
 	int err = 0, rc;
 	pthread_mutex_lock(&cat->lock);
 	rc = sqlite3_prepare_v2(cat->db,
-				"SELECT device, length FROM extent UNION ALL SELECT device, length "
-				"FROM gap ORDER BY 1",
+				"SELECT device, length FROM extent WHERE ino NOT IN (SELECT ino FROM "
+				"orphan) UNION ALL SELECT device, length FROM gap WHERE ino NOT IN "
+				"(SELECT ino FROM orphan) ORDER BY 1",
 				-1, &s, NULL);
 	if (rc != SQLITE_OK) {
 		err = sql_err(cat, rc);
