@@ -911,8 +911,12 @@ int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent
 	if (err)
 		goto out;
 	if (from != UINT64_MAX) {
-		/* An entry that straddles @from is rewritten whole. */
+		/* The entry before @from may have been shortened (a truncate or a
+		 * hole punched inside it) and one may straddle it: rewrite from
+		 * the entry before. */
 		size_t i = extmap_find(map, from);
+		if (i > 0)
+			i--;
 		if (i < map->n && map->v[i].logical < from)
 			from = map->v[i].logical;
 		sqlite3_stmt *s = stmt(cat, S_DELETE_EXTENTS_FROM);

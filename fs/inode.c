@@ -93,6 +93,11 @@ int inode_load_map(struct sfs *fs, struct inode *in)
 	if (in->map_loaded)
 		return 0;
 	int err = catalog_load_extents(fs->cat, in->ino, &in->map, &in->gaps);
+	if (err == -EEXIST) {
+		fprintf(stderr, "scatterfs: catalog: inode %llu has overlapping extents\n",
+			(unsigned long long)in->ino);
+		err = -EIO;
+	}
 	if (err) {
 		extmap_release(&in->map);
 		run_vec_release(&in->gaps);

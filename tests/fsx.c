@@ -16,12 +16,14 @@
  *
  * Data structure: one table of name slots, each holding whether the name
  * exists and the descriptor open on it on each side.  Rename, link and
- * unlink change which inode a name refers to, so after any of them every
- * descriptor is closed and reopened by name, and the existence flags are
- * re-read from REFDIR: cheap with a handful of files, and it keeps the
- * bookkeeping impossible to get out of step.  (Its weak spot: operations
- * through a descriptor whose name was renamed away or unlinked are not
- * exercised.)
+ * unlink change which inode a name refers to, so after any of them the
+ * descriptors of the names involved are closed and reopened by name, and
+ * the existence of every name is re-read from REFDIR and checked on
+ * TESTDIR: cheap with a handful of files, and it keeps the bookkeeping from
+ * getting out of step.  (Its weak spot: operations through a descriptor
+ * whose name was renamed away or unlinked are not exercised.)  A remount
+ * counts as one operation: with --ops N --remount-every K, operations K+1,
+ * 2K+1, ... are remounts.
  *
  * The random generator is splitmix64 (Steele, Lea and Flood, "Fast
  * splittable pseudorandom number generators", OOPSLA 2014), written out here

@@ -101,6 +101,7 @@ mkfifo "$T/remount.req" "$T/remount.ack"
 exec 7<>"$T/remount.req" 8<>"$T/remount.ack"
 
 FSX_PID=
+# shellcheck disable=SC2016 # expanded when the hook runs
 sfs_on_exit '[[ -n $FSX_PID ]] && kill "$FSX_PID"'
 
 START=$SECONDS
@@ -160,7 +161,6 @@ $([[ -n $broken ]] || for f in "$M"/.scatterfs/extents/fsx/f*; do echo "extent m
 	fi
 	if [[ -z $broken ]]; then
 		check_used "$name, after sfs-fsx"
-		extents=$(sql 'select count(*) from extent')
 		sfs_umount "$M"
 		if check_catalog "$name, unmounted"; then
 			sfs_mount "$B" "$M" "$opts"
@@ -170,7 +170,8 @@ $([[ -n $broken ]] || for f in "$M"/.scatterfs/extents/fsx/f*; do echo "extent m
 			problem "$name: not mounted again at the end: the catalog is inconsistent"
 		fi
 	fi
-	note "$name: ${broken:+FAILED, }$OPS operations, $((SECONDS - t0)) s"
+	((rc == 0)) && [[ -z $broken ]] && status=passed || status=FAILED
+	note "$name: $status ($OPS operations), $((SECONDS - t0)) s"
 done
 note "all patterns: $((SECONDS - START)) s"
 

@@ -1,17 +1,23 @@
 #!/bin/bash
-# Full device (issue 6, item 3): on an 8 MiB backing with 4 KiB blocks and
-# 64 KiB extents, two files of known content (1 MiB and 300,000 bytes), then
-# a third file appended to until a write fails: the error is exactly ENOSPC,
-# that write changed nothing (file size, file bytes, used_bytes), the other
-# files keep their exact checksums, statfs and .scatterfs/stats free space is
-# less than one extent (with the other patterns, where free space can be in
-# runs shorter than an extent: no free run of a whole extent is left), and a write or fallocate on a new file fails with
-# ENOSPC too, leaving it empty.  Deleting the 1 MiB file frees 1 MiB that a
-# new 1 MiB file then gets, after which the device is full again.  Everything
-# survives a remount.  With autoextend.max_size = 1M a file grows to exactly
-# 1 MiB and the next write fails with EFBIG (exactly), changing nothing, while
-# the device still has room.  After every phase .scatterfs/stats used_bytes
-# equals the sum of all extent and gap lengths in the catalog.
+# Full device (issue 6, item 3).  On an 8 MiB backing with 4 KiB blocks and
+# 64 KiB contiguous extents: two files of known content (1 MiB and 300,000
+# bytes), then a third file appended to (1 MiB, 64 KiB, 4 KiB, 1000 and 1
+# byte writes) until a write fails.  The error is exactly ENOSPC; that write
+# changed nothing (file size, file bytes, used_bytes); the other files keep
+# their exact sha256; statfs and .scatterfs/stats free space are equal and
+# less than one extent; a write or fallocate on a new file fails with ENOSPC
+# too and leaves it empty; a truncate up (a hole) still works and a write
+# into the hole fails with ENOSPC.  Deleting the 1 MiB file frees exactly
+# 1 MiB, which a new file then gets (a 3 MiB write: short or refused, the
+# file ends at 1 MiB), and the device is full again.  Everything survives a
+# remount.  The other patterns (interleaved, random, reverse in
+# cache.mode=kernel, single) fill the device the same way; there free space
+# can remain in runs shorter than an extent, so "full" means no free run of
+# a whole extent is left.  With autoextend.max_size = 1M a file grows to
+# exactly 1 MiB and the next write or fallocate fails with EFBIG (exactly),
+# changing nothing, while the device still has room.  After every phase
+# .scatterfs/stats used_bytes equals the sum of all extent and gap lengths
+# in the catalog.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -200,7 +206,7 @@ sfs_umount "$M"
 # --- ENOSPC with the other placement patterns -----------------------------
 # Their free space can end up in runs shorter than an extent (random jumps
 # are whole blocks), so "full" means: no free run of a whole extent is left.
-for pat in "interleaved,layout.gap=64K" "random,layout.gap_max=1M,layout.seed=3" reverse "single,layout.initial_size=1M"; do
+for pat in "interleaved,layout.gap=64K" "random,layout.gap_max=1M,layout.seed=3" "reverse,cache.mode=kernel" "single,layout.initial_size=1M"; do
 	name=${pat%%,*}
 	rm -f "$B" "$B".scatterfs*
 	SUM=()
@@ -251,5 +257,27 @@ sfs_umount "$M"
 sfs_mount "$B" "$M" "$OPTS,autoextend.max_size=1M"
 intact "max_size, after a remount"
 check_used "max_size, after a remount"
+sfs_umount "$M"
+
+# --- a hole punched in a full device frees its whole blocks ---------------
+# [100000, 400000) covers the blocks [102400, 397312): 294,912 bytes, which
+# cut into extents at both ends.
+rm -f "$B" "$B".scatterfs*
+SUM=()
+sfs_mount "$B" "$M" "size=$DEV,$OPTS"
+size=$(python3 "$T/fill.py" "$M/big" ENOSPC 9 1048576 65536 4096 1) || fail "punch: filling big: $size"
+assert_eq "$size" $DEV "punch: size of big on the full device"
+free=$(statfs_free)
+cp "$M/big" "$T/big.ref"
+fallocate -p -o 100000 -l 300000 "$T/big.ref" || fail "punch: fallocate -p on the host copy"
+fallocate -p -o 100000 -l 300000 "$M/big" || fail "punch: fallocate -p -o 100000 -l 300000 big"
+cmp "$M/big" "$T/big.ref" || fail "punch: big differs from its host copy punched the same way"
+remember big
+assert_eq "$(statfs_free)" $((free + 294912)) "punch: statfs free bytes after punching [100000, 400000)"
+check_used "punch: after punching [100000, 400000) in big"
+sfs_umount "$M"
+sfs_mount "$B" "$M" "$OPTS"
+intact "punch: after a remount"
+check_used "punch: after a remount"
 sfs_umount "$M"
 note "ok"
