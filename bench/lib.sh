@@ -13,6 +13,8 @@ export SCATTERFS_BUILD=$bench_build
 # shellcheck source=../tests/lib.sh
 source "$root/tests/lib.sh"
 BENCH_REPORT=$bench_build/bench/scatterfs-report
+# Progress goes to stderr: stdout is the table (clean CSV with --format csv).
+note() { echo "[$SFS_NAME $(date +%T)] $*" >&2; }
 
 # disk_overrides FILE - the keys of FILE's [disk] section as -o overrides
 # ("disk.rpm=7200,disk.seek_avg_ms=8.5,..."), list values joined with ':'.

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Bad input at mount time, table-driven: 32 malformed configuration files and
+# option sets, each refused with a non-zero exit and a message that names
+# the problem (the key, the value or the file), mounting nothing and
+# leaving the backing and its catalog byte for byte unchanged.
+source "$(dirname "$0")/../lib.sh"
+
+T=$SFS_TMP
+M=$T/mnt
+B=$T/backing
+mkdir -p "$M"
+sfs_mount "$B" "$M" "size=64M"
+echo data >"$M/file"
+sfs_umount "$M"
+
+state() { sha256sum "$B" "$B".scatterfs; ls "$T" | grep -v -e '\.stderr$' -e '\.ini$' -e '^mnt$' | sort; }
+
+n=0
+# case NAME REGEX INI-TEXT [-o OPTIONS]: INI-TEXT "-" = no config file
+case_() {
+	local name=$1 re=$2 ini=$3 opts=${4:-} rc=0 before args=("$B" "$M")
+	n=$((n + 1))
+	if [[ $ini != - ]]; then
+		printf '%b' "$ini" >"$T/$name.ini"
+		opts="config=$T/$name.ini${opts:+,$opts}"
+	fi
+	[[ -n $opts ]] && args+=(-o "$opts")
+	before=$(state)
+	timeout 30 "$SFS_BIN" "${args[@]}" >/dev/null 2>"$T/$name.stderr" </dev/null || rc=$?
+	((rc != 0 && rc != 124)) || fail "$name: exit $rc, expected a refusal"
+	grep -Eqi -- "$re" "$T/$name.stderr" || fail "$name: message does not match /$re/: $(cat "$T/$name.stderr")"
+	! sfs_is_mounted "$M" || fail "$name: mounted"
+	assert_eq "$(state)" "$before" "$name: backing and catalog after the refusal"
+}
+
+case_ unknown-key "bogus" '[layout]\nbogus = 1\n'
+case_ unknown-section "\\[nosuch\\]|nosuch" '[nosuch]\nkey = 1\n'
+case_ key-outside-section "outside|section" 'pattern = random\n'
+case_ duplicate-section "duplicate|twice|again" '[layout]\npattern = random\n[layout]\nseed = 2\n'
+case_ duplicate-key "duplicate|twice|again" '[layout]\nseed = 1\nseed = 2\n'
+case_ duplicate-rule "duplicate|twice|again" '[file "*.db"]\npattern = random\n[file "*.db"]\npattern = reverse\n'
+case_ empty-file "empty" ''
+case_ comments-only "empty" '# nothing here\n; nor here\n'
+case_ non-utf8 "utf-8|UTF-8" '[layout]\npattern = r\xe9verse\n'
+case_ bad-pattern "zigzag" '[layout]\npattern = zigzag\n'
+case_ bad-size-suffix "70Q" '[layout]\nextent_size = 70Q\n'
+case_ negative-size "-1" '[layout]\nextent_size = -1\n'
+case_ fraction-size "1.5M" '[layout]\nextent_size = 1.5M\n'
+case_ huge-size "99999999999999999999" '[autoextend]\nnext = 99999999999999999999\n'
+case_ size-not-block-multiple "multiple" '[layout]\nextent_size = 1000\n'
+case_ block-not-power-of-two "power of two" '[device]\nblock_size = 3000\n'
+case_ ratio-above-one "contiguous_ratio" '[layout]\npattern = random\ncontiguous_ratio = 1.5\n'
+case_ ratio-negative "contiguous_ratio" '[layout]\npattern = random\ncontiguous_ratio = -0.1\n'
+case_ gap-larger-than-device "gap|device" '[layout]\npattern = interleaved\ngap = 1T\n'
+case_ extent-larger-than-device "extent_size|device" '[layout]\nextent_size = 1G\n'
+case_ gap-for-contiguous "gap" '[layout]\npattern = contiguous\ngap = 64K\n'
+case_ single-without-initial "initial_size" '[layout]\npattern = single\n'
+case_ readahead-too-big "readahead" '[cache]\nreadahead = 4M\n'
+case_ bad-cache-mode "cache|mode" '[cache]\nmode = sometimes\n'
+case_ bad-zero-fill "zero_fill" '[autoextend]\nzero_fill = maybe\n'
+case_ bad-log-op "ops|delete" '[log]\nops = read,delete\n'
+case_ max-below-extent "max_size" '[autoextend]\nmax_size = 4K\n'
+case_ seeks-out-of-order "seek" '[disk]\nmodel = hdd\nseek_avg_ms = 30\n'
+case_ zero-rpm "rpm" '[disk]\nmodel = hdd\nrpm = 0\n'
+case_ capacity-below-device "capacity" '[disk]\nmodel = hdd\ncapacity = 1M\n'
+case_ option-unknown-key "layout.nosuch|nosuch" - "layout.nosuch=1"
+case_ option-bad-value "extent_size|12Q" - "layout.extent_size=12Q"
+case_ option-list-with-comma "not understood|unknown option" - "log.ops=read,write"
+case_ option-bad-section "nosuch" - "nosuch.key=1"
+case_ missing-config-file "nonexistent" - "config=$T/nonexistent.ini"
+case_ config-is-directory "directory|Is a directory|read" - "config=$T"
+note "$n bad configurations and option sets refused, nothing changed"
+((n >= 30)) || fail "only $n cases"
