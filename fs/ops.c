@@ -331,10 +331,10 @@ static void link_dropped(uint64_t ino)
 	struct inode *in = inode_get(g_sfs, ino, 0, &err);
 	if (!in)
 		return;
-	bool gone = catalog_get_attr(g_sfs->cat, ino, &a) == 0 &&
-		    (a.nlink == 0 || (S_ISDIR(a.mode) && a.nlink <= 1));
+	bool have = catalog_get_attr(g_sfs->cat, ino, &a) == 0;
+	bool gone = have && (a.nlink == 0 || (S_ISDIR(a.mode) && a.nlink <= 1));
 	pthread_rwlock_wrlock(&in->lock);
-	if (catalog_get_attr(g_sfs->cat, ino, &a) == 0) {
+	if (have) {
 		in->attr.nlink = a.nlink;
 		in->attr.ctime = a.ctime;
 	}
