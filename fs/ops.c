@@ -342,6 +342,15 @@ static void link_dropped(uint64_t ino)
 		in->attr.nlink = 0;
 		in->unlinked = true;
 	}
+	pthread_mutex_lock(&g_sfs->itable_lock);
+	bool open = in->nopen > 0;
+	pthread_mutex_unlock(&g_sfs->itable_lock);
+	if (gone && !open && S_ISREG(in->attr.mode) && inode_load_map(g_sfs, in) == 0) {
+		/* No name and nothing open: free the space now, as unlink(2) does,
+		 * not when the kernel gets round to forgetting the inode. */
+		catalog_delete_inode(g_sfs->cat, in->ino);
+		inode_free_space(g_sfs, in, 0);
+	}
 	pthread_rwlock_unlock(&in->lock);
 	inode_forget(g_sfs, in, 0);
 }
