@@ -547,7 +547,7 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		 * which it reads two pages at a time (measured). */
 		err = -fuse_reply_data(req, &one, 0);
 	} else {
-		err = -fuse_reply_data(req, c.bv, FUSE_BUF_SPLICE_MOVE);
+		err = -fuse_reply_data(req, c.bv, 0);
 	}
 	if (fs->model_on && size >= 65536) {
 		/* Exponential average, weight 1/8, of the picoseconds per byte. */

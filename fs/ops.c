@@ -101,7 +101,7 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * replies from memory (O_DIRECT backing, disk model) go faster with a
 	 * plain writev than with vmsplice and splice (measured with perf). */
 	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && !fs->dev_direct && !fs->model_on)
-		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
 		conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
 	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
@@ -110,6 +110,11 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Writes through the page cache would hide write sizes: keep write-through. */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	conn->max_readahead = (unsigned)fs->cfg.defaults.cache.readahead;
+	/* The kernel skips readahead while this many background requests are
+	 * queued (libfuse's default threshold is 9): with a slow device or the
+	 * disk model that turned readahead into two-page reads. */
+	conn->max_background = 64;
+	conn->congestion_threshold = 48;
 }
 
 static void sfs_destroy(void *userdata)

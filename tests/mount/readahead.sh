@@ -9,7 +9,11 @@ source "$(dirname "$0")/../lib.sh"
 
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt
+# Written once per layout: the plain file, and one on 70 KiB random extents.
 sfs_mount "$B" "$M" "size=256M"
+head -c 20M /dev/urandom >"$M/f"
+sfs_umount "$M"
+sfs_mount "$B.frag" "$M" "size=256M,device.block_size=2K,layout.pattern=random,layout.extent_size=70K,autoextend.next=70K"
 head -c 20M /dev/urandom >"$M/f"
 sfs_umount "$M"
 
@@ -18,15 +22,19 @@ dominant_read() {
 	awk -F, 'NR > 1 && $2 == "read" && $4 == "f" { n[$6]++ } END { for (s in n) if (n[s] > c) { c = n[s]; d = s } print d }' "$1"
 }
 
-for variant in plain direct model; do
+for variant in plain fragmented direct model; do
 	for ra in 96K 1M; do
 		case $variant in
 		plain) extra= ;;
+		# 70 KiB extents: replies of several device runs that end mid-page
+		fragmented) extra=,layout.pattern=random,layout.extent_size=70K,autoextend.next=70K ;;
 		direct) extra=,device.direct=true ;;
 		model) extra=,disk.model=hdd,disk.transfer_mib_s=100000,disk.seek_track_ms=0,disk.seek_avg_ms=0,disk.seek_full_ms=0 ;;
 		esac
 		L=$SFS_TMP/$variant-$ra.csv
-		sfs_mount "$B" "$M" "cache.mode=kernel,cache.readahead=$ra,log=$L$extra"
+		backing=$B
+		[[ $variant == fragmented ]] && backing=$B.frag extra=,device.block_size=2K$extra
+		sfs_mount "$backing" "$M" "cache.mode=kernel,cache.readahead=$ra,log=$L$extra"
 		sync
 		echo 3 >/proc/sys/vm/drop_caches
 		dd if="$M/f" of=/dev/null bs=2k status=none

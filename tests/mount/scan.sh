@@ -9,11 +9,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 SCAN=$SFS_ROOT/bench/scan
-ROWS=60000
+ROWS=200000
 [[ -x $SCAN ]] || fail "bench/scan is missing or not executable"
 
 out=$SFS_TMP/scan.csv
-SCATTERFS_BUILD=$SFS_BUILD "$SCAN" --rows $ROWS --runs 2 --read-sizes 16K,64K --format csv \
+SCATTERFS_BUILD=$SFS_BUILD "$SCAN" --rows $ROWS --runs 2 --read-sizes 16K,96K --format csv \
 	>"$out" 2>"$SFS_TMP/scan.err" </dev/null || {
 	rc=$?
 	sfs_add_log "$SFS_TMP/scan.err"
@@ -24,7 +24,7 @@ cat "$out"
 assert_eq "$(head -n 1 "$out")" "layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size" "CSV header"
 assert_eq "$(tail -n +2 "$out" | wc -l)" 8 "rows (4 layouts x 2 read sizes)"
 for layout in equi-fragmented random-fragmented contiguous single-extent; do
-	for rs in 16384 65536; do
+	for rs in 16384 98304; do
 		row=$(awk -F, -v l="$layout" -v r="$rs" '$1 == l && $2 == r' "$out")
 		[[ -n $row ]] || fail "no row for $layout at $rs"
 		IFS=, read -r _ _ runs mn avg mx ios dom <<<"$row"
@@ -36,7 +36,7 @@ for layout in equi-fragmented random-fragmented contiguous single-extent; do
 	done
 done
 ios() { awk -F, -v l="$1" -v r="$2" '$1 == l && $2 == r { print $7 }' "$out"; }
-for rs in 16384 65536; do
+for rs in 16384 98304; do
 	(($(ios equi-fragmented $rs) > $(ios contiguous $rs))) ||
 		fail "at $rs the equi-fragmented scan did not take more device I/Os than the contiguous one"
 done
