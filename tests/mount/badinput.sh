@@ -95,6 +95,15 @@ head -c 8192 /dev/urandom >"$T/garbage.scatterfs"
 refused corrupt-catalog 'not a scatterfs catalog|corrupt' "$M" "$B" "$M" -o "meta=$T/garbage.scatterfs"
 rm -f "$T/garbage.scatterfs"
 
+# 6b. A truncated catalog (the first half of a real one), and a directory
+# as the backing.
+head -c $(($(stat -c %s "$B.scatterfs") / 2)) "$B.scatterfs" >"$T/half.scatterfs"
+refused truncated-catalog 'not a scatterfs catalog|corrupt|truncated|malformed' "$M" "$B" "$M" -o "meta=$T/half.scatterfs"
+rm -f "$T/half.scatterfs"*
+mkdir -p "$T/dirbacking"
+refused directory-backing 'is a directory' "$M" "$T/dirbacking" "$M" -o size=16M
+rmdir "$T/dirbacking"
+
 # 7. A mount that fails after the backing was created (an unknown FUSE
 # option) leaves no backing and no catalog behind.
 refused unknown-fuse-option 'not understood|unknown option' "$M" "$T/fresh" "$M" -o size=16M,bogusopt
