@@ -94,7 +94,7 @@ struct file_params {
 	struct cache_params cache;
 };
 
-/** [disk] keys (parsed and validated; the timing model comes later). */
+/** [disk] keys: the disk timing model's parameters (see disk_model.h). */
 struct disk_params {
 	enum disk_model_kind model;
 	double rpm;
