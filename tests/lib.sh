@@ -241,3 +241,39 @@ sfs_bytes_are() {
 	[[ $have == "$len" ]] || return 1
 	[[ $got == 0 ]]
 }
+
+# --- the catalog against the mount ----------------------------------------
+
+# sfs_catalog_orphans CAT - sets SFS_ORPHANS to what catalog CAT holds for
+# inodes without a name (left by a daemon killed while they were open):
+# "N orphan inode(s) holding B bytes of extents".  Printed with a failing
+# sfs_check_space, which it usually explains.
+SFS_ORPHANS=
+sfs_catalog_orphans() {
+	SFS_ORPHANS=$(sqlite3 "$1" 'SELECT count(*), (SELECT coalesce(sum(length), 0) FROM extent WHERE ino IN
+		(SELECT ino FROM inode WHERE ino != 1 AND ino NOT IN (SELECT ino FROM dirent)))
+		FROM inode WHERE ino != 1 AND ino NOT IN (SELECT ino FROM dirent);' |
+		awk -F'|' '{ print $1 " orphan inode(s) holding " $2 " bytes of extents" }')
+}
+
+# sfs_check_space MNT CAT PHASE - used_bytes of MNT's stats (read first: it
+# flushes every in-memory inode) against the extents and gaps of catalog
+# CAT, and no two catalog runs overlap on the device (that fails at once).
+# A used_bytes mismatch is collected in SFS_SPACE_ERRORS, so that a test can
+# go on with its other checks and fail at the end.
+SFS_SPACE_ERRORS=()
+sfs_check_space() {
+	local mnt=$1 cat=$2 phase=$3 used cat_bytes overlaps
+	used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$mnt/.scatterfs/stats")
+	[[ -n $used ]] || fail "$phase: no used_bytes in $mnt/.scatterfs/stats"
+	cat_bytes=$(sqlite3 "$cat" 'SELECT (SELECT coalesce(sum(length), 0) FROM extent) +
+		(SELECT coalesce(sum(length), 0) FROM gap);') || fail "$phase: cannot query the catalog $cat"
+	if [[ $used != "$cat_bytes" ]]; then
+		SFS_SPACE_ERRORS+=("$phase: .scatterfs/stats used_bytes = $used, the catalog's extents and gaps = $cat_bytes (before this mount the catalog held ${SFS_ORPHANS:-0 orphan inodes})")
+		note "MISMATCH ${SFS_SPACE_ERRORS[-1]}"
+	fi
+	overlaps=$(sqlite3 "$cat" 'WITH r(d, l) AS (SELECT device, length FROM extent UNION ALL
+		SELECT device, length FROM gap), o AS (SELECT d, lag(d + l) OVER (ORDER BY d) AS pe FROM r)
+		SELECT count(*) FROM o WHERE pe > d;')
+	assert_eq "$overlaps" 0 "$phase: catalog runs (extents and gaps) that overlap another on the device"
+}

@@ -90,38 +90,6 @@ pg_kill() {
 	pm_pid=
 }
 
-# orphans_before_mount - what the killed daemon left in the catalog for
-# inodes without a name (unlinked while open): count and extent bytes.
-# Printed with a failing check_space, which it usually explains.
-orphans=
-orphans_before_mount() {
-	orphans=$(sqlite3 "$CAT" 'SELECT count(*), (SELECT coalesce(sum(length), 0) FROM extent WHERE ino IN
-		(SELECT ino FROM inode WHERE ino != 1 AND ino NOT IN (SELECT ino FROM dirent)))
-		FROM inode WHERE ino != 1 AND ino NOT IN (SELECT ino FROM dirent);' |
-		awk -F'|' '{ print $1 " orphan inode(s) holding " $2 " bytes of extents" }')
-}
-
-# check_space PHASE - used_bytes of the stats (read first: it flushes every
-# in-memory inode) against the catalog, and no overlapping device runs.  A
-# used_bytes mismatch is collected in space_errors and fails the test at
-# the end, so the durability checks of the later rounds still run.
-space_errors=()
-check_space() {
-	local used cat_bytes overlaps
-	used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$M/.scatterfs/stats")
-	[[ -n $used ]] || fail "$1: no used_bytes in $M/.scatterfs/stats"
-	cat_bytes=$(sqlite3 "$CAT" 'SELECT (SELECT coalesce(sum(length), 0) FROM extent) +
-		(SELECT coalesce(sum(length), 0) FROM gap);') || fail "$1: cannot query the catalog $CAT"
-	if [[ $used != "$cat_bytes" ]]; then
-		space_errors+=("$1: .scatterfs/stats used_bytes = $used, the catalog's extents and gaps = $cat_bytes (before this mount the catalog held ${orphans:-0 orphan inodes})")
-		note "MISMATCH ${space_errors[-1]}"
-	fi
-	overlaps=$(sqlite3 "$CAT" 'WITH r(d, l) AS (SELECT device, length FROM extent UNION ALL
-		SELECT device, length FROM gap), o AS (SELECT d, lag(d + l) OVER (ORDER BY d) AS pe FROM r)
-		SELECT count(*) FROM o WHERE pe > d;')
-	assert_eq "$overlaps" 0 "$1: catalog runs (extents and gaps) that overlap another on the device"
-}
-
 # The client: one psql session, one INSERT per transaction; an id is
 # acknowledged once its RETURNING line came back (the COMMIT returned).
 cat >"$T/writer.sh" <<EOF
@@ -216,9 +184,9 @@ for ((r = 1; r <= rounds; r++)); do
 	total=$((total + after - before))
 	note "round $r: killed daemon $dpid after ${delay_ms} ms, ids $((before + 1))..$after acknowledged; client: $(tail -n 1 "$T/writer.$r.log")"
 	fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "round $r: cannot unmount $M"
-	orphans_before_mount
+	sfs_catalog_orphans "$CAT"
 	sfs_mount "$B" "$M" "$opts"
-	check_space "round $r after remount"
+	sfs_check_space "$M" "$CAT" "round $r after remount"
 	logpos=$(wc -l <"$PGLOG")
 	pg_start "round $r"
 	tail -n +$((logpos + 1)) "$PGLOG" | grep -q "was not properly shut down; automatic recovery in progress" ||
@@ -231,12 +199,12 @@ for ((r = 1; r <= rounds; r++)); do
 		out=$(as_pg "$PGBIN/pg_ctl" -D "$D" -w -t 120 -m fast stop 2>&1) || fail "pg_ctl stop: $out"
 		pm_pid=
 	fi
-	check_space "round $r after recovery"
+	sfs_check_space "$M" "$CAT" "round $r after recovery"
 done
 ((total > 0)) || fail "no insert was acknowledged in $rounds rounds"
 sfs_umount "$M"
-if ((${#space_errors[@]})); then
-	fail "used_bytes differs from the catalog in ${#space_errors[@]} checks over $rounds rounds (every acknowledged insert was there):
-$(printf '  %s\n' "${space_errors[@]}")"
+if ((${#SFS_SPACE_ERRORS[@]})); then
+	fail "used_bytes differs from the catalog in ${#SFS_SPACE_ERRORS[@]} checks over $rounds rounds (every acknowledged insert was there):
+$(printf '  %s\n' "${SFS_SPACE_ERRORS[@]}")"
 fi
 note "pass: $rounds kills, $total inserts acknowledged, none lost ($((SECONDS - start)) s)"
