@@ -952,24 +952,25 @@ out:
 	return err;
 }
 
-int catalog_for_each_run(struct catalog *cat,
-			 int (*fn)(void *opaque, uint64_t device, uint64_t length), void *opaque)
+int catalog_used_runs(struct catalog *cat, struct run_vec *out)
 {
 	sqlite3_stmt *s;
 	int err = 0, rc;
 	pthread_mutex_lock(&cat->lock);
+	/* No ORDER BY: sorting 10 million rows in SQLite took seconds; the
+	 * allocator's radix sort takes a fraction of that. */
 	rc = sqlite3_prepare_v2(cat->db,
 				"SELECT device, length FROM extent WHERE ino NOT IN (SELECT ino FROM "
 				"orphan) UNION ALL SELECT device, length FROM gap WHERE ino NOT IN "
-				"(SELECT ino FROM orphan) ORDER BY 1",
+				"(SELECT ino FROM orphan)",
 				-1, &s, NULL);
 	if (rc != SQLITE_OK) {
 		err = sql_err(cat, rc);
 		goto out;
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		err = fn(opaque, (uint64_t)sqlite3_column_int64(s, 0),
-			 (uint64_t)sqlite3_column_int64(s, 1));
+		err = run_vec_push(out, (uint64_t)sqlite3_column_int64(s, 0),
+				   (uint64_t)sqlite3_column_int64(s, 1));
 		if (err)
 			break;
 	}

@@ -40,7 +40,7 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
  * catalog_adopt() - once the mount succeeded: records @id (backing path
  * and id, device size) and deletes the orphans found at open (inodes no
  * directory names, left by a daemon killed while they were open).
- * catalog_for_each_run() already leaves the orphans out.
+ * catalog_used_runs() already leaves the orphans out.
  */
 int catalog_adopt(struct catalog *cat, const struct catalog_identity *id);
 /** catalog_close() - checkpoints and closes. */
@@ -107,11 +107,12 @@ int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *m
 int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent_map *map,
 			  uint64_t from, const struct run_vec *gaps);
 /**
- * catalog_for_each_run() - calls @fn with every device run in use (extents
- * and gaps of all inodes), for rebuilding the allocator at mount.
+ * catalog_used_runs() - appends to @out every device run in use (extents and
+ * gaps of all inodes but the orphans), in no particular order, for
+ * rebuilding the allocator at mount (devalloc_reserve_all() sorts them).
+ * @return 0, -ENOMEM, -EIO.
  */
-int catalog_for_each_run(struct catalog *cat, int (*fn)(void *opaque, uint64_t device,
-							  uint64_t length), void *opaque);
+int catalog_used_runs(struct catalog *cat, struct run_vec *out);
 /** catalog_mapped_bytes() - sum of the lengths of @ino's extents (for st_blocks). */
 int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes);
 /** catalog_counts() - number of regular files and of extents in the catalog. */

@@ -249,6 +249,25 @@ static size_t array_bytes(uint64_t cap)
 	return ((size_t)cap * sizeof(struct dnode) + page - 1) & ~(page - 1);
 }
 
+/* Grows the node array to hold at least @want nodes (rounded up to whole
+ * pages).  @return 0, -ENOMEM (nothing changed). */
+static int node_capacity(struct devalloc *a, uint64_t want)
+{
+	if (want <= a->cap)
+		return 0;
+	if (want > NODE_MAX)
+		return -ENOMEM;
+	size_t bytes = array_bytes(want);
+	void *p = mremap(a->n, array_bytes(a->cap), bytes, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	hugepages(p, bytes);
+	a->n = p;
+	uint64_t fit = bytes / sizeof(struct dnode);
+	a->cap = fit > NODE_MAX ? NODE_MAX : (uint32_t)fit;
+	return 0;
+}
+
 /* Makes sure node_new() cannot fail.  @return 0 or -ENOMEM (nothing changed). */
 static int node_reserve(struct devalloc *a)
 {
@@ -257,17 +276,7 @@ static int node_reserve(struct devalloc *a)
 	if (a->cap == NODE_MAX)
 		return -ENOMEM;
 	uint64_t ncap = (uint64_t)a->cap + a->cap / 2;
-	if (ncap > NODE_MAX)
-		ncap = NODE_MAX;
-	size_t old = array_bytes(a->cap), bytes = array_bytes(ncap);
-	void *p = mremap(a->n, old, bytes, MREMAP_MAYMOVE);
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	hugepages(p, bytes);
-	a->n = p;
-	uint64_t fit = bytes / sizeof(struct dnode); /* the rest of the last page */
-	a->cap = fit > NODE_MAX ? NODE_MAX : (uint32_t)fit;
-	return 0;
+	return node_capacity(a, ncap > NODE_MAX ? NODE_MAX : ncap);
 }
 
 static uint32_t node_new(struct devalloc *a, uint64_t start, uint64_t len)
@@ -462,6 +471,118 @@ int devalloc_reserve(struct devalloc *a, uint64_t offset, uint64_t len)
 	if (!x || a->n[x].start + a->n[x].len < offset + len)
 		return -EEXIST;
 	return carve(a, x, offset, len);
+}
+
+/* Sorts @v by device offset: LSD radix sort on the block number, 8 bits a
+ * pass, skipping the bytes no key has set.  @tmp holds @n runs. */
+static void sort_runs(struct run *v, struct run *tmp, size_t n, unsigned shift)
+{
+	uint64_t all = 0;
+	for (size_t i = 0; i < n; i++)
+		all |= v[i].device >> shift;
+	for (unsigned b = 0; b < 64 && (all >> b); b += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[((v[i].device >> shift >> b) & 0xff) + 1]++;
+		if (count[1 + ((v[0].device >> shift >> b) & 0xff)] == n)
+			continue; /* every key has the same byte here */
+		for (int d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(v[i].device >> shift >> b) & 0xff]++] = v[i];
+		memcpy(v, tmp, n * sizeof(*v));
+	}
+}
+
+/* Sets .max bottom-up in the subtree @x (recursion depth = treap depth). */
+static uint64_t pull_all(struct dnode *n, uint32_t x)
+{
+	if (!x)
+		return 0;
+	n[x].max = max3(n[x].len, pull_all(n, n[x].left), pull_all(n, n[x].right));
+	return n[x].max;
+}
+
+int devalloc_reserve_all(struct devalloc *a, struct run *used, size_t n, struct run *bad)
+{
+	if (!a || (n && !used))
+		return -EINVAL;
+	if (a->free_bytes != a->size)
+		return -EBUSY;
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!range_ok(a, used[i].device, used[i].length)) {
+			if (bad)
+				*bad = used[i];
+			return -EINVAL;
+		}
+
+	struct run *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	sort_runs(used, tmp, n, (unsigned)__builtin_ctz(a->block_size));
+	free(tmp);
+
+	uint64_t used_bytes = 0, runs = 0, end = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (used[i].device < end) {
+			if (bad)
+				*bad = used[i];
+			return -EEXIST;
+		}
+		runs += used[i].device > end;
+		end = used[i].device + used[i].length;
+		used_bytes += used[i].length;
+	}
+	runs += end < a->size;
+
+	uint32_t *stack = NULL;
+	size_t sp = 0, scap = 0;
+	if (node_capacity(a, runs + 1))
+		return -ENOMEM;
+
+	/* Nodes 1..runs hold the free runs in device order; the treap over them
+	 * with priority prio(i) is the Cartesian tree of that sequence. */
+	memset(&a->n[1], 0, sizeof(a->n[1]));
+	a->next = 1;
+	a->free_head = 0;
+	end = 0;
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t start = i < n ? used[i].device : a->size;
+		if (start > end)
+			node_new(a, end, start - end);
+		if (i < n)
+			end = used[i].device + used[i].length;
+	}
+	for (uint32_t x = 1; x <= runs; x++) {
+		uint32_t last = 0;
+		while (sp && prio(stack[sp - 1]) < prio(x))
+			last = stack[--sp];
+		a->n[x].left = last;
+		if (sp)
+			a->n[stack[sp - 1]].right = x;
+		if (sp == scap) {
+			size_t ncap = scap ? scap * 2 : 64;
+			uint32_t *ns = realloc(stack, ncap * sizeof(*ns));
+			if (!ns) {
+				/* Put the single all-free run back: @a as it was. */
+				free(stack);
+				a->next = 1;
+				a->root = node_new(a, 0, a->size);
+				return -ENOMEM;
+			}
+			stack = ns;
+			scap = ncap;
+		}
+		stack[sp++] = x;
+	}
+	a->root = runs ? stack[0] : 0;
+	free(stack);
+	pull_all(a->n, a->root);
+	a->runs = runs;
+	a->free_bytes = a->size - used_bytes;
+	return 0;
 }
 
 int devalloc_is_free(const struct devalloc *a, uint64_t offset, uint64_t len)

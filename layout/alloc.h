@@ -13,6 +13,12 @@
 
 struct devalloc;
 
+/** A device run: [device, device+length), bytes. */
+struct run {
+	uint64_t device;
+	uint64_t length;
+};
+
 /**
  * devalloc_create() - an allocator over a device of @device_size bytes, all free.
  * @device_size: bytes; rounded down to a multiple of @block_size.
@@ -21,6 +27,20 @@ struct devalloc;
  * @return 0 on success, -EINVAL on a bad size, -ENOMEM.
  */
 int devalloc_create(uint64_t device_size, uint32_t block_size, struct devalloc **out);
+
+/**
+ * devalloc_reserve_all() - marks all @n runs of @used in use at once: the
+ * mount-time bulk load.  @a must have no space in use yet.  Sorts @used in
+ * place by device offset (LSD radix sort, one pass per significant byte of
+ * the block number) and builds the free-run treap in O(n) (Cartesian-tree
+ * construction with a stack, Gabow, Bentley and Tarjan, STOC 1984), instead
+ * of O(n log n) single reserves.
+ * @bad:    on -EINVAL or -EEXIST receives the offending run (may be NULL).
+ * @return 0; -EBUSY when @a already has space in use; -EINVAL for a run that
+ * is empty, unaligned or outside the device; -EEXIST when two runs overlap;
+ * -ENOMEM.  On error @a is unchanged (@used may be reordered).
+ */
+int devalloc_reserve_all(struct devalloc *a, struct run *used, size_t n, struct run *bad);
 
 /** devalloc_destroy() - frees the allocator (NULL is ignored). */
 void devalloc_destroy(struct devalloc *a);

@@ -13,12 +13,6 @@
 #include "config.h"
 #include "extmap.h"
 
-/** A device run; used for the gaps a file holds reserved. */
-struct run {
-	uint64_t device;
-	uint64_t length;
-};
-
 struct run_vec {
 	struct run *v;
 	size_t n, cap;

@@ -578,3 +578,130 @@ Test(alloc, enomem_leaves_state_unchanged)
 	cr_assert_eq(devalloc_reserve(a, i * 8192 + 4096, 4096), 0);
 	devalloc_destroy(a);
 }
+
+Test(alloc, reserve_all_builds_the_free_runs)
+{
+	struct devalloc *a = mk(MiB, 4096);
+	struct run used[] = {
+	    {64 * KiB, 4 * KiB}, {0, 8 * KiB}, {MiB - 4 * KiB, 4 * KiB}, {8 * KiB, 4 * KiB}};
+	uint64_t off;
+
+	cr_assert_eq(devalloc_reserve_all(a, used, 4, NULL), 0);
+	/* sorted in place */
+	cr_assert_eq(used[0].device, 0);
+	cr_assert_eq(used[1].device, 8 * KiB);
+	cr_assert_eq(used[2].device, 64 * KiB);
+	cr_assert_eq(used[3].device, MiB - 4 * KiB);
+	cr_assert_eq(devalloc_used_bytes(a), 20 * KiB);
+	cr_assert_eq(devalloc_free_runs(a), 2); /* [12K, 64K) and [68K, 1M-4K) */
+	cr_assert_eq(devalloc_is_free(a, 12 * KiB, 52 * KiB), 1);
+	cr_assert_eq(devalloc_is_free(a, 68 * KiB, MiB - 72 * KiB), 1);
+	cr_assert_eq(devalloc_alloc_at_or_after(a, 0, 4 * KiB, &off), 0);
+	cr_assert_eq(off, 12 * KiB);
+	cr_assert_eq(devalloc_alloc_at_or_after(a, 0, 64 * KiB, &off), 0);
+	cr_assert_eq(off, 68 * KiB);
+	cr_assert_eq(devalloc_alloc_at_or_before(a, MiB, 4 * KiB, &off), 0);
+	cr_assert_eq(off, MiB - 8 * KiB);
+	cr_assert_eq(devalloc_free(a, 0, 16 * KiB), 0);
+	cr_assert_eq(devalloc_free_runs(a), 2); /* [0, 64K) and [132K, 1M-8K) */
+	devalloc_destroy(a);
+}
+
+Test(alloc, reserve_all_refusals_leave_state_unchanged)
+{
+	struct devalloc *a = mk(MiB, 4096);
+	struct run bad = {0};
+	struct snap s = snap(a);
+	struct run overlap[] = {{16 * KiB, 8 * KiB}, {0, 8 * KiB}, {20 * KiB, 4 * KiB}};
+	struct run outside[] = {{0, 4 * KiB}, {MiB - 4 * KiB, 8 * KiB}};
+	struct run unaligned[] = {{512, 4 * KiB}};
+	struct run empty[] = {{8 * KiB, 0}};
+
+	cr_assert_eq(devalloc_reserve_all(a, overlap, 3, &bad), -EEXIST);
+	cr_assert_eq(bad.device, 20 * KiB);
+	cr_assert_eq(bad.length, 4 * KiB);
+	same(a, s);
+	cr_assert_eq(devalloc_reserve_all(a, outside, 2, &bad), -EINVAL);
+	cr_assert_eq(bad.device, MiB - 4 * KiB);
+	same(a, s);
+	cr_assert_eq(devalloc_reserve_all(a, unaligned, 1, &bad), -EINVAL);
+	cr_assert_eq(bad.device, 512);
+	same(a, s);
+	cr_assert_eq(devalloc_reserve_all(a, empty, 1, NULL), -EINVAL);
+	same(a, s);
+	cr_assert_eq(devalloc_reserve_all(a, NULL, 0, NULL), 0);
+	same(a, s);
+	/* Only on an allocator with nothing in use. */
+	cr_assert_eq(devalloc_reserve(a, 0, 4 * KiB), 0);
+	s = snap(a);
+	cr_assert_eq(devalloc_reserve_all(a, empty, 1, NULL), -EBUSY);
+	same(a, s);
+	devalloc_destroy(a);
+}
+
+Test(alloc, reserve_all_whole_device)
+{
+	struct devalloc *a = mk(64 * KiB, 4096);
+	struct run used[] = {{32 * KiB, 32 * KiB}, {0, 32 * KiB}};
+	uint64_t off;
+
+	cr_assert_eq(devalloc_reserve_all(a, used, 2, NULL), 0);
+	cr_assert_eq(devalloc_free_bytes(a), 0);
+	cr_assert_eq(devalloc_free_runs(a), 0);
+	cr_assert_eq(devalloc_alloc_at_or_after(a, 0, 4 * KiB, &off), -ENOSPC);
+	cr_assert_eq(devalloc_free(a, 8 * KiB, 4 * KiB), 0);
+	cr_assert_eq(devalloc_alloc_at_or_after(a, 0, 4 * KiB, &off), 0);
+	cr_assert_eq(off, 8 * KiB);
+	devalloc_destroy(a);
+}
+
+/* A bulk load of random runs (shuffled) answers every query as the bitmap
+ * model does, and as single reserves of the same runs would. */
+Test(alloc, reserve_all_against_bitmap)
+{
+	static struct model m;
+	static struct run used[NBLK];
+	struct devalloc *a = mk((uint64_t)NBLK * BS, BS);
+	size_t n = 0;
+	uint64_t off;
+
+	rng_state = 777;
+	memset(&m, 0, sizeof(m));
+	for (uint64_t b = rnd() % 8; b < NBLK;) {
+		uint64_t len = 1 + rnd() % 12;
+		if (b + len > NBLK)
+			len = NBLK - b;
+		used[n++] = (struct run){b * BS, len * BS};
+		m_set(&m, b, len, 1);
+		b += len + rnd() % 3 * (1 + rnd() % 10); /* a third adjacent */
+	}
+	for (size_t i = n; i > 1; i--) { /* Fisher-Yates shuffle */
+		size_t j = rnd() % i;
+		struct run t = used[i - 1];
+		used[i - 1] = used[j];
+		used[j] = t;
+	}
+	cr_assert_eq(devalloc_reserve_all(a, used, n, NULL), 0);
+	for (size_t i = 1; i < n; i++)
+		cr_assert_lt(used[i - 1].device, used[i].device);
+	m_check(&m, a);
+	for (int op = 0; op < 5000; op++) {
+		uint64_t len = 1 + rnd() % 24, b = rnd() % NBLK;
+		long want = op % 2 ? m_after(&m, b, len) : m_before(&m, b + 1, len);
+		int rc = op % 2 ? devalloc_alloc_at_or_after(a, b * BS, len * BS, &off)
+				: devalloc_alloc_at_or_before(a, (b + 1) * BS, len * BS, &off);
+		if (want < 0) {
+			cr_assert_eq(rc, -ENOSPC, "op %d", op);
+			continue;
+		}
+		cr_assert_eq(rc, 0, "op %d", op);
+		cr_assert_eq(off, (uint64_t)want * BS, "op %d", op);
+		m_set(&m, (uint64_t)want, len, 1);
+		if (op % 7 == 0) {
+			cr_assert_eq(devalloc_free(a, off, len * BS), 0);
+			m_set(&m, (uint64_t)want, len, 0);
+		}
+		m_check(&m, a);
+	}
+	devalloc_destroy(a);
+}
