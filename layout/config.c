@@ -111,6 +111,8 @@ enum key {
 	K_TRANSFER,
 	K_CAPACITY,
 	K_ROTATION,
+	K_PREFETCH,
+	K_PREFETCH_MAX,
 	K__COUNT,
 };
 
@@ -143,6 +145,8 @@ static const struct {
     [K_TRANSFER] = {"transfer_mib_s", SEC_DISK},
     [K_CAPACITY] = {"capacity", SEC_DISK},
     [K_ROTATION] = {"rotation", SEC_DISK},
+    [K_PREFETCH] = {"prefetch", SEC_DISK},
+    [K_PREFETCH_MAX] = {"prefetch_max", SEC_DISK},
 };
 
 #define BIT(k) (UINT64_C(1) << (k))
@@ -716,6 +720,10 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 			return rc;
 		c->disk.rotation = (enum disk_rotation)e;
 		return 0;
+	case K_PREFETCH:
+		return get_double(value, &c->disk.prefetch, 0, false, why, len);
+	case K_PREFETCH_MAX:
+		return get_size(value, &c->disk.prefetch_max, why, len);
 	case K__COUNT:
 		break;
 	}
@@ -885,6 +893,12 @@ static void format_value(const struct sfs_config *c, const struct file_params *f
 	case K_ROTATION:
 		snprintf(buf, len, "%s", name_of(rotation_names, c->disk.rotation));
 		break;
+	case K_PREFETCH:
+		format_double(c->disk.prefetch, buf, len);
+		break;
+	case K_PREFETCH_MAX:
+		format_size(c->disk.prefetch_max, buf, (int)len);
+		break;
 	case K__COUNT:
 		buf[0] = '\0';
 		break;
@@ -922,6 +936,8 @@ void config_init(struct sfs_config *c)
 	c->disk.transfer_inner_mib_s = 150;
 	c->disk.capacity = 0;
 	c->disk.rotation = ROTATION_PHASE;
+	c->disk.prefetch = 0;
+	c->disk.prefetch_max = 512u << 10;
 	c->rules = NULL;
 	c->nrules = 0;
 	c->source = NULL;

@@ -102,6 +102,8 @@ struct disk_params {
 	double transfer_outer_mib_s, transfer_inner_mib_s; /* equal when not zoned */
 	uint64_t capacity; /* bytes; 0 = the backing device's size */
 	enum disk_rotation rotation;
+	double prefetch;       /* read-ahead after each I/O, in multiples of its length; 0 = off */
+	uint64_t prefetch_max; /* bytes: the read-ahead never goes further than this */
 };
 
 /** One [file "GLOB"] section: the keys it set, over the global ones. */

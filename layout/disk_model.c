@@ -96,6 +96,8 @@ int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t 
 	    p->seek_track_ms > p->seek_avg_ms || p->seek_avg_ms > p->seek_full_ms ||
 	    p->seek_full_ms * NS_PER_MS >= 1e18)
 		return -EINVAL;
+	if (!isfinite(p->prefetch) || p->prefetch < 0 || p->prefetch > 1e6)
+		return -EINVAL;
 
 	rev = 60.0 * NS_PER_S / p->rpm;
 	track = p->transfer_outer_mib_s * MIB_BYTES / (p->rpm / 60.0);
@@ -110,6 +112,7 @@ int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t 
 	    .rev_ns = round_u64(rev),
 	    .head_pos = 0,
 	    .busy_until_ns = 0,
+	    .prefetch_end = 0,
 	};
 	return 0;
 }
@@ -168,15 +171,28 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 	struct disk_io_cost c = {0};
 
 	c.start_ns = now_ns > m->busy_until_ns ? now_ns : m->busy_until_ns;
-	if (offset != m->head_pos) {
-		c.seek_ns = disk_seek_ns(m, offset > m->head_pos ? offset - m->head_pos
-								 : m->head_pos - offset);
-		c.rotation_ns = disk_rotation_ns(m, offset, c.start_ns + c.seek_ns);
+	if (m->p.prefetch > 0 && offset >= m->head_pos && offset <= m->prefetch_end) {
+		/* On the read-ahead stream: the drive has been reading on from
+		 * head_pos since it went idle; done when the stream passes the end. */
+		uint64_t reached = m->busy_until_ns +
+				   disk_transfer_ns(m, m->head_pos, offset + length - m->head_pos);
+		c.transfer_ns = reached > c.start_ns ? reached - c.start_ns : 0;
+		c.prefetch_hit = offset > m->head_pos || reached <= c.start_ns;
+	} else {
+		if (offset != m->head_pos) {
+			c.seek_ns = disk_seek_ns(m, offset > m->head_pos ? offset - m->head_pos
+									 : m->head_pos - offset);
+			c.rotation_ns = disk_rotation_ns(m, offset, c.start_ns + c.seek_ns);
+		}
+		c.transfer_ns = disk_transfer_ns(m, offset, length);
 	}
-	c.transfer_ns = disk_transfer_ns(m, offset, length);
 	c.complete_ns = c.start_ns + c.seek_ns + c.rotation_ns + c.transfer_ns;
 	m->busy_until_ns = c.complete_ns;
 	m->head_pos = offset + length;
+	double ahead = m->p.prefetch * (double)length;
+	m->prefetch_end = m->head_pos + (ahead < (double)m->p.prefetch_max
+						 ? (uint64_t)ahead
+						 : m->p.prefetch_max);
 	*cost = c;
 	return c.complete_ns;
 }

@@ -14,6 +14,14 @@
  * device offset 0 to transfer_inner_mib_s at capacity (zoned recording).
  * An I/O that starts where the previous one ended costs only its transfer.
  * I/Os are served one at a time in submission order on one virtual head.
+ * Read-ahead (prefetch > 0): after each I/O the drive reads on into its
+ * cache, up to prefetch times the I/O's length (at most prefetch_max bytes)
+ * past its end, as a SCSI drive does with the MF ("multiplication factor")
+ * bit of its Caching mode page set (SBC-3, section 6.4.5).  An I/O that
+ * starts inside that window pays no seek and no rotation: it completes when
+ * the stream, which began when the drive went idle, passes its end (at once
+ * when it already has).  A short forward skip then costs the time to read
+ * through the skipped bytes, not a repositioning.
  *
  * Pure computation: no clocks, no locks.  Times in nanoseconds unless a
  * name says otherwise; offsets and lengths in bytes.
@@ -21,6 +29,7 @@
 #ifndef SCATTERFS_DISK_MODEL_H
 #define SCATTERFS_DISK_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -33,6 +42,7 @@ struct disk_model {
 	/* state */
 	uint64_t head_pos;    /* device offset where the last I/O ended; 0 at first */
 	uint64_t busy_until_ns; /* when the head is free */
+	uint64_t prefetch_end;  /* the read-ahead window is [head_pos, prefetch_end] */
 };
 
 /** The cost of one I/O, and when it completes. */
@@ -40,6 +50,7 @@ struct disk_io_cost {
 	uint64_t start_ns;    /* when the head takes it (>= submission) */
 	uint64_t seek_ns, rotation_ns, transfer_ns;
 	uint64_t complete_ns; /* start + seek + rotation + transfer */
+	bool prefetch_hit;    /* served by the read-ahead (a skip into it, or data already read) */
 };
 
 /**
@@ -73,7 +84,11 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
  * disk_model_submit() - queues one I/O of @length bytes at @offset submitted
  * at @now_ns on the head: it starts at max(@now_ns, busy_until_ns), pays a
  * seek and a rotation unless it starts at head_pos, then the transfer; the
- * head ends at @offset + @length.  Fills @cost and returns cost->complete_ns.
+ * head ends at @offset + @length.  With prefetch > 0, an I/O starting in
+ * [head_pos, prefetch_end] instead completes at
+ * max(start, busy_until_ns + transfer from head_pos to @offset + @length),
+ * its transfer_ns being that minus start (0 when the data was read ahead
+ * already).  Fills @cost and returns cost->complete_ns.
  */
 uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset,
 			   uint64_t length, struct disk_io_cost *cost);

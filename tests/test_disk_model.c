@@ -396,6 +396,92 @@ Test(disk_model, queued_sequential_ios)
 	cr_assert_eq(c.start_ns, 20000000);
 }
 
+/*
+ * Read-ahead.  round_disk: 100 MiB/s, so 64 KiB take 625,000 ns and 1 MiB
+ * 10,000,000 ns; rev 10 ms.  prefetch 2: after a 64 KiB read the window
+ * reaches 128 KiB past its end.
+ */
+static struct disk_model prefetch_disk(double prefetch, uint64_t prefetch_max)
+{
+	struct disk_params p = params(6000, 1.0, 8.5, 18, 100, 100, GiB, ROTATION_AVERAGE);
+	struct disk_model m;
+
+	p.prefetch = prefetch;
+	p.prefetch_max = prefetch_max;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), 0);
+	return m;
+}
+
+Test(disk_model, prefetch_forward_skip_reads_through)
+{
+	struct disk_model m = prefetch_disk(2, MiB);
+	struct disk_io_cost c;
+
+	/* 64 KiB at 0 (first I/O: sequential from 0): 625,000. */
+	cr_assert_eq(disk_model_submit(&m, 0, 0, 64 * KiB, &c), 625000);
+	cr_assert_eq(m.prefetch_end, 64 * KiB + 128 * KiB);
+	cr_assert(!c.prefetch_hit);
+	/* Submitted at once, 64 KiB skipped: no seek, no rotation; the stream
+	 * passes 64 + 64 + 64 KiB at 625,000 + 1,250,000. */
+	cr_assert_eq(disk_model_submit(&m, 625000, 128 * KiB, 64 * KiB, &c), 1875000);
+	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
+	cr_assert_eq(c.transfer_ns, 1250000);
+	cr_assert(c.prefetch_hit);
+	cr_assert_eq(m.head_pos, 192 * KiB);
+	cr_assert_eq(m.prefetch_end, 320 * KiB);
+	/* Submitted 2 ms after the drive went idle: the stream has read 200,000
+	 * bytes ahead (204,800 per 2 ms), past 128 KiB skipped + 64 KiB: done at
+	 * once. */
+	cr_assert_eq(disk_model_submit(&m, 3875000, 320 * KiB, 64 * KiB, &c), 3875000);
+	cr_assert_eq(c.transfer_ns, 0);
+	cr_assert(c.prefetch_hit);
+	/* 64 KiB skipped, 32 KiB read, submitted 625,000 after idle: the stream
+	 * is at the start of the read and needs 312,500 more for its 32 KiB. */
+	cr_assert_eq(disk_model_submit(&m, 3875000 + 625000, 384 * KiB + 64 * KiB, 32 * KiB, &c),
+		     3875000 + 937500);
+	cr_assert_eq(c.transfer_ns, 312500);
+}
+
+Test(disk_model, prefetch_window_edges)
+{
+	struct disk_model m = prefetch_disk(2, MiB);
+	struct disk_io_cost c;
+
+	disk_model_submit(&m, 0, 0, 64 * KiB, &c);
+	/* One block past the window: a repositioning (seek of one track at
+	 * most, half a revolution). */
+	disk_model_submit(&m, 625000, 192 * KiB + 4 * KiB, 4 * KiB, &c);
+	cr_assert(!c.prefetch_hit);
+	cr_assert_eq(c.seek_ns, 1000000);
+	cr_assert_eq(c.rotation_ns, 5000000);
+	/* Backwards is never in the window. */
+	disk_model_submit(&m, c.complete_ns, 0, 4 * KiB, &c);
+	cr_assert(!c.prefetch_hit);
+	cr_assert_eq(c.rotation_ns, 5000000);
+	/* prefetch_max caps the window: 2 x 1 MiB would be 2 MiB, capped at 1 MiB. */
+	disk_model_submit(&m, c.complete_ns, 0, MiB, &c);
+	cr_assert_eq(m.prefetch_end, 2 * MiB);
+	/* The window's last byte still starts on the stream. */
+	disk_model_submit(&m, c.complete_ns, 2 * MiB, 4 * KiB, &c);
+	cr_assert(c.prefetch_hit);
+	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
+}
+
+Test(disk_model, prefetch_off_keeps_sequential_rule)
+{
+	struct disk_model m = prefetch_disk(0, MiB);
+	struct disk_io_cost c;
+
+	disk_model_submit(&m, 0, 0, 64 * KiB, &c);
+	cr_assert_eq(m.prefetch_end, 64 * KiB);
+	/* Sequential, submitted long after: its whole transfer, as without read-ahead. */
+	cr_assert_eq(disk_model_submit(&m, 5000000, 64 * KiB, 64 * KiB, &c), 5625000);
+	cr_assert(!c.prefetch_hit);
+	/* A 4 KiB skip forward repositions. */
+	disk_model_submit(&m, 5625000, 132 * KiB, 4 * KiB, &c);
+	cr_assert_eq(c.rotation_ns, 5000000);
+}
+
 /* ---- parameters ---- */
 
 Test(disk_model, init_errors)
@@ -474,6 +560,8 @@ Test(disk_model, presets)
 	cr_assert_eq(c.disk.transfer_outer_mib_s, 150);
 	cr_assert_eq(c.disk.transfer_inner_mib_s, 150);
 	cr_assert_eq(c.disk.capacity, 0);
+	cr_assert_eq(c.disk.prefetch, 4);
+	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
 	cr_assert_eq(disk_model_init(&m, &c.disk, 10 * GiB), 0);
 	cr_assert_eq(m.capacity, 10 * GiB);
 	cr_assert_eq(m.track_bytes, 1310720);
@@ -502,6 +590,8 @@ Test(disk_model, presets)
 	cr_assert_eq(c.disk.transfer_outer_mib_s, 21);
 	cr_assert_eq(c.disk.transfer_inner_mib_s, 13.4);
 	cr_assert_eq(c.disk.capacity, 8 * GiB);
+	cr_assert_eq(c.disk.prefetch, 4);
+	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
 	/* A 1 GiB backing stands for the first GiB of the 8 GiB disk. */
 	cr_assert_eq(disk_model_init(&m, &c.disk, GiB), 0);
 	cr_assert_eq(m.capacity, 8 * GiB);
