@@ -211,14 +211,15 @@ static void rio_release(struct req_io *r)
 }
 
 /* Records the device I/O [dev, dev+len) of @r and charges it on the model. */
-static void rio_add(struct sfs *fs, struct req_io *r, uint64_t dev, uint64_t len)
+static void rio_add(struct sfs *fs, struct req_io *r, uint64_t dev, uint64_t len,
+		    enum disk_dir dir)
 {
 	if (!r || !len)
 		return;
 	if (fs->model_on) {
 		struct disk_io_cost c;
 		pthread_mutex_lock(&fs->model_lock);
-		uint64_t done = disk_model_submit(&fs->model, r->arrival_ns, dev, len, &c);
+		uint64_t done = disk_model_submit(&fs->model, r->arrival_ns, dev, len, dir, &c);
 		pthread_mutex_unlock(&fs->model_lock);
 		if (done > r->complete_ns)
 			r->complete_ns = done;
@@ -320,7 +321,7 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 			err = zero_device(fs, plan->zero_fill, e->device + (a - lo), b - a);
 			if (!err)
 				err = extmap_mark_written(&in->map, a, b - a);
-			rio_add(fs, &ext, e->device + (a - lo), b - a);
+			rio_add(fs, &ext, e->device + (a - lo), b - a, DISK_WRITE);
 		}
 	}
 	uint64_t ns = mono_ns() - ext.arrival_ns;
@@ -457,7 +458,7 @@ static int read_segment(void *opaque, const struct segment *s)
 {
 	struct read_ctx *c = opaque;
 	if (s->kind == SEG_DATA)
-		rio_add(c->fs, c->r, s->device, s->length);
+		rio_add(c->fs, c->r, s->device, s->length, DISK_READ);
 	if (c->buf) {
 		char *d = c->buf + (s->logical - c->off);
 		if (s->kind != SEG_DATA) {
@@ -583,7 +584,7 @@ static int write_segment(void *opaque, const struct segment *s)
 	struct write_ctx *c = opaque;
 	if (s->kind == SEG_HOLE)
 		return -EIO; /* allocate_range() left a hole: a bug */
-	rio_add(c->fs, c->r, s->device, s->length);
+	rio_add(c->fs, c->r, s->device, s->length, DISK_WRITE);
 	return pwrite_all(c->fs->dev_fd, c->buf + (s->logical - c->off), s->length, s->device);
 }
 
@@ -613,7 +614,7 @@ static int fill_segment(void *opaque, const struct segment *s)
 		memset(d, 0, s->length);
 		return 0;
 	}
-	rio_add(c->fs, c->r, s->device, s->length);
+	rio_add(c->fs, c->r, s->device, s->length, DISK_READ);
 	return read_device(c->fs, s->device, s->length, d);
 }
 
@@ -709,7 +710,7 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	int err = read_mapped(fs, in, tmp, a, bs, r);
 	if (!err) {
 		memset(tmp + (off - a), 0, len);
-		rio_add(fs, r, s.device, bs);
+		rio_add(fs, r, s.device, bs, DISK_WRITE);
 		err = pwrite_all(fs->dev_fd, tmp, bs, s.device);
 	}
 	return err;

@@ -166,12 +166,13 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
 }
 
 uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
-			   struct disk_io_cost *cost)
+			   enum disk_dir dir, struct disk_io_cost *cost)
 {
 	struct disk_io_cost c = {0};
 
 	c.start_ns = now_ns > m->busy_until_ns ? now_ns : m->busy_until_ns;
-	if (m->p.prefetch > 0 && offset >= m->head_pos && offset <= m->prefetch_end) {
+	if (dir == DISK_READ && m->p.prefetch > 0 && offset >= m->head_pos &&
+	    offset <= m->prefetch_end) {
 		/* On the read-ahead stream: the drive has been reading on from
 		 * head_pos since it went idle; done when the stream passes the end. */
 		uint64_t reached = m->busy_until_ns +
@@ -189,7 +190,7 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 	c.complete_ns = c.start_ns + c.seek_ns + c.rotation_ns + c.transfer_ns;
 	m->busy_until_ns = c.complete_ns;
 	m->head_pos = offset + length;
-	double ahead = m->p.prefetch * (double)length;
+	double ahead = dir == DISK_READ ? m->p.prefetch * (double)length : 0;
 	m->prefetch_end = m->head_pos + (ahead < (double)m->p.prefetch_max
 						 ? (uint64_t)ahead
 						 : m->p.prefetch_max);

@@ -14,10 +14,10 @@
  * device offset 0 to transfer_inner_mib_s at capacity (zoned recording).
  * An I/O that starts where the previous one ended costs only its transfer.
  * I/Os are served one at a time in submission order on one virtual head.
- * Read-ahead (prefetch > 0): after each I/O the drive reads on into its
- * cache, up to prefetch times the I/O's length (at most prefetch_max bytes)
+ * Read-ahead (prefetch > 0): after each read the drive reads on into its
+ * cache, up to prefetch times the read's length (at most prefetch_max bytes)
  * past its end, as a SCSI drive does with the MF ("multiplication factor")
- * bit of its Caching mode page set (SBC-3, section 6.4.5).  An I/O that
+ * bit of its Caching mode page set (SBC-3, section 6.4.5).  A read that
  * starts inside that window pays no seek and no rotation: it completes when
  * the stream, which began when the drive went idle, passes its end (at once
  * when it already has).  A short forward skip then costs the time to read
@@ -43,6 +43,12 @@ struct disk_model {
 	uint64_t head_pos;    /* device offset where the last I/O ended; 0 at first */
 	uint64_t busy_until_ns; /* when the head is free */
 	uint64_t prefetch_end;  /* the read-ahead window is [head_pos, prefetch_end] */
+};
+
+/** What an I/O does: only reads are served from the drive's read-ahead. */
+enum disk_dir {
+	DISK_READ,
+	DISK_WRITE,
 };
 
 /** The cost of one I/O, and when it completes. */
@@ -84,13 +90,16 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
  * disk_model_submit() - queues one I/O of @length bytes at @offset submitted
  * at @now_ns on the head: it starts at max(@now_ns, busy_until_ns), pays a
  * seek and a rotation unless it starts at head_pos, then the transfer; the
- * head ends at @offset + @length.  With prefetch > 0, an I/O starting in
+ * head ends at @offset + @length.  With prefetch > 0, a read starting in
  * [head_pos, prefetch_end] instead completes at
  * max(start, busy_until_ns + transfer from head_pos to @offset + @length),
  * its transfer_ns being that minus start (0 when the data was read ahead
- * already).  Fills @cost and returns cost->complete_ns.
+ * already); a read leaves a window of prefetch * @length (at most
+ * prefetch_max) past its end.  A write (@dir DISK_WRITE) always pays its
+ * transfer, and leaves no window: the drive reads ahead after reads only.
+ * Fills @cost and returns cost->complete_ns.
  */
 uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset,
-			   uint64_t length, struct disk_io_cost *cost);
+			   uint64_t length, enum disk_dir dir, struct disk_io_cost *cost);
 
 #endif

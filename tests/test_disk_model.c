@@ -308,7 +308,7 @@ Test(disk_model, first_io_at_zero_is_sequential)
 	struct disk_model m = hdd7200(ROTATION_PHASE);
 	struct disk_io_cost c;
 
-	cr_assert_eq(disk_model_submit(&m, 1000, 0, MiB, &c), 1000 + 6666667);
+	cr_assert_eq(disk_model_submit(&m, 1000, 0, MiB, DISK_READ, &c), 1000 + 6666667);
 	cr_assert_eq(c.start_ns, 1000);
 	cr_assert_eq(c.seek_ns, 0);
 	cr_assert_eq(c.rotation_ns, 0);
@@ -325,14 +325,14 @@ Test(disk_model, sequential_continuation_costs_only_transfer)
 	uint64_t t;
 
 	/* Position somewhere first: that one pays seek and rotation. */
-	t = disk_model_submit(&m, 0, GiB, 64 * KiB, &c);
+	t = disk_model_submit(&m, 0, GiB, 64 * KiB, DISK_READ, &c);
 	cr_assert_eq(c.seek_ns, 8500000);
 	cr_assert_eq(c.rotation_ns, 4166667);
 	/* 65536e9 / (150 * 2^20) = 416,666.67 -> 416,667. */
 	cr_assert_eq(c.transfer_ns, 416667);
 	cr_assert_eq(t, 8500000 + 4166667 + 416667);
 	/* The next 64 KiB, submitted long after: transfer only. */
-	t = disk_model_submit(&m, 50000000, GiB + 64 * KiB, 64 * KiB, &c);
+	t = disk_model_submit(&m, 50000000, GiB + 64 * KiB, 64 * KiB, DISK_READ, &c);
 	cr_assert_eq(c.start_ns, 50000000);
 	cr_assert_eq(c.seek_ns, 0);
 	cr_assert_eq(c.rotation_ns, 0);
@@ -340,7 +340,7 @@ Test(disk_model, sequential_continuation_costs_only_transfer)
 	cr_assert_eq(t, 50416667);
 	cr_assert_eq(m.head_pos, GiB + 128 * KiB);
 	/* Going back to the start of the same run is not sequential. */
-	disk_model_submit(&m, t, GiB, 64 * KiB, &c);
+	disk_model_submit(&m, t, GiB, 64 * KiB, DISK_READ, &c);
 	cr_assert_eq(c.seek_ns, 1000000); /* 128 KiB back: within one track */
 	cr_assert_eq(c.rotation_ns, 4166667);
 }
@@ -359,7 +359,7 @@ Test(disk_model, queueing_in_arrival_order)
 	 *   transfer 26,042.  complete = 1,000 + 8,500,000 + 1,499,000 + 26,042
 	 *   = 10,026,042.
 	 */
-	cr_assert_eq(disk_model_submit(&m, 1000, GiB, 4 * KiB, &a), 10026042);
+	cr_assert_eq(disk_model_submit(&m, 1000, GiB, 4 * KiB, DISK_READ, &a), 10026042);
 	cr_assert_eq(a.start_ns, 1000);
 	cr_assert_eq(a.seek_ns, 8500000);
 	cr_assert_eq(a.rotation_ns, 1499000);
@@ -371,7 +371,7 @@ Test(disk_model, queueing_in_arrival_order)
 	 *   target 0, so wait 8,333,333 - 1,859,394 = 6,473,939.
 	 *   complete = 18,526,060 + 6,473,939 + 26,042 = 25,026,041.
 	 */
-	cr_assert_eq(disk_model_submit(&m, 1000, 0, 4 * KiB, &b), 25026041);
+	cr_assert_eq(disk_model_submit(&m, 1000, 0, 4 * KiB, DISK_READ, &b), 25026041);
 	cr_assert_eq(b.start_ns, a.complete_ns);
 	cr_assert_eq(b.seek_ns, 8500018);
 	cr_assert_eq(b.rotation_ns, 6473939);
@@ -387,12 +387,12 @@ Test(disk_model, queued_sequential_ios)
 	struct disk_io_cost c;
 
 	/* Two 1 MiB reads from 0, both submitted at 0: back to back. */
-	cr_assert_eq(disk_model_submit(&m, 0, 0, MiB, &c), 6666667);
-	cr_assert_eq(disk_model_submit(&m, 0, MiB, MiB, &c), 13333334);
+	cr_assert_eq(disk_model_submit(&m, 0, 0, MiB, DISK_READ, &c), 6666667);
+	cr_assert_eq(disk_model_submit(&m, 0, MiB, MiB, DISK_READ, &c), 13333334);
 	cr_assert_eq(c.start_ns, 6666667);
 	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
 	/* An idle head starts a later I/O at its submission time. */
-	cr_assert_eq(disk_model_submit(&m, 20000000, 2 * MiB, MiB, &c), 26666667);
+	cr_assert_eq(disk_model_submit(&m, 20000000, 2 * MiB, MiB, DISK_READ, &c), 26666667);
 	cr_assert_eq(c.start_ns, 20000000);
 }
 
@@ -418,12 +418,12 @@ Test(disk_model, prefetch_forward_skip_reads_through)
 	struct disk_io_cost c;
 
 	/* 64 KiB at 0 (first I/O: sequential from 0): 625,000. */
-	cr_assert_eq(disk_model_submit(&m, 0, 0, 64 * KiB, &c), 625000);
+	cr_assert_eq(disk_model_submit(&m, 0, 0, 64 * KiB, DISK_READ, &c), 625000);
 	cr_assert_eq(m.prefetch_end, 64 * KiB + 128 * KiB);
 	cr_assert(!c.prefetch_hit);
 	/* Submitted at once, 64 KiB skipped: no seek, no rotation; the stream
 	 * passes 64 + 64 + 64 KiB at 625,000 + 1,250,000. */
-	cr_assert_eq(disk_model_submit(&m, 625000, 128 * KiB, 64 * KiB, &c), 1875000);
+	cr_assert_eq(disk_model_submit(&m, 625000, 128 * KiB, 64 * KiB, DISK_READ, &c), 1875000);
 	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
 	cr_assert_eq(c.transfer_ns, 1250000);
 	cr_assert(c.prefetch_hit);
@@ -432,12 +432,12 @@ Test(disk_model, prefetch_forward_skip_reads_through)
 	/* Submitted 2 ms after the drive went idle: the stream has read 200,000
 	 * bytes ahead (204,800 per 2 ms), past 128 KiB skipped + 64 KiB: done at
 	 * once. */
-	cr_assert_eq(disk_model_submit(&m, 3875000, 320 * KiB, 64 * KiB, &c), 3875000);
+	cr_assert_eq(disk_model_submit(&m, 3875000, 320 * KiB, 64 * KiB, DISK_READ, &c), 3875000);
 	cr_assert_eq(c.transfer_ns, 0);
 	cr_assert(c.prefetch_hit);
 	/* 64 KiB skipped, 32 KiB read, submitted 625,000 after idle: the stream
 	 * is at the start of the read and needs 312,500 more for its 32 KiB. */
-	cr_assert_eq(disk_model_submit(&m, 3875000 + 625000, 384 * KiB + 64 * KiB, 32 * KiB, &c),
+	cr_assert_eq(disk_model_submit(&m, 3875000 + 625000, 384 * KiB + 64 * KiB, 32 * KiB, DISK_READ, &c),
 		     3875000 + 937500);
 	cr_assert_eq(c.transfer_ns, 312500);
 }
@@ -447,22 +447,22 @@ Test(disk_model, prefetch_window_edges)
 	struct disk_model m = prefetch_disk(2, MiB);
 	struct disk_io_cost c;
 
-	disk_model_submit(&m, 0, 0, 64 * KiB, &c);
+	disk_model_submit(&m, 0, 0, 64 * KiB, DISK_READ, &c);
 	/* One block past the window: a repositioning (seek of one track at
 	 * most, half a revolution). */
-	disk_model_submit(&m, 625000, 192 * KiB + 4 * KiB, 4 * KiB, &c);
+	disk_model_submit(&m, 625000, 192 * KiB + 4 * KiB, 4 * KiB, DISK_READ, &c);
 	cr_assert(!c.prefetch_hit);
 	cr_assert_eq(c.seek_ns, 1000000);
 	cr_assert_eq(c.rotation_ns, 5000000);
 	/* Backwards is never in the window. */
-	disk_model_submit(&m, c.complete_ns, 0, 4 * KiB, &c);
+	disk_model_submit(&m, c.complete_ns, 0, 4 * KiB, DISK_READ, &c);
 	cr_assert(!c.prefetch_hit);
 	cr_assert_eq(c.rotation_ns, 5000000);
 	/* prefetch_max caps the window: 2 x 1 MiB would be 2 MiB, capped at 1 MiB. */
-	disk_model_submit(&m, c.complete_ns, 0, MiB, &c);
+	disk_model_submit(&m, c.complete_ns, 0, MiB, DISK_READ, &c);
 	cr_assert_eq(m.prefetch_end, 2 * MiB);
 	/* The window's last byte still starts on the stream. */
-	disk_model_submit(&m, c.complete_ns, 2 * MiB, 4 * KiB, &c);
+	disk_model_submit(&m, c.complete_ns, 2 * MiB, 4 * KiB, DISK_READ, &c);
 	cr_assert(c.prefetch_hit);
 	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
 }
@@ -472,13 +472,38 @@ Test(disk_model, prefetch_off_keeps_sequential_rule)
 	struct disk_model m = prefetch_disk(0, MiB);
 	struct disk_io_cost c;
 
-	disk_model_submit(&m, 0, 0, 64 * KiB, &c);
+	disk_model_submit(&m, 0, 0, 64 * KiB, DISK_READ, &c);
 	cr_assert_eq(m.prefetch_end, 64 * KiB);
 	/* Sequential, submitted long after: its whole transfer, as without read-ahead. */
-	cr_assert_eq(disk_model_submit(&m, 5000000, 64 * KiB, 64 * KiB, &c), 5625000);
+	cr_assert_eq(disk_model_submit(&m, 5000000, 64 * KiB, 64 * KiB, DISK_READ, &c), 5625000);
 	cr_assert(!c.prefetch_hit);
 	/* A 4 KiB skip forward repositions. */
-	disk_model_submit(&m, 5625000, 132 * KiB, 4 * KiB, &c);
+	disk_model_submit(&m, 5625000, 132 * KiB, 4 * KiB, DISK_READ, &c);
+	cr_assert_eq(c.rotation_ns, 5000000);
+}
+
+Test(disk_model, prefetch_not_for_writes)
+{
+	struct disk_model m = prefetch_disk(2, MiB);
+	struct disk_io_cost c;
+
+	/* A write leaves no read-ahead window... */
+	disk_model_submit(&m, 0, 0, 64 * KiB, DISK_WRITE, &c);
+	cr_assert_eq(m.prefetch_end, 64 * KiB);
+	/* ...so a read 64 KiB further repositions (one track, half a turn). */
+	disk_model_submit(&m, 625000, 128 * KiB, 64 * KiB, DISK_READ, &c);
+	cr_assert(!c.prefetch_hit);
+	cr_assert_eq(c.seek_ns, 1000000);
+	cr_assert_eq(c.rotation_ns, 5000000);
+	/* A sequential write submitted long after a read pays its whole
+	 * transfer: nothing can be written ahead. */
+	uint64_t t = c.complete_ns + 5000000;
+	cr_assert_eq(disk_model_submit(&m, t, 192 * KiB, 64 * KiB, DISK_WRITE, &c), t + 625000);
+	cr_assert(!c.prefetch_hit);
+	/* A write inside a read's window is not on the stream either. */
+	disk_model_submit(&m, c.complete_ns, 0, 64 * KiB, DISK_READ, &c);
+	disk_model_submit(&m, c.complete_ns, 128 * KiB, 4 * KiB, DISK_WRITE, &c);
+	cr_assert(!c.prefetch_hit);
 	cr_assert_eq(c.rotation_ns, 5000000);
 }
 
@@ -636,7 +661,7 @@ Test(disk_model, random_io_statistics)
 	for (int i = 0; i < n; i++) {
 		uint64_t offset = (splitmix64(&state) % blocks) * 4 * KiB;
 
-		now = disk_model_submit(&m, now, offset, 4 * KiB, &c);
+		now = disk_model_submit(&m, now, offset, 4 * KiB, DISK_READ, &c);
 		cr_assert_lt(c.rotation_ns, m.rev_ns);
 		seek += (double)c.seek_ns;
 		rot += (double)c.rotation_ns;
