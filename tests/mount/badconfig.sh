@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bad input at mount time, table-driven: 32 malformed configuration files and
+# Bad input at mount time, table-driven: 38 malformed configuration files and
 # option sets, each refused with a non-zero exit and a message that names
 # the problem (the key, the value or the file), mounting nothing and
 # leaving the backing and its catalog byte for byte unchanged.
@@ -63,6 +63,8 @@ case_ max-below-extent "max_size" '[autoextend]\nmax_size = 4K\n'
 case_ seeks-out-of-order "seek" '[disk]\nmodel = hdd\nseek_avg_ms = 30\n'
 case_ zero-rpm "rpm" '[disk]\nmodel = hdd\nrpm = 0\n'
 case_ capacity-below-device "capacity" '[disk]\nmodel = hdd\ncapacity = 1M\n'
+case_ negative-prefetch "negative-prefetch.ini:3: \\[disk\\] prefetch = -1: must be >= 0" '[disk]\nmodel = hdd\nprefetch = -1\n'
+case_ bad-prefetch-max "prefetch_max.*lots" - "disk.prefetch_max=lots"
 case_ option-unknown-key "layout.nosuch|nosuch" - "layout.nosuch=1"
 case_ option-bad-value "extent_size|12Q" - "layout.extent_size=12Q"
 case_ option-list-with-comma "not understood|unknown option" - "log.ops=read,write"
