@@ -171,7 +171,8 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 	struct disk_io_cost c = {0};
 
 	c.start_ns = now_ns > m->busy_until_ns ? now_ns : m->busy_until_ns;
-	if (dir == DISK_READ && m->p.prefetch > 0 && offset >= m->head_pos &&
+	/* prefetch_end > head_pos: the last I/O was a read, with a window. */
+	if (dir == DISK_READ && m->prefetch_end > m->head_pos && offset >= m->head_pos &&
 	    offset <= m->prefetch_end) {
 		/* On the read-ahead stream: the drive has been reading on from
 		 * head_pos since it went idle; done when the stream passes the end. */
@@ -191,9 +192,8 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 	m->busy_until_ns = c.complete_ns;
 	m->head_pos = offset + length;
 	double ahead = dir == DISK_READ ? m->p.prefetch * (double)length : 0;
-	m->prefetch_end = m->head_pos + (ahead < (double)m->p.prefetch_max
-						 ? (uint64_t)ahead
-						 : m->p.prefetch_max);
+	m->prefetch_end =
+	    m->head_pos + (ahead < (double)m->p.prefetch_max ? (uint64_t)ahead : m->p.prefetch_max);
 	*cost = c;
 	return c.complete_ns;
 }

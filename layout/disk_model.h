@@ -40,9 +40,9 @@ struct disk_model {
 	uint64_t track_bytes; /* bytes under the head in one revolution at offset 0 */
 	uint64_t rev_ns;      /* one revolution */
 	/* state */
-	uint64_t head_pos;    /* device offset where the last I/O ended; 0 at first */
+	uint64_t head_pos;	/* device offset where the last I/O ended; 0 at first */
 	uint64_t busy_until_ns; /* when the head is free */
-	uint64_t prefetch_end;  /* the read-ahead window is [head_pos, prefetch_end] */
+	uint64_t prefetch_end;	/* the read-ahead window is [head_pos, prefetch_end] */
 };
 
 /** What an I/O does: only reads are served from the drive's read-ahead. */
@@ -53,7 +53,7 @@ enum disk_dir {
 
 /** The cost of one I/O, and when it completes. */
 struct disk_io_cost {
-	uint64_t start_ns;    /* when the head takes it (>= submission) */
+	uint64_t start_ns; /* when the head takes it (>= submission) */
 	uint64_t seek_ns, rotation_ns, transfer_ns;
 	uint64_t complete_ns; /* start + seek + rotation + transfer */
 	bool prefetch_hit;    /* served by the read-ahead (a skip into it, or data already read) */
@@ -99,7 +99,7 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
  * transfer, and leaves no window: the drive reads ahead after reads only.
  * Fills @cost and returns cost->complete_ns.
  */
-uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset,
-			   uint64_t length, enum disk_dir dir, struct disk_io_cost *cost);
+uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
+			   enum disk_dir dir, struct disk_io_cost *cost);
 
 #endif

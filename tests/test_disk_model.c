@@ -437,8 +437,9 @@ Test(disk_model, prefetch_forward_skip_reads_through)
 	cr_assert(c.prefetch_hit);
 	/* 64 KiB skipped, 32 KiB read, submitted 625,000 after idle: the stream
 	 * is at the start of the read and needs 312,500 more for its 32 KiB. */
-	cr_assert_eq(disk_model_submit(&m, 3875000 + 625000, 384 * KiB + 64 * KiB, 32 * KiB, DISK_READ, &c),
-		     3875000 + 937500);
+	cr_assert_eq(
+	    disk_model_submit(&m, 3875000 + 625000, 384 * KiB + 64 * KiB, 32 * KiB, DISK_READ, &c),
+	    3875000 + 937500);
 	cr_assert_eq(c.transfer_ns, 312500);
 }
 
@@ -487,11 +488,16 @@ Test(disk_model, prefetch_not_for_writes)
 	struct disk_model m = prefetch_disk(2, MiB);
 	struct disk_io_cost c;
 
-	/* A write leaves no read-ahead window... */
+	/* A write leaves no read-ahead window: a sequential read submitted
+	 * 5 ms after it pays its whole transfer. */
 	disk_model_submit(&m, 0, 0, 64 * KiB, DISK_WRITE, &c);
 	cr_assert_eq(m.prefetch_end, 64 * KiB);
-	/* ...so a read 64 KiB further repositions (one track, half a turn). */
-	disk_model_submit(&m, 625000, 128 * KiB, 64 * KiB, DISK_READ, &c);
+	cr_assert_eq(disk_model_submit(&m, 5625000, 64 * KiB, 64 * KiB, DISK_READ, &c), 6250000);
+	cr_assert_eq(c.transfer_ns, 625000);
+	cr_assert(!c.prefetch_hit);
+	/* And a read 64 KiB past a write repositions (one track, half a turn). */
+	disk_model_submit(&m, c.complete_ns, 0, 64 * KiB, DISK_WRITE, &c);
+	disk_model_submit(&m, c.complete_ns, 128 * KiB, 64 * KiB, DISK_READ, &c);
 	cr_assert(!c.prefetch_hit);
 	cr_assert_eq(c.seek_ns, 1000000);
 	cr_assert_eq(c.rotation_ns, 5000000);
