@@ -85,13 +85,19 @@ check_used() {
 cat >"$T/remount.sh" <<'EOF'
 #!/bin/bash
 # remount.sh DIR TESTPID - ask fsx.sh (pid TESTPID) to unmount and mount again
+# (fsx.sh holds both FIFOs open read-write, so these opens do not block.)
+# A read with a timeout that expires in the middle of a line loses what it
+# read so far: poll with -t 0, which reads nothing, then read the line.
+exec 9<"$1/remount.ack"
 echo remount >"$1/remount.req"
-for ((t = 0; t < 120; t++)); do
-	if read -r -t 1 answer <"$1/remount.ack"; then
+for ((t = 0; t < 1200; t++)); do
+	if read -r -t 0 -u 9; then
+		read -r -u 9 answer
 		[[ $answer == ok ]]
 		exit
 	fi
 	kill -0 "$2" 2>/dev/null || exit 1
+	sleep 0.1
 done
 exit 1
 EOF
@@ -123,7 +129,12 @@ for entry in "${PATTERNS[@]}"; do
 	nremount=0
 	broken= # set when the catalog is inconsistent: the daemon would refuse it
 	while kill -0 "$FSX_PID" 2>/dev/null; do
-		read -r -t 0.5 -u 7 req || continue
+		# -t 0 only polls; a timed read could lose the start of a line
+		if ! read -r -t 0 -u 7; then
+			sleep 0.1
+			continue
+		fi
+		read -r -u 7 req
 		[[ $req == remount ]] || fail "$name: unexpected request '$req' from remount.sh"
 		sfs_umount "$M"
 		nremount=$((nremount + 1))
