@@ -490,12 +490,21 @@ int main(int argc, char *argv[])
 	pthread_mutex_init(&fs->model_lock, NULL);
 	if (fs->cfg.disk.model == DISK_HDD) {
 		if (disk_model_init(&fs->model, &fs->cfg.disk, fs->dev_size)) {
-			fprintf(stderr,
-				"scatterfs: [disk] capacity = %llu bytes is smaller than the backing "
-				"device (%llu bytes); the backing occupies the first bytes of the "
-				"emulated disk\n",
-				(unsigned long long)fs->cfg.disk.capacity,
-				(unsigned long long)fs->dev_size);
+			const struct disk_params *d = &fs->cfg.disk;
+			if (d->capacity && d->capacity < fs->dev_size)
+				fprintf(stderr,
+					"scatterfs: [disk] capacity = %llu bytes is smaller than the "
+					"backing device (%llu bytes); the backing occupies the first "
+					"bytes of the emulated disk\n",
+					(unsigned long long)d->capacity,
+					(unsigned long long)fs->dev_size);
+			else
+				fprintf(stderr,
+					"scatterfs: the [disk] parameters (rpm = %g, transfer_mib_s = "
+					"%g,%g, prefetch = %g) give a revolution or a track the model "
+					"cannot represent (from under one unit to 10^18 ns or bytes)\n",
+					d->rpm, d->transfer_outer_mib_s, d->transfer_inner_mib_s,
+					d->prefetch);
 			goto out;
 		}
 		fs->model_on = true;

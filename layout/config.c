@@ -721,7 +721,14 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 		c->disk.rotation = (enum disk_rotation)e;
 		return 0;
 	case K_PREFETCH:
-		return get_double(value, &c->disk.prefetch, 0, false, why, len);
+		if ((rc = get_double(value, &c->disk.prefetch, 0, false, why, len)))
+			return rc;
+		if (c->disk.prefetch > DISK_PREFETCH_MAX) {
+			snprintf(why, len, "must be at most %d (times the I/O's length)",
+				 DISK_PREFETCH_MAX);
+			return -EINVAL;
+		}
+		return 0;
 	case K_PREFETCH_MAX:
 		return get_size(value, &c->disk.prefetch_max, why, len);
 	case K__COUNT:

@@ -94,6 +94,9 @@ struct file_params {
 	struct cache_params cache;
 };
 
+/** Largest [disk] prefetch: read-ahead of at most this many times an I/O. */
+#define DISK_PREFETCH_MAX 1000
+
 /** [disk] keys: the disk timing model's parameters (see disk_model.h). */
 struct disk_params {
 	enum disk_model_kind model;

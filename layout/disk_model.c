@@ -96,7 +96,7 @@ int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t 
 	    p->seek_track_ms > p->seek_avg_ms || p->seek_avg_ms > p->seek_full_ms ||
 	    p->seek_full_ms * NS_PER_MS >= 1e18)
 		return -EINVAL;
-	if (!isfinite(p->prefetch) || p->prefetch < 0 || p->prefetch > 1e6)
+	if (!isfinite(p->prefetch) || p->prefetch < 0 || p->prefetch > DISK_PREFETCH_MAX)
 		return -EINVAL;
 
 	rev = 60.0 * NS_PER_S / p->rpm;

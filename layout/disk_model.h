@@ -64,7 +64,9 @@ struct disk_io_cost {
  * @device_size bytes: capacity is p->capacity, or @device_size when that is 0
  * (the backing occupies the disk's first bytes).  track_bytes is the bytes
  * transferred in one revolution at the outer rate.
- * @return 0, -EINVAL when capacity < @device_size or a parameter is <= 0.
+ * @return 0, -EINVAL when capacity < @device_size, a parameter is <= 0,
+ * prefetch is outside [0, DISK_PREFETCH_MAX], or a revolution or a track
+ * does not fit the model's integers.
  */
 int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t device_size);
 

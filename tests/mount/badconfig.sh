@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bad input at mount time, table-driven: 38 malformed configuration files and
+# Bad input at mount time, table-driven: 40 malformed configuration files and
 # option sets, each refused with a non-zero exit and a message that names
 # the problem (the key, the value or the file), mounting nothing and
 # leaving the backing and its catalog byte for byte unchanged.
@@ -65,6 +65,9 @@ case_ zero-rpm "rpm" '[disk]\nmodel = hdd\nrpm = 0\n'
 case_ capacity-below-device "capacity" '[disk]\nmodel = hdd\ncapacity = 1M\n'
 case_ negative-prefetch "negative-prefetch.ini:3: \\[disk\\] prefetch = -1: must be >= 0" '[disk]\nmodel = hdd\nprefetch = -1\n'
 case_ bad-prefetch-max "prefetch_max.*lots" - "disk.prefetch_max=lots"
+# These two were refused with a wrong message about the capacity:
+case_ huge-prefetch "huge-prefetch.ini:3: \\[disk\\] prefetch = 2147483648: must be at most 1000" '[disk]\nmodel = hdd\nprefetch = 2147483648\n'
+case_ tiny-rpm "rpm = 1e-300.*cannot represent" - "disk.model=hdd,disk.rpm=1e-300"
 case_ option-unknown-key "layout.nosuch|nosuch" - "layout.nosuch=1"
 case_ option-bad-value "extent_size|12Q" - "layout.extent_size=12Q"
 case_ option-list-with-comma "not understood|unknown option" - "log.ops=read,write"
