@@ -10,9 +10,9 @@
 
 #include "placement.h"
 
-static int contiguous_place(const struct layout_params *p, struct devalloc *a,
-			    const struct extent_map *map, uint64_t logical, uint64_t length,
-			    struct placement_result *out)
+int placement_contiguous(const struct layout_params *p, struct devalloc *a,
+			 const struct extent_map *map, uint64_t logical, uint64_t length,
+			 struct placement_result *out)
 {
 	struct placement_prev prev;
 	uint64_t want = 0;
@@ -30,5 +30,5 @@ static int contiguous_place(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops contiguous_ops = {
     .name = "contiguous",
-    .place = contiguous_place,
+    .place = placement_contiguous,
 };

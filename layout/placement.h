@@ -96,6 +96,17 @@ int placement_prev(const struct extent_map *map, uint64_t logical, struct placem
 int placement_alloc_after(struct devalloc *a, uint64_t want, uint64_t len, uint64_t *offset);
 
 /**
+ * placement_contiguous() - the contiguous pattern's place(): @length bytes
+ * right after the previous extent of @logical (or from device offset 0 when
+ * there is none), else the next free run after it, wrapping to 0; no gap.
+ * Shared by the single-extent pattern, which differs only in sizing.
+ * @return 0, -ENOSPC with @a unchanged.
+ */
+int placement_contiguous(const struct layout_params *p, struct devalloc *a,
+			 const struct extent_map *map, uint64_t logical, uint64_t length,
+			 struct placement_result *out);
+
+/**
  * placement_alloc_before() - reserves @len bytes at the highest free run
  * that ends at or before device offset @want_end; when none exists it wraps
  * and takes the highest free run below the device end.
