@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "splitmix64.h"
 
 #ifndef SCATTERFS_REPORT
 #define SCATTERFS_REPORT "scatterfs-report"
@@ -44,11 +45,7 @@ static uint64_t rng_state = 42;
 
 static uint64_t rnd(void)
 {
-	/* splitmix64 (Steele, Lea, Flood, OOPSLA 2014) */
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 static double now(void)

@@ -18,15 +18,12 @@
 #include <errno.h>
 
 #include "placement.h"
+#include "splitmix64.h"
 
 /* A second value from the first, one splitmix64 step further. */
 static uint64_t next_random(uint64_t r)
 {
-	uint64_t z = r + UINT64_C(0x9e3779b97f4a7c15);
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return splitmix64_mix(r + SPLITMIX64_GAMMA);
 }
 
 static int random_place(const struct layout_params *p, struct devalloc *a,

@@ -17,13 +17,12 @@
 #include <stdint.h>
 
 #include "placement.h"
+#include "splitmix64.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
 
-/* splitmix64's increment, 2^64 / golden ratio (Steele, Lea and Flood 2014). */
-#define SPLITMIX64_GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
 const struct placement_ops *placement_ops_for(enum pattern p)
 {
@@ -79,24 +78,17 @@ uint64_t extent_size_at(const struct layout_params *p, uint64_t logical, uint32_
 	return round_up(size, block_size);
 }
 
-/* The splitmix64 output function (a variant of MurmurHash3's fmix64). */
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /*
- * The first splitmix64 output of the state seed ^ mix64(logical).  mix64 is
- * a bijection with mix64(0) == 0, so the extent at logical 0 gets the
+ * The first splitmix64 output of the state seed ^ mix(logical), mix being
+ * splitmix64's output function (a variant of MurmurHash3's fmix64).  It is
+ * a bijection with mix(0) == 0, so the extent at logical 0 gets the
  * textbook first output of @seed (0xe220a8397b1dcdaf for seed 0), and two
  * offsets of one file never share a state.  Integer arithmetic only, so
  * the value is the same on every machine.
  */
 uint64_t placement_random(uint64_t seed, uint64_t logical)
 {
-	return mix64((seed ^ mix64(logical)) + SPLITMIX64_GAMMA);
+	return splitmix64_mix((seed ^ splitmix64_mix(logical)) + SPLITMIX64_GAMMA);
 }
 
 int placement_prev(const struct extent_map *map, uint64_t logical, struct placement_prev *out)

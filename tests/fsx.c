@@ -52,6 +52,8 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 
+#include "splitmix64.h"
+
 enum op {
 	OP_READ,
 	OP_WRITE,
@@ -114,10 +116,7 @@ struct fsx {
 
 static uint64_t next_u64(struct fsx *f)
 {
-	uint64_t z = (f->rng += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64_next(&f->rng);
 }
 
 /* A uniform integer in [0, n); n > 0 (Lemire's multiply-shift, bias < n/2^64). */

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "splitmix64.h"
+
 #define BLOCK 4096
 #define MAGIC UINT64_C(0x5343415454455246) /* "SCATTERF" */
 
@@ -33,20 +35,13 @@ struct header {
 	uint64_t magic, file, block, generation, writer;
 };
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 static void fill_block(unsigned char *b, const struct header *h)
 {
 	memcpy(b, h, sizeof *h);
 	uint64_t s = h->file * 1000003 + h->block * 7919 + h->generation;
 	for (size_t i = sizeof *h; i < BLOCK; i += 8) {
-		uint64_t v = splitmix64(&s);
+		uint64_t v = splitmix64_next(&s);
 		memcpy(b + i, &v, 8);
 	}
 }
@@ -98,7 +93,7 @@ static int run_proc(const char *dir, unsigned p, unsigned procs, unsigned files,
 			if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
 				break;
 		}
-		uint64_t r = splitmix64(&rng);
+		uint64_t r = splitmix64_next(&rng);
 		unsigned f = (unsigned)(r % files);
 		unsigned blk = (unsigned)((r >> 20) % blocks);
 		bool own = f % procs == p;

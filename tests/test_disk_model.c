@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "disk_model.h"
+#include "splitmix64.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -635,15 +636,6 @@ Test(disk_model, presets)
 
 /* ---- statistics of random I/O ---- */
 
-/* splitmix64 (Steele, Lea and Flood, 2014): a fixed sequence on every machine. */
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 Test(disk_model, random_io_statistics)
 {
@@ -665,7 +657,7 @@ Test(disk_model, random_io_statistics)
 	cr_assert_eq(disk_model_init(&m, &p, 1024 * GiB), 0);
 	blocks = m.capacity / (4 * KiB);
 	for (int i = 0; i < n; i++) {
-		uint64_t offset = (splitmix64(&state) % blocks) * 4 * KiB;
+		uint64_t offset = (splitmix64_next(&state) % blocks) * 4 * KiB;
 
 		now = disk_model_submit(&m, now, offset, 4 * KiB, DISK_READ, &c);
 		cr_assert_lt(c.rotation_ns, m.rev_ns);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "extmap.h"
+#include "splitmix64.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -442,11 +443,7 @@ static uint64_t rng_state;
 
 static uint64_t rnd(void)
 {
-	/* splitmix64 (Steele, Lea, Flood, OOPSLA 2014) */
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 struct dev_model {
