@@ -255,7 +255,24 @@ void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_
 		return;
 	}
 	size_t n = b->len - (size_t)off;
-	fuse_reply_buf(req, b->data + off, n < size ? n : size);
+	if (n > size)
+		n = size;
+	/*
+	 * Reply from a private copy: the kernel takes the data inside writev(),
+	 * wakes the reader, and the reader's close can make another worker run
+	 * ctl_release() and free b before this writev() has returned.  Nothing
+	 * reads b after the kernel copied it, but ASan's writev interceptor
+	 * checks the buffer after the call and reported a use after free
+	 * (tests/mount/posix.sh under ASan, once, on the fresh machine).
+	 */
+	char *copy = malloc(n);
+	if (!copy) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(copy, b->data + off, n);
+	fuse_reply_buf(req, copy, n);
+	free(copy);
 }
 
 void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
