@@ -259,17 +259,26 @@ sfs_catalog_orphans() {
 # sfs_check_space MNT CAT PHASE - used_bytes of MNT's stats (read first: it
 # flushes every in-memory inode) against the extents and gaps of catalog
 # CAT, and no two catalog runs overlap on the device (that fails at once).
+# A database still running on MNT may be allocating while this reads (the
+# flush skips an inode a writer holds), so a difference counts only when it
+# lasts: both are read again every second for up to 7 s (the daemon's
+# background flush runs every 5 s).
 # A used_bytes mismatch is collected in SFS_SPACE_ERRORS, so that a test can
 # go on with its other checks and fail at the end.
 SFS_SPACE_ERRORS=()
 sfs_check_space() {
-	local mnt=$1 cat=$2 phase=$3 used cat_bytes overlaps
-	used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$mnt/.scatterfs/stats")
-	[[ -n $used ]] || fail "$phase: no used_bytes in $mnt/.scatterfs/stats"
-	cat_bytes=$(sqlite3 "$cat" 'SELECT (SELECT coalesce(sum(length), 0) FROM extent) +
-		(SELECT coalesce(sum(length), 0) FROM gap);') || fail "$phase: cannot query the catalog $cat"
+	local mnt=$1 cat=$2 phase=$3 used cat_bytes overlaps t
+	for ((t = 0; t < 8; t++)); do
+		((t == 0)) || sleep 1
+		used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$mnt/.scatterfs/stats")
+		[[ -n $used ]] || fail "$phase: no used_bytes in $mnt/.scatterfs/stats"
+		cat_bytes=$(sqlite3 "$cat" 'SELECT (SELECT coalesce(sum(length), 0) FROM extent) +
+			(SELECT coalesce(sum(length), 0) FROM gap);') || fail "$phase: cannot query the catalog $cat"
+		[[ $used == "$cat_bytes" ]] && break
+		note "$phase: used_bytes $used, catalog $cat_bytes: reading again"
+	done
 	if [[ $used != "$cat_bytes" ]]; then
-		SFS_SPACE_ERRORS+=("$phase: .scatterfs/stats used_bytes = $used, the catalog's extents and gaps = $cat_bytes (before this mount the catalog held ${SFS_ORPHANS:-0 orphan inodes})")
+		SFS_SPACE_ERRORS+=("$phase: .scatterfs/stats used_bytes = $used, the catalog's extents and gaps = $cat_bytes for 7 s (before this mount the catalog held ${SFS_ORPHANS:-0 orphan inodes})")
 		note "MISMATCH ${SFS_SPACE_ERRORS[-1]}"
 	fi
 	overlaps=$(sqlite3 "$cat" 'WITH r(d, l) AS (SELECT device, length FROM extent UNION ALL
