@@ -244,6 +244,54 @@ sfs_bytes_are() {
 
 # --- the catalog against the mount ----------------------------------------
 
+# sfs_remount_killed MNT BACKING OPTS CAT PHASE - after the daemon of MNT
+# was killed: unmount the dead mount (lazily if busy), record the catalog's
+# orphans, mount BACKING again with OPTS and check its space (PHASE names
+# the check).
+sfs_remount_killed() {
+	local mnt=$1 backing=$2 opts=$3 cat=$4 phase=$5
+	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt" || fail "$phase: cannot unmount $mnt"
+	sfs_catalog_orphans "$cat"
+	sfs_mount "$backing" "$mnt" "$opts"
+	sfs_check_space "$mnt" "$cat" "$phase after remount"
+}
+
+# sfs_space_verdict WHAT - fails when any sfs_check_space found used_bytes
+# and the catalog apart, listing each check; WHAT says what else held.
+sfs_space_verdict() {
+	((${#SFS_SPACE_ERRORS[@]} == 0)) && return 0
+	fail "used_bytes differs from the catalog in ${#SFS_SPACE_ERRORS[@]} checks ($1):
+$(printf '  %s\n' "${SFS_SPACE_ERRORS[@]}")"
+}
+
+# PostgreSQL 15 from Debian, run as user postgres (tests and experiments).
+PGBIN=/usr/lib/postgresql/15/bin
+as_pg() { runuser -u postgres -- "$@"; }
+
+# sfs_pg_setup PORT - for a test that runs PostgreSQL: fails unless it is
+# installed; sets PORT, S (the socket directory) and PGLOG (the server log,
+# printed when the test fails), both owned by postgres.
+sfs_pg_setup() {
+	[[ -x $PGBIN/initdb ]] || fail "PostgreSQL 15 is not installed ($PGBIN/initdb missing; tests/run installs postgresql-15)"
+	id postgres >/dev/null 2>&1 || fail "no user postgres (the postgresql-15 package creates it)"
+	PORT=$1
+	S=$SFS_TMP/sock
+	PGLOG=$SFS_TMP/postgres.log
+	mkdir -p "$S"
+	chown postgres:postgres "$S"
+	touch "$PGLOG"
+	chown postgres:postgres "$PGLOG"
+	sfs_add_log "$PGLOG"
+}
+
+# sfs_pg_start DATADIR PHASE - pg_ctl start on S and PORT (sfs_pg_setup),
+# logging to PGLOG; fails naming PHASE.
+sfs_pg_start() {
+	local out
+	out=$(as_pg "$PGBIN/pg_ctl" -D "$1" -l "$PGLOG" -w -t 120 \
+		-o "-p $PORT -k $S -c listen_addresses=''" start 2>&1) || fail "$2: pg_ctl start: $out"
+}
+
 # sfs_catalog_orphans CAT - sets SFS_ORPHANS to what catalog CAT holds for
 # inodes without a name (left by a daemon killed while they were open):
 # "N orphan inode(s) holding B bytes of extents".  Printed with a failing

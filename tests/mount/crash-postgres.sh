@@ -27,31 +27,18 @@
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-PGBIN=/usr/lib/postgresql/15/bin
-[[ -x $PGBIN/initdb ]] || fail "PostgreSQL 15 is not installed ($PGBIN/initdb missing; tests/run installs postgresql-15)"
-id postgres >/dev/null 2>&1 || fail "no user postgres (the postgresql-15 package creates it)"
-
 T=$SFS_TMP
 M=$T/mnt
 B=$T/backing
 CAT=$B.scatterfs
 D=$M/pgdata
-S=$T/sock
-PORT=54331
 opts="allow_other,config=$SFS_ROOT/conf/postgres.ini,size=1G"
-PGLOG=$T/postgres.log
 seed=${SCATTERFS_CRASH_SEED:-20261130}
 rounds=${SCATTERFS_CRASH_ROUNDS:-10}
 RANDOM=$seed
 note "seed $seed (SCATTERFS_CRASH_SEED=$seed replays the same delays), $rounds rounds"
 
-mkdir -p "$S"
-chown postgres:postgres "$S"
-touch "$PGLOG"
-chown postgres:postgres "$PGLOG"
-sfs_add_log "$PGLOG"
-
-as_pg() { runuser -u postgres -- "$@"; }
+sfs_pg_setup 54331
 psql_val() { "$PGBIN/psql" -h "$S" -p "$PORT" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 
 pm_pid=
@@ -61,9 +48,7 @@ bench_pid=
 sfs_on_exit 'for p in $writer_pid $bench_pid; do kill -9 $p; done; [[ -n $pm_pid ]] && kill -9 $pm_pid'
 
 pg_start() {
-	local out
-	out=$(as_pg "$PGBIN/pg_ctl" -D "$D" -l "$PGLOG" -w -t 120 \
-		-o "-p $PORT -k $S -c listen_addresses=''" start 2>&1) || fail "$1: pg_ctl start: $out"
+	sfs_pg_start "$D" "$1"
 	pm_pid=$(head -n 1 "$D/postmaster.pid")
 }
 
@@ -183,10 +168,7 @@ for ((r = 1; r <= rounds; r++)); do
 	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
 	total=$((total + after - before))
 	note "round $r: killed daemon $dpid after ${delay_ms} ms, ids $((before + 1))..$after acknowledged; client: $(tail -n 1 "$T/writer.$r.log")"
-	fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "round $r: cannot unmount $M"
-	sfs_catalog_orphans "$CAT"
-	sfs_mount "$B" "$M" "$opts"
-	sfs_check_space "$M" "$CAT" "round $r after remount"
+	sfs_remount_killed "$M" "$B" "$opts" "$CAT" "round $r"
 	logpos=$(wc -l <"$PGLOG")
 	pg_start "round $r"
 	tail -n +$((logpos + 1)) "$PGLOG" | grep -q "was not properly shut down; automatic recovery in progress" ||
@@ -203,8 +185,5 @@ for ((r = 1; r <= rounds; r++)); do
 done
 ((total > 0)) || fail "no insert was acknowledged in $rounds rounds"
 sfs_umount "$M"
-if ((${#SFS_SPACE_ERRORS[@]})); then
-	fail "used_bytes differs from the catalog in ${#SFS_SPACE_ERRORS[@]} checks over $rounds rounds (every acknowledged insert was there):
-$(printf '  %s\n' "${SFS_SPACE_ERRORS[@]}")"
-fi
+sfs_space_verdict "over $rounds rounds; every acknowledged insert was there"
 note "pass: $rounds kills, $total inserts acknowledged, none lost ($((SECONDS - start)) s)"

@@ -6,31 +6,15 @@
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-PGBIN=/usr/lib/postgresql/15/bin
-[[ -x $PGBIN/initdb ]] || fail "PostgreSQL 15 is not installed ($PGBIN/initdb missing; tests/run installs postgresql-15)"
-id postgres >/dev/null 2>&1 || fail "no user postgres (the postgresql-15 package creates it)"
-
 T=$SFS_TMP
 M=$T/mnt
 B=$T/backing
 D=$M/pgdata
-S=$T/sock
-PORT=54329
 opts="allow_other,config=$SFS_ROOT/conf/postgres.ini,size=2G"
-PGLOG=$T/postgres.log
-
-mkdir -p "$S"
-chown postgres:postgres "$S"
-touch "$PGLOG"
-chown postgres:postgres "$PGLOG"
-sfs_add_log "$PGLOG"
-
-as_pg() { runuser -u postgres -- "$@"; }
+sfs_pg_setup 54329
 
 pg_start() {
-	local out
-	out=$(as_pg "$PGBIN/pg_ctl" -D "$D" -l "$PGLOG" -w -t 120 \
-		-o "-p $PORT -k $S -c listen_addresses=''" start 2>&1) || fail "pg_ctl start: $out"
+	sfs_pg_start "$D" PostgreSQL
 	pg_running=1
 }
 
