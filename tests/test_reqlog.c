@@ -192,8 +192,8 @@ Test(reqlog, long_quoted_path)
 
 	struct reqlog_row r = row_of(LOG_READ, path);
 	char *text = log_rows(ALL_OPS, &r, 1);
-	char *want = malloc(strlen(HEADER) + w + 64);
-	sprintf(want, HEADER "1,read,2,%s,3,4,4,5,\n", want_field);
+	char *want = NULL;
+	cr_assert_geq(asprintf(&want, HEADER "1,read,2,%s,3,4,4,5,\n", want_field), 0);
 	cr_assert_str_eq(text, want);
 	free(text);
 	free(want);
@@ -254,9 +254,11 @@ Test(reqlog, long_device_io_list)
 	r[1].ndevice_io = n;
 	char *text = log_rows(ALL_OPS, r, 3);
 	char *list = device_io_text(io, n);
-	char *want = malloc(strlen(list) + 256);
-	sprintf(want, HEADER "1,read,2,a,3,4,4,5,\n1,read,2,big,3,4,4,5,%s\n1,read,2,c,3,4,4,5,\n",
-		list);
+	char *want = NULL;
+	cr_assert_geq(asprintf(&want,
+			       HEADER "1,read,2,a,3,4,4,5,\n1,read,2,big,3,4,4,5,%s\n1,read,2,c,3,4,4,5,\n",
+			       list),
+		      0);
 	cr_assert_str_eq(text, want);
 	free(want);
 	free(list);

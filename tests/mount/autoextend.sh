@@ -25,6 +25,15 @@ assert_eq "$rc" 2 "exit status of bench/autoextend --steps 3K"
 help=$("$AE" --help) || fail "bench/autoextend --help exited $?"
 grep -q -- '--zero-fill' <<<"$help" || fail "bench/autoextend --help does not describe --zero-fill"
 
+# The table's arithmetic, on fixed statistics: 2 runs of 3 extends whose
+# zero-fill times sum to 4050 us, a mean of 0.675 ms. It must round as the
+# log's own mean (sum / rows / 1000) does, 0.68; dividing per run first gave
+# 0.67 (CI failed on that once).
+printf '%s\n' 'g 8 4 1 0.100 3 12582912 2000 700 8400000' 'g 8 4 2 0.094 3 12582912 2050 740 8400000' \
+	's 8 4 1 0.089 0 0 0 150 8400000' 's 8 4 2 0.090 0 0 0 160 8400000' >"$SFS_TMP/stats"
+assert_eq "$(awk -f "$SFS_ROOT/bench/autoextend-rows.awk" "$SFS_TMP/stats")" \
+	"8,4,8.01,0.094,0.089,3,12,0,0.68,1.67,0.99,0.74,0.16" "table row from fixed statistics"
+
 W=$SFS_TMP/work
 out=$SFS_TMP/autoextend.csv
 err=$SFS_TMP/autoextend.err
