@@ -1,0 +1,86 @@
+#!/bin/bash
+# bench/perf at a tiny scale (one workload, 3 rounds of 1 s, a 32 MiB file,
+# CSV), checked against its own per-round notes:
+# - bad options exit 2 before anything runs;
+# - the header names the columns in order, one row per system;
+# - round 1 runs the systems in the given order, round 2 in reverse,
+#   round 3 in the given order again;
+# - mib_s is the median of the rounds' MiB/s; ratio_to_bare is the median
+#   of the per-round ratios to the bare run of the same round, ratio_min and
+#   ratio_max the extremes (1.000 for bare itself); log_vs_nolog, log_min and
+#   log_max are the same for sfs-log over sfs-nolog, and empty on other rows;
+# - passthrough_ll runs when Debian ships its source, and is otherwise
+#   skipped with a message naming the missing file.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+PERF=$SFS_ROOT/bench/perf
+[[ -x $PERF ]] || fail "bench/perf is missing or not executable"
+for bad in "--rounds 0" "--format xml" "--bogus 1"; do
+	rc=0
+	# shellcheck disable=SC2086 # split on purpose
+	"$PERF" $bad >/dev/null 2>&1 || rc=$?
+	assert_eq "$rc" 2 "exit status of bench/perf $bad"
+done
+
+systems=(bare sfs-log sfs-nolog ptll)
+out=$SFS_TMP/perf.csv
+err=$SFS_TMP/perf.err
+SCATTERFS_BUILD=$SFS_BUILD "$PERF" --rounds 3 --runtime 1 --size 32M --workloads randread-8k \
+	--systems "$(
+		IFS=,
+		echo "${systems[*]}"
+	)" --format csv >"$out" 2>"$err" </dev/null || {
+	rc=$?
+	sfs_add_log "$err"
+	fail "bench/perf exited $rc"
+}
+sfs_add_log "$err"
+sfs_add_log "$out"
+cat "$out"
+if grep -q 'passthrough_ll skipped' "$err"; then
+	[[ ! -f /usr/share/doc/libfuse3-dev/examples/passthrough_ll.c ]] ||
+		fail "passthrough_ll was skipped although its source is installed"
+	grep -q '/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c' "$err" ||
+		fail "the skip message does not name the missing source"
+	systems=(bare sfs-log sfs-nolog)
+fi
+
+assert_eq "$(head -n 1 "$out")" \
+	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max" "CSV header"
+assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | tr '\n' ' ')" \
+	"$(printf 'randread-8k,%s ' "${systems[@]}")" "one row per system, in order"
+
+# The notes: "round R: randread-8k on SYSTEM: MIB IOPS (MiB/s IOPS)".
+notes=$(sed -n 's/.*round \([0-9]\): randread-8k on \([a-z-]*\): \([0-9.]*\) \([0-9]*\) .*/\1 \2 \3 \4/p' "$err")
+reversed=()
+for ((i = ${#systems[@]} - 1; i >= 0; i--)); do reversed+=("${systems[i]}"); done
+for r in 1 2 3; do
+	want=("${systems[@]}")
+	((r == 2)) && want=("${reversed[@]}")
+	assert_eq "$(awk -v r=$r '$1 == r { printf "%s ", $2 }' <<<"$notes")" "$(printf '%s ' "${want[@]}")" \
+		"round $r: order of the systems"
+done
+mib() { awk -v r="$1" -v s="$2" '$1 == r && $2 == s { print $3 }' <<<"$notes"; }
+mid3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+low3() { printf '%s\n' "$@" | sort -n | head -1; }
+high3() { printf '%s\n' "$@" | sort -n | tail -1; }
+ratios() { # A B -> the 3 per-round ratios of A's MiB/s to B's
+	for r in 1 2 3; do awk -v a="$(mib $r "$1")" -v b="$(mib $r "$2")" 'BEGIN { printf "%.3f\n", a / b }'; done
+}
+for s in "${systems[@]}"; do
+	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi < <(awk -F, -v s="$s" '$2 == s' "$out")
+	assert_eq "$m" "$(mid3 $(mib 1 "$s") $(mib 2 "$s") $(mib 3 "$s"))" "$s: mib_s, the median of the rounds"
+	mapfile -t rr < <(ratios "$s" bare)
+	assert_eq "$rb,$rlo,$rhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
+		"$s: ratio_to_bare, ratio_min, ratio_max from the rounds"
+	if [[ $s == sfs-log ]]; then
+		mapfile -t rr < <(ratios sfs-log sfs-nolog)
+		assert_eq "$lv,$llo,$lhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
+			"sfs-log: log_vs_nolog, log_min, log_max from the rounds"
+	else
+		assert_eq "$lv,$llo,$lhi" ",," "$s: no log columns"
+	fi
+done
+assert_eq "$(awk -F, '$2 == "bare" { print $5, $6, $7 }' "$out")" "1.000 1.000 1.000" "bare against itself"
+note "pass"
