@@ -22,10 +22,11 @@ assert_eq "$(sfs_fstype "$mnt")" fuse.scatterfs "fstype after mount from fstab"
 echo "from fstab" >"$mnt/file"
 umount "$mnt" || fail "umount failed"
 # The daemon exits after the unmount; wait for it to release the backing.
-for ((t = 0; t < 100; t++)); do
+for ((t = 0; t < 300; t++)); do
 	fuser -s "$SFS_TMP/backing" 2>/dev/null || break
 	sleep 0.1
 done
+fuser -s "$SFS_TMP/backing" 2>/dev/null && fail "the daemon still holds the backing 30 s after umount"
 mount -T "$SFS_TMP/fstab" "$mnt" || fail "second mount -T fstab failed"
 assert_eq "$(cat "$mnt/file")" "from fstab" "file contents after remount"
 umount "$mnt" || fail "second umount failed"
