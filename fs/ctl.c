@@ -66,7 +66,7 @@ static char *stats_json(void)
 	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
 	json_t *o = json_pack(
 		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:f, s:I, s:I}",
+		"s:f, s:I, s:I, s:I, s:I}",
 		"version", PACKAGE_VERSION, "mount_start_us",
 		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
 			fs->start_realtime.tv_nsec / 1000,
@@ -80,7 +80,9 @@ static char *stats_json(void)
 		(json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
 		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
 		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
-		(json_int_t)reqlog_stall_count(fs->log));
+		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
+		(json_int_t)atomic_load(&fs->stats.polled_reads), "polled_completions",
+		(json_int_t)atomic_load(&fs->stats.polled_completions));
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {

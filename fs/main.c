@@ -510,6 +510,8 @@ int main(int argc, char *argv[])
 		}
 		fs->model_on = true;
 	}
+	/* Under the disk model a reply waits for the modelled time anyway. */
+	fs->poll_ns = fs->dev_direct && !fs->model_on ? (uint64_t)fs->cfg.device.poll_us * 1000 : 0;
 
 	/* Everything checked: now change things. */
 	struct stat bst;

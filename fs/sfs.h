@@ -65,6 +65,8 @@ struct sfs_stats {
 	atomic_uint_fast64_t reads, bytes_read, writes, bytes_written;
 	atomic_uint_fast64_t extends, extend_bytes, zero_fill_ns;
 	atomic_uint_fast64_t log_io_lost; /* device I/Os missing from log rows (ENOMEM) */
+	/* device reads submitted to be polled, and those seen complete while polling */
+	atomic_uint_fast64_t polled_reads, polled_completions;
 };
 
 struct sfs {
@@ -73,6 +75,7 @@ struct sfs {
 	char *meta_path;
 	int dev_fd;         /* backing device */
 	bool dev_direct;    /* dev_fd has O_DIRECT */
+	uint64_t poll_ns;   /* a lone O_DIRECT device read polls this long before sleeping; 0 = never */
 	uint64_t dev_size;  /* bytes managed by the allocator */
 	uint32_t block_size;
 

@@ -89,6 +89,7 @@ enum key {
 	K_DEVICE_SIZE,
 	K_BLOCK_SIZE,
 	K_DIRECT,
+	K_POLL_US,
 	K_PATTERN,
 	K_EXTENT_SIZE,
 	K_INITIAL_SIZE,
@@ -123,6 +124,7 @@ static const struct {
     [K_DEVICE_SIZE] = {"size", SEC_DEVICE},
     [K_BLOCK_SIZE] = {"block_size", SEC_DEVICE},
     [K_DIRECT] = {"direct", SEC_DEVICE},
+    [K_POLL_US] = {"poll_us", SEC_DEVICE},
     [K_PATTERN] = {"pattern", SEC_LAYOUT},
     [K_EXTENT_SIZE] = {"extent_size", SEC_LAYOUT},
     [K_INITIAL_SIZE] = {"initial_size", SEC_LAYOUT},
@@ -559,6 +561,14 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 			return -EINVAL;
 		}
 		return 0;
+	case K_POLL_US:
+		if (parse_u64(value, &u) || u > DEVICE_POLL_US_MAX) {
+			snprintf(why, len, "must be a whole number of microseconds from 0 to %d",
+				 DEVICE_POLL_US_MAX);
+			return -EINVAL;
+		}
+		c->device.poll_us = (uint32_t)u;
+		return 0;
 	case K_PATTERN:
 		if ((rc = get_enum(value, pattern_names, &e, why, len)))
 			return rc;
@@ -826,6 +836,9 @@ static void format_value(const struct sfs_config *c, const struct file_params *f
 	case K_DIRECT:
 		snprintf(buf, len, "%s", c->device.direct ? "true" : "false");
 		break;
+	case K_POLL_US:
+		snprintf(buf, len, "%u", c->device.poll_us);
+		break;
 	case K_PATTERN:
 		snprintf(buf, len, "%s", pattern_name(fp->layout.pattern));
 		break;
@@ -920,6 +933,7 @@ void config_init(struct sfs_config *c)
 	c->device.size = 0;
 	c->device.block_size = 4096;
 	c->device.direct = false;
+	c->device.poll_us = DEVICE_POLL_US_DEFAULT;
 	c->defaults.layout.pattern = PATTERN_CONTIGUOUS;
 	c->defaults.layout.extent_size = 1u << 20;
 	c->defaults.layout.initial_size = 0;

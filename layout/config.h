@@ -94,6 +94,10 @@ struct file_params {
 	struct cache_params cache;
 };
 
+/** Default and largest [device] poll_us. */
+#define DEVICE_POLL_US_DEFAULT 200
+#define DEVICE_POLL_US_MAX 10000
+
 /** Largest [disk] prefetch: read-ahead of at most this many times an I/O. */
 #define DISK_PREFETCH_MAX 1000
 
@@ -121,6 +125,12 @@ struct sfs_config {
 		uint64_t size;       /* bytes; 0 = the backing's current size */
 		uint32_t block_size; /* bytes, power of two in [512, 1M] */
 		bool direct;         /* O_DIRECT on the backing */
+		/*
+		 * Microseconds a device read that is alone in flight on an
+		 * O_DIRECT backing polls for its completion before the thread
+		 * sleeps; 0 = it sleeps at once.  At most DEVICE_POLL_US_MAX.
+		 */
+		uint32_t poll_us;
 		/*
 		 * Bytes of the device config_finish() checked against: size when
 		 * set, else the device_size it was given; 0 = not known.  Set by

@@ -157,6 +157,7 @@ Test(config, defaults)
 	cr_assert_eq(c.device.size, 0);
 	cr_assert_eq(c.device.block_size, 4096);
 	cr_assert_eq(c.device.direct, false);
+	cr_assert_eq(c.device.poll_us, 200);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
 	cr_assert_eq(c.defaults.layout.extent_size, MiB);
 	cr_assert_eq(c.defaults.layout.initial_size, 0);
@@ -305,6 +306,7 @@ Test(config, every_key)
 		    "size = 3G\n"
 		    "block_size = 2K\n"
 		    "direct = yes\n"
+		    "poll_us = 10000\n"
 		    "[layout]\n"
 		    "pattern = random\n"
 		    "extent_size = 70K\n"
@@ -333,6 +335,7 @@ Test(config, every_key)
 	cr_assert_eq(c.device.size, 3 * GiB);
 	cr_assert_eq(c.device.block_size, 2048);
 	cr_assert_eq(c.device.direct, true);
+	cr_assert_eq(c.device.poll_us, 10000);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_RANDOM);
 	cr_assert_eq(c.defaults.layout.extent_size, 71680);
 	cr_assert_eq(c.defaults.layout.gap_max, 13270 * KiB);
@@ -512,6 +515,12 @@ Test(config, error_out_of_range_numbers)
 	load_fails("[cache]\nreadahead = 2M\n", 2, "readahead");
 	load_fails("[cache]\nreadahead = 6K\n", 2, "readahead");
 	load_fails("[cache]\nreadahead = 2K\n", 2, "readahead");
+	load_fails("[device]\npoll_us = 10001\n", 2, "poll_us");
+	assert_has(errbuf, "[device] poll_us = 10001: must be a whole number of microseconds "
+			   "from 0 to 10000");
+	load_fails("[device]\npoll_us = -1\n", 2, "poll_us");
+	load_fails("[device]\npoll_us = 1.5\n", 2, "poll_us");
+	load_fails("[device]\npoll_us = soon\n", 2, "poll_us");
 }
 
 Test(config, error_duplicates)
@@ -960,6 +969,7 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 		cr_assert_eq(a->device.size, b->device.size);
 	cr_assert_eq(a->device.block_size, b->device.block_size);
 	cr_assert_eq(a->device.direct, b->device.direct);
+	cr_assert_eq(a->device.poll_us, b->device.poll_us);
 	assert_same_params(&a->defaults, &b->defaults);
 	cr_assert_eq(!a->log.path, !b->log.path);
 	if (a->log.path)
@@ -1010,7 +1020,7 @@ Test(config, write_ini_round_trip)
 	struct sfs_config c;
 	char *text;
 
-	load_ok(&c, "[device]\nsize = 3G\nblock_size = 2K\ndirect = true\n"
+	load_ok(&c, "[device]\nsize = 3G\nblock_size = 2K\ndirect = true\npoll_us = 0\n"
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"

@@ -2,7 +2,8 @@
 # device.direct = true opens the backing with O_DIRECT: unaligned writes
 # and reads at odd offsets still give the exact bytes (aligned bounce
 # buffers), holes read as zeros, SQLite in WAL mode works, and all of it
-# survives a remount.
+# survives a remount.  A lone device read is polled (device.poll_us): one
+# reader's reads all are, none with poll_us = 0 or under the disk model.
 source "$(dirname "$0")/../lib.sh"
 
 B=$SFS_TMP/backing
@@ -35,4 +36,46 @@ check || fail "content after remount"
 assert_eq "$(sqlite3 "$M/t.db" 'pragma integrity_check; select count(*), sum(a) from t')" "ok
 20000|200010000" "sqlite after remount"
 sfs_umount "$M"
+
+# Polled reads (device.poll_us, default 200): with one reader and nothing
+# else reading the device, every device read is alone in flight and goes
+# the polled way, so polled_reads grows by exactly one per read of a
+# contiguous file (cache.mode=none: each read is one FUSE read, one device
+# I/O); the bytes are the file's. With poll_us = 0, and under the disk
+# model, none is polled.
+polled() { # OPTIONS -> "reads polled_reads polled_completions" after reading p 40 times
+	sfs_mount "$B" "$M" "device.direct=true,cache.mode=none,layout.pattern=contiguous$1" >&2
+	python3 - "$M/p" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
+import os, sys
+f = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o644)
+data = bytes(i * 31 % 251 for i in range(40 * 65536))
+if os.fstat(f).st_size != len(data):
+    os.pwrite(f, data, 0)
+    os.fsync(f)
+PY
+	local before after
+	before=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["reads"], s["polled_reads"], s["polled_completions"])' "$M/.scatterfs/stats")
+	python3 - "$M/p" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
+import os, sys
+f = os.open(sys.argv[1], os.O_RDONLY)
+data = bytes(i * 31 % 251 for i in range(40 * 65536))
+for k in range(40):
+    if os.pread(f, 65536, k * 65536) != data[k * 65536:(k + 1) * 65536]:
+        sys.exit(1)
+PY
+	after=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["reads"], s["polled_reads"], s["polled_completions"])' "$M/.scatterfs/stats")
+	sfs_umount "$M" >&2
+	read -r r0 p0 c0 <<<"$before"
+	read -r r1 p1 c1 <<<"$after"
+	echo "$((r1 - r0)) $((p1 - p0)) $((c1 - c0))"
+}
+read -r reads preads pdone <<<"$(polled "")"
+assert_eq "$reads" 40 "reads of 40 x 64 KiB with cache.mode=none"
+assert_eq "$preads" 40 "polled_reads with the default poll_us, one reader"
+((pdone <= preads)) || fail "polled_completions $pdone > polled_reads $preads"
+note "default poll_us: $preads reads polled, $pdone seen complete while polling"
+read -r reads preads pdone <<<"$(polled ",device.poll_us=0")"
+assert_eq "$reads $preads $pdone" "40 0 0" "reads, polled_reads, polled_completions with poll_us = 0"
+read -r reads preads pdone <<<"$(polled ",disk.model=hdd")"
+assert_eq "$reads $preads $pdone" "40 0 0" "reads, polled_reads, polled_completions under the disk model"
 note ok
