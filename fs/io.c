@@ -412,13 +412,12 @@ static inline void cpu_relax(void)
  * pread_all() of [off, off+len) of the O_DIRECT backing into @buf, polled
  * when it is the only device read in flight: submitted with io_submit on a
  * per-thread aio context, then its completion is looked for on the
- * context's ring for up to fs->poll_ns before the thread sleeps in
- * io_getevents.  A read alone in flight (a queue depth of 1) otherwise pays
- * a sleep and a wake-up of the thread on top of the device's time: with
- * fio at QD 1 on this project's virtual disk, polling its completions took
- * the bare file from about 20,000 to 24,600-29,900 8 KiB reads a second.
- * While other reads are in flight, with polling off (fs->poll_ns 0) or
- * without aio, it is pread_all(); the counters fs->stats.polled_reads and
+ * context's ring for up to fs->poll_ns, or until another device read is
+ * submitted, before the thread sleeps in io_getevents.  A read alone in flight (a queue depth of 1)
+ * otherwise pays a sleep and a wake-up of the thread on top of the device's time: with fio at QD 1
+ * on this project's virtual disk, polling its completions took the bare file from about 20,000 to
+ * 24,600-29,900 8 KiB reads a second. While other reads are in flight, with polling off
+ * (fs->poll_ns 0) or without aio, it is pread_all(); the counters fs->stats.polled_reads and
  * polled_completions say how often each happened.
  * Returns 0 or -errno from the read (past the end of a regular-file
  * backing, zeros, as pread_all()).
@@ -463,7 +462,9 @@ static int pread_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
 				break;
 			}
 			cpu_relax();
-		} while (mono_ns() < until);
+			/* Another read now waits too: leave the CPU to it. */
+		} while (atomic_load_explicit(&device_reads_in_flight, memory_order_relaxed) == 1 &&
+			 mono_ns() < until);
 	}
 	while (!got) {
 		long n = syscall(SYS_io_getevents, bounce->aio, 1, 1, &ev, NULL);
