@@ -27,7 +27,7 @@
 #include "sfs.h"
 
 #define ZERO_BUF_SIZE (1u << 20)
-#define MAX_SEGS      64 /* segments per extent-map lookup; requests loop over more */
+#define MAX_SEGS 64 /* segments per extent-map lookup; requests loop over more */
 
 /* Never written: the source of zeros for holes and zero-fill. */
 static char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
@@ -46,8 +46,8 @@ struct bounce {
 	size_t size[BOUNCE_SLOTS];
 	struct fuse_bufvec *bv; /* a read's reply vector, bv_cap buffers */
 	size_t bv_cap;
-	aio_context_t aio; /* polled device reads (pread_polled), 0 until first use */
-	int aio_failed;	   /* io_setup failed: never poll on this thread */
+	aio_context_t aio;      /* polled device reads (aio_read_polled), 0 until first use */
+	bool aio_failed;        /* io_setup failed: this thread never polls */
 };
 static __thread struct bounce *bounce;
 static pthread_key_t bounce_key;
@@ -107,8 +107,8 @@ static uint64_t mono_ns(void)
 
 uint64_t now_us(const struct sfs *fs)
 {
-	uint64_t start =
-	    (uint64_t)fs->start_mono.tv_sec * 1000000000u + (uint64_t)fs->start_mono.tv_nsec;
+	uint64_t start = (uint64_t)fs->start_mono.tv_sec * 1000000000u +
+			 (uint64_t)fs->start_mono.tv_nsec;
 	return (mono_ns() - start) / 1000;
 }
 
@@ -217,7 +217,8 @@ static void rio_release(struct req_io *r)
 }
 
 /* Records the device I/O [dev, dev+len) of @r and charges it on the model. */
-static void rio_add(struct sfs *fs, struct req_io *r, uint64_t dev, uint64_t len, enum disk_dir dir)
+static void rio_add(struct sfs *fs, struct req_io *r, uint64_t dev, uint64_t len,
+		    enum disk_dir dir)
 {
 	if (!r || !len)
 		return;
@@ -286,17 +287,17 @@ static void log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct 
 			const struct req_io *r)
 {
 	struct reqlog_row row = {
-	    .ts_us = ts,
-	    .op = op,
-	    .pid = pid,
-	    .path = in->path ? in->path : "",
-	    .offset = off,
-	    .size = size,
-	    .result = result,
-	    .latency_us = (mono_ns() - r->arrival_ns) / 1000,
-	    .device_io = r->v,
-	    .ndevice_io = r->n,
-	    .model_us = rio_model_us(r),
+		.ts_us = ts,
+		.op = op,
+		.pid = pid,
+		.path = in->path ? in->path : "",
+		.offset = off,
+		.size = size,
+		.result = result,
+		.latency_us = (mono_ns() - r->arrival_ns) / 1000,
+		.device_io = r->v,
+		.ndevice_io = r->n,
+		.model_us = rio_model_us(r),
 	};
 	reqlog_append(fs->log, &row);
 }
@@ -387,7 +388,7 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 }
 
 /*
- * The completion ring the kernel maps at an aio context's address (fs/aio.c
+ * The completion ring the kernel maps at an aio context's address (fs/aio.c,
  * struct aio_ring): events are added at tail in interrupt context and taken
  * from head, so a thread can see its read complete without sleeping.
  */
@@ -397,7 +398,7 @@ struct aio_ring_hdr {
 };
 #define AIO_RING_MAGIC_VALUE 0xa10a10a1u
 
-/* Device reads in flight through read_direct(), in the whole daemon. */
+/* Device reads in flight through pread_polled() while polling is on. */
 static atomic_uint device_reads_in_flight;
 
 /* A spin-wait hint to the CPU (x86 PAUSE); nothing elsewhere. */
@@ -409,35 +410,19 @@ static inline void cpu_relax(void)
 }
 
 /*
- * pread_all() of [off, off+len) of the O_DIRECT backing into @buf, polled
- * when it is the only device read in flight: submitted with io_submit on a
- * per-thread aio context, then its completion is looked for on the
- * context's ring for up to fs->poll_ns, or until another device read is
- * submitted, before the thread sleeps in io_getevents.  A read alone in flight (a queue depth of 1)
- * otherwise pays a sleep and a wake-up of the thread on top of the device's time: with fio at QD 1
- * on this project's virtual disk, polling its completions took the bare file from about 20,000 to
- * 24,600-29,900 8 KiB reads a second. While other reads are in flight, with polling off
- * (fs->poll_ns 0) or without aio, it is pread_all(); the counters fs->stats.polled_reads and
- * polled_completions say how often each happened.
- * Returns 0 or -errno from the read (past the end of a regular-file
- * backing, zeros, as pread_all()).
+ * Reads [off, off+len) of the O_DIRECT backing into @buf with io_submit on
+ * this thread's aio context, then looks for the completion on the context's
+ * ring for up to fs->poll_ns, or until another device read is in flight,
+ * before sleeping in io_getevents.  Returns 0, -errno from the read, or 1
+ * when nothing was submitted (no aio here): the caller reads it another way.
  */
-static int pread_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
+static int aio_read_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
 {
-	if (!fs->poll_ns || !bounce_self() || bounce->aio_failed)
-		return pread_all(fs->dev_fd, buf, len, off);
-	if (atomic_fetch_add(&device_reads_in_flight, 1) != 0) {
-		int err = pread_all(fs->dev_fd, buf, len, off);
-		atomic_fetch_sub(&device_reads_in_flight, 1);
-		return err;
-	}
-	int err = 0;
 	if (!bounce->aio && syscall(SYS_io_setup, 1, &bounce->aio) != 0) {
 		bounce->aio = 0;
-		bounce->aio_failed = 1;
-		goto plain;
+		bounce->aio_failed = true;
+		return 1;
 	}
-	struct aio_ring_hdr *ring = (struct aio_ring_hdr *)bounce->aio;
 	struct iocb cb = {.aio_lio_opcode = IOCB_CMD_PREAD,
 			  .aio_fildes = (uint32_t)fs->dev_fd,
 			  .aio_buf = (uint64_t)(uintptr_t)buf,
@@ -445,8 +430,10 @@ static int pread_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
 			  .aio_offset = (int64_t)off};
 	struct iocb *cbs[1] = {&cb};
 	if (syscall(SYS_io_submit, bounce->aio, 1, cbs) != 1)
-		goto plain;
+		return 1;
 	atomic_fetch_add(&fs->stats.polled_reads, 1);
+
+	struct aio_ring_hdr *ring = (struct aio_ring_hdr *)bounce->aio;
 	struct io_event ev;
 	bool got = false;
 	if (ring->magic == AIO_RING_MAGIC_VALUE && ring->incompat_features == 0) {
@@ -455,37 +442,51 @@ static int pread_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
 			unsigned head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
 			if (head != __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE)) {
 				ev = ring->events[head % ring->nr];
-				__atomic_store_n(&ring->head, (head + 1) % ring->nr,
-						 __ATOMIC_RELEASE);
-				got = true;
+				__atomic_store_n(&ring->head, (head + 1) % ring->nr, __ATOMIC_RELEASE);
 				atomic_fetch_add(&fs->stats.polled_completions, 1);
+				got = true;
 				break;
 			}
 			cpu_relax();
-			/* Another read now waits too: leave the CPU to it. */
+			/* another read now waits too: leave the CPU to it */
 		} while (atomic_load_explicit(&device_reads_in_flight, memory_order_relaxed) == 1 &&
 			 mono_ns() < until);
 	}
 	while (!got) {
 		long n = syscall(SYS_io_getevents, bounce->aio, 1, 1, &ev, NULL);
-		if (n == 1)
-			got = true;
-		else if (n < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		got = n == 1;
 	}
-	atomic_fetch_sub(&device_reads_in_flight, 1);
-	if (err)
-		return err;
 	if (ev.res < 0)
 		return (int)ev.res;
-	if ((size_t)ev.res < len) /* short: the rest as pread_all does it */
+	if ((size_t)ev.res < len) /* short (past a regular file's end): the rest as pread_all() */
 		return pread_all(fs->dev_fd, buf + ev.res, len - (size_t)ev.res,
 				 off + (uint64_t)ev.res);
 	return 0;
-plain:
-	err = pread_all(fs->dev_fd, buf, len, off);
+}
+
+/*
+ * pread_all() of [off, off+len) of the O_DIRECT backing into @buf, polled
+ * (aio_read_polled) when it is the only device read in flight.  A read
+ * alone in flight (a queue depth of 1) otherwise pays a sleep and a wake-up
+ * of the thread on top of the device's time: with fio at QD 1 on this
+ * project's virtual disk, polling the completions took the bare file from
+ * about 20,000 to 24,600-29,900 8 KiB reads a second.  With polling off
+ * (fs->poll_ns 0), while other reads are in flight, or without aio, it is
+ * pread_all(); fs->stats.polled_reads and polled_completions count how
+ * often a read was polled and seen complete while polled.
+ * Returns 0 or -errno.
+ */
+static int pread_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
+{
+	if (!fs->poll_ns || !bounce_self() || bounce->aio_failed)
+		return pread_all(fs->dev_fd, buf, len, off);
+	int err = 1;
+	if (atomic_fetch_add(&device_reads_in_flight, 1) == 0)
+		err = aio_read_polled(fs, buf, len, off);
+	if (err == 1)
+		err = pread_all(fs->dev_fd, buf, len, off);
 	atomic_fetch_sub(&device_reads_in_flight, 1);
 	return err;
 }
@@ -513,8 +514,7 @@ static int read_direct(struct sfs *fs, uint64_t dev, uint64_t len, char *dst)
 /* Reads device [dev, dev+len) into @dst. */
 static int read_device(struct sfs *fs, uint64_t dev, uint64_t len, char *dst)
 {
-	return fs->dev_direct ? read_direct(fs, dev, len, dst)
-			      : pread_all(fs->dev_fd, dst, len, dev);
+	return fs->dev_direct ? read_direct(fs, dev, len, dst) : pread_all(fs->dev_fd, dst, len, dev);
 }
 
 /*
@@ -542,10 +542,10 @@ static int for_each_segment(struct inode *in, uint64_t off, uint64_t len,
 struct read_ctx {
 	struct sfs *fs;
 	struct req_io *r;
-	uint64_t off;		/* logical offset of the request */
-	char *buf;		/* copy target (O_DIRECT backing or disk model), or NULL */
+	uint64_t off;       /* logical offset of the request */
+	char *buf;          /* copy target (O_DIRECT backing or disk model), or NULL */
 	struct fuse_bufvec *bv; /* otherwise: one fd buffer per device run, zeros between */
-	size_t cap;		/* entries of bv */
+	size_t cap;         /* entries of bv */
 };
 
 /* Adds @b to the reply vector, which is per thread and kept: no allocation per request. */
@@ -554,7 +554,7 @@ static int add_buf(struct read_ctx *c, struct fuse_buf b)
 	if (c->bv->count == c->cap) {
 		size_t cap = c->cap * 2;
 		struct fuse_bufvec *bv =
-		    realloc(c->bv, sizeof *bv + (cap - 1) * sizeof(struct fuse_buf));
+			realloc(c->bv, sizeof *bv + (cap - 1) * sizeof(struct fuse_buf));
 		if (!bv)
 			return -ENOMEM;
 		c->bv = bounce->bv = bv;
@@ -854,7 +854,8 @@ static void free_run_cb(void *opaque, uint64_t device, uint64_t length)
 	sfs_defer_free(opaque, device, length);
 }
 
-int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len, pid_t pid)
+int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len,
+		 pid_t pid)
 {
 	uint64_t bs = fs->block_size;
 	struct req_io r;

@@ -43,31 +43,27 @@ sfs_umount "$M"
 # contiguous file (cache.mode=none: each read is one FUSE read, one device
 # I/O); the bytes are the file's. With poll_us = 0, and under the disk
 # model, none is polled.
-polled() { # OPTIONS -> "reads polled_reads polled_completions" after reading p 40 times
+polled() { # OPTIONS -> "reads polled_reads polled_completions" that reading p 40 times added
 	sfs_mount "$B" "$M" "device.direct=true,cache.mode=none,layout.pattern=contiguous$1" >&2
-	python3 - "$M/p" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
-import os, sys
-f = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o644)
+	python3 - "$M" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
+import json, os, sys
+mnt = sys.argv[1]
+def counters():
+    with open(mnt + "/.scatterfs/stats") as f:
+        s = json.load(f)
+    return [s["reads"], s["polled_reads"], s["polled_completions"]]
+f = os.open(mnt + "/p", os.O_CREAT | os.O_RDWR, 0o644)
 data = bytes(i * 31 % 251 for i in range(40 * 65536))
 if os.fstat(f).st_size != len(data):
     os.pwrite(f, data, 0)
     os.fsync(f)
-PY
-	local before after
-	before=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["reads"], s["polled_reads"], s["polled_completions"])' "$M/.scatterfs/stats")
-	python3 - "$M/p" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
-import os, sys
-f = os.open(sys.argv[1], os.O_RDONLY)
-data = bytes(i * 31 % 251 for i in range(40 * 65536))
+before = counters()
 for k in range(40):
     if os.pread(f, 65536, k * 65536) != data[k * 65536:(k + 1) * 65536]:
         sys.exit(1)
+print(*(a - b for a, b in zip(counters(), before)))
 PY
-	after=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["reads"], s["polled_reads"], s["polled_completions"])' "$M/.scatterfs/stats")
 	sfs_umount "$M" >&2
-	read -r r0 p0 c0 <<<"$before"
-	read -r r1 p1 c1 <<<"$after"
-	echo "$((r1 - r0)) $((p1 - p0)) $((c1 - c0))"
 }
 read -r reads preads pdone <<<"$(polled "")"
 assert_eq "$reads" 40 "reads of 40 x 64 KiB with cache.mode=none"
