@@ -66,7 +66,7 @@ static char *stats_json(void)
 	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
 	json_t *o = json_pack(
 		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:f, s:I, s:I, s:I, s:I}",
+		"s:f, s:I, s:I, s:I, s:I, s:I}",
 		"version", PACKAGE_VERSION, "mount_start_us",
 		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
 			fs->start_realtime.tv_nsec / 1000,
@@ -82,7 +82,8 @@ static char *stats_json(void)
 		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)atomic_load(&fs->stats.polled_reads), "polled_completions",
-		(json_int_t)atomic_load(&fs->stats.polled_completions));
+		(json_int_t)atomic_load(&fs->stats.polled_completions), "async_reads",
+		(json_int_t)atomic_load(&fs->stats.async_reads));
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {
@@ -103,7 +104,7 @@ static int extents_csv(uint64_t ino, struct ctl_buf *b)
 	int err = 0;
 	struct inode *in = inode_find(g_sfs, ino);
 	if (in) {
-		pthread_rwlock_wrlock(&in->lock);
+		inode_wrlock(in);
 		err = inode_load_map(g_sfs, in);
 		if (!err)
 			err = extmap_write_csv(&in->map, f);

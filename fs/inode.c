@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,7 +83,7 @@ void inode_set_path(struct sfs *fs, struct inode *in, const char *parent_path, c
 		p = NULL;
 	if (!p)
 		return;
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	free(in->path);
 	in->path = p;
 	in->params = config_for_path(&fs->cfg, p);
@@ -234,10 +236,46 @@ void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 	pthread_mutex_unlock(&fs->alloc_lock);
 }
 
+/* Waits until @in has no pins; the caller holds in->lock for writing or nothing refers to @in. */
+static void inode_wait_unpinned(struct inode *in)
+{
+	unsigned v = atomic_load(&in->pins);
+	while (v & ~PIN_WAITER) {
+		if (!(v & PIN_WAITER) &&
+		    !atomic_compare_exchange_weak(&in->pins, &v, v | PIN_WAITER))
+			continue;
+		syscall(SYS_futex, &in->pins, FUTEX_WAIT_PRIVATE, v | PIN_WAITER, NULL, NULL, 0);
+		v = atomic_load(&in->pins);
+	}
+	if (v) /* no pin can be taken meanwhile: readers are locked out */
+		atomic_fetch_and(&in->pins, ~PIN_WAITER);
+}
+
+void inode_wrlock(struct inode *in)
+{
+	pthread_rwlock_wrlock(&in->lock);
+	inode_wait_unpinned(in);
+}
+
+int inode_trywrlock(struct inode *in)
+{
+	int err = pthread_rwlock_trywrlock(&in->lock);
+	if (!err)
+		inode_wait_unpinned(in);
+	return err;
+}
+
+void inode_unpin(struct inode *in)
+{
+	if (atomic_fetch_sub(&in->pins, 1) == (PIN_WAITER | 1))
+		syscall(SYS_futex, &in->pins, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void inode_destroy(struct sfs *fs, struct inode *in)
 {
+	inode_wait_unpinned(in);
 	if (in->unlinked) {
-		pthread_rwlock_wrlock(&in->lock);
+		inode_wrlock(in);
 		/* The catalog forgets the inode before its space may be reused. */
 		bool loaded = inode_load_map(fs, in) == 0;
 		catalog_delete_inode(fs->cat, in->ino);
@@ -320,12 +358,12 @@ int inode_flush_all(struct sfs *fs, bool final, struct inode *held)
 		/* A caller holding an inode lock must not wait for another one
 		 * (two such callers would deadlock): it skips busy inodes, and
 		 * the flush then counts as incomplete (-EAGAIN). */
-		if (in != held && held && pthread_rwlock_trywrlock(&in->lock)) {
+		if (in != held && held && inode_trywrlock(in)) {
 			err = err ? err : -EAGAIN;
 			continue;
 		}
 		if (in != held && !held)
-			pthread_rwlock_wrlock(&in->lock);
+			inode_wrlock(in);
 		if (in->unlinked) {
 			if (final) {
 				/* Still open or looked up at unmount: nothing refers to it any more. */
@@ -362,7 +400,7 @@ void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_pa
 	struct inode **v = pin_all(fs, &n);
 	for (size_t i = 0; v && i < n; i++) {
 		struct inode *in = v[i];
-		pthread_rwlock_wrlock(&in->lock);
+		inode_wrlock(in);
 		if (in->path && strncmp(in->path, old_path, ol) == 0 && in->path[ol] == '/') {
 			char *p;
 			if (asprintf(&p, "%s%s", new_path, in->path + ol) >= 0) {

@@ -53,7 +53,7 @@ static void ensure_path(struct inode *in)
 		return;
 	if (!p)
 		return;
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	if (!in->path) {
 		in->path = p;
 		in->params = config_for_path(&g_sfs->cfg, p);
@@ -191,7 +191,7 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	}
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (!S_ISREG(in->attr.mode))
 			err = S_ISDIR(in->attr.mode) ? -EISDIR : -EINVAL;
@@ -268,7 +268,7 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	err = catalog_create(g_sfs->cat, parent, name, &a, target);
 	if (err)
 		return err;
-	pthread_rwlock_wrlock(&p->lock);
+	inode_wrlock(p);
 	if (S_ISDIR(mode))
 		p->attr.nlink++;
 	p->attr.mtime = p->attr.ctime = a.ctime;
@@ -338,7 +338,7 @@ static void link_dropped(uint64_t ino)
 		return;
 	bool have = catalog_get_attr(g_sfs->cat, ino, &a) == 0;
 	bool gone = have && (a.nlink == 0 || (S_ISDIR(a.mode) && a.nlink <= 1));
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	if (have) {
 		in->attr.nlink = a.nlink;
 		in->attr.ctime = a.ctime;
@@ -365,7 +365,7 @@ static void parent_changed(fuse_ino_t parent, int dir_delta)
 	struct inode *p = inode_find(g_sfs, parent);
 	if (!p)
 		return;
-	pthread_rwlock_wrlock(&p->lock);
+	inode_wrlock(p);
 	p->attr.nlink = (uint32_t)((int)p->attr.nlink + dir_delta);
 	clock_gettime(CLOCK_REALTIME, &p->attr.mtime);
 	p->attr.ctime = p->attr.mtime;
@@ -457,7 +457,7 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		for (int i = 0; i < 2; i++) {
 			struct inode *p = inode_find(g_sfs, ps[i]);
 			if (p && catalog_get_attr(g_sfs->cat, ps[i], &a) == 0) {
-				pthread_rwlock_wrlock(&p->lock);
+				inode_wrlock(p);
 				p->attr.nlink = a.nlink;
 				clock_gettime(CLOCK_REALTIME, &p->attr.mtime);
 				p->attr.ctime = p->attr.mtime;
@@ -493,7 +493,7 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 		fuse_reply_err(req, -err);
 		return;
 	}
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	in->attr.nlink++;
 	in->attr.ctime = now;
 	pthread_rwlock_unlock(&in->lock);
@@ -504,7 +504,7 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 static int open_inode(struct inode *in, struct fuse_file_info *fi)
 {
 	ensure_path(in);
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	int err = inode_load_map(g_sfs, in);
 	/* libfuse negotiates atomic O_TRUNC: the truncation is ours to do. */
 	if (!err && (fi->flags & O_TRUNC) && S_ISREG(in->attr.mode) && in->attr.size) {
@@ -585,7 +585,7 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		fuse_reply_err(req, ctl_is_ino(ino) ? EROFS : -err);
 		return;
 	}
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	ssize_t n = io_write(g_sfs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
 	pthread_rwlock_unlock(&in->lock);
 	if (n < 0)
@@ -607,7 +607,7 @@ static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	}
 	struct inode *in = fi->fh ? (struct inode *)(uintptr_t)fi->fh : inode_find(g_sfs, ino);
 	if (in) {
-		pthread_rwlock_wrlock(&in->lock);
+		inode_wrlock(in);
 		if (!in->unlinked)
 			inode_flush(g_sfs, in);
 		pthread_rwlock_unlock(&in->lock);
@@ -624,7 +624,7 @@ static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, ctl_is_ino(ino) ? 0 : -err);
 		return;
 	}
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	err = io_fsync(g_sfs, in, fuse_req_ctx(req)->pid);
 	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
@@ -643,7 +643,7 @@ static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	pthread_rwlock_wrlock(&in->lock);
+	inode_wrlock(in);
 	err = io_fallocate(g_sfs, in, mode, (uint64_t)off, (uint64_t)len,
 			   fuse_req_ctx(req)->pid);
 	pthread_rwlock_unlock(&in->lock);
@@ -780,7 +780,7 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 	struct inode *in = ctl_is_ino(ino) ? NULL : inode_find(g_sfs, ino);
 	int err = 0;
 	if (in) {
-		pthread_rwlock_wrlock(&in->lock);
+		inode_wrlock(in);
 		err = inode_flush(g_sfs, in);
 		pthread_rwlock_unlock(&in->lock);
 	}

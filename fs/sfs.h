@@ -48,7 +48,14 @@ struct inode {
 	uint32_t nopen;   /* under fs->itable_lock */
 	bool unlinked;    /* nlink reached 0: delete at the last forget/release */
 
-	pthread_rwlock_t lock;  /* protects everything below */
+	pthread_rwlock_t lock;  /* protects everything below but pins */
+	/*
+	 * Queued device reads of this file in flight (io.c, read_queued()):
+	 * taken under lock for reading, dropped by the completion thread, so a
+	 * writer that inode_wrlock() admits never sees its blocks being read.
+	 * Bit 31 (PIN_WAITER) marks a writer waiting on the futex.
+	 */
+	atomic_uint pins;
 	struct inode_attr attr;
 	bool attr_dirty;        /* attr differs from the catalog */
 	char *path;             /* relative to the root, for the log and rules */
@@ -67,6 +74,8 @@ struct sfs_stats {
 	atomic_uint_fast64_t log_io_lost; /* device I/Os missing from log rows (ENOMEM) */
 	/* device reads submitted to be polled, and those seen complete while polling */
 	atomic_uint_fast64_t polled_reads, polled_completions;
+	/* reads submitted to the completion thread (device.async_reads) */
+	atomic_uint_fast64_t async_reads;
 };
 
 struct sfs {
@@ -108,6 +117,8 @@ struct sfs {
 	pthread_mutex_t model_lock;
 	struct disk_model model;      /* under model_lock */
 	atomic_uint_fast64_t reply_ps_per_byte; /* measured cost of copying a reply */
+
+	struct read_queue *rq;        /* queued device reads (io.c); NULL when off */
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
@@ -176,6 +187,23 @@ void sfs_syncer_stop(struct sfs *fs);
 
 /** inode_table_free() - frees every in-memory inode (after inode_flush_all(), at unmount). */
 void inode_table_free(struct sfs *fs);
+#define PIN_WAITER 0x80000000u
+/**
+ * inode_wrlock() - takes @in->lock for writing, then waits until no queued
+ * device read of @in is in flight (@in->pins 0), so the caller may change
+ * the extent map and free or reuse the blocks.  Every writer of an inode
+ * takes its lock this way.
+ */
+void inode_wrlock(struct inode *in);
+/** inode_trywrlock() - inode_wrlock() without waiting for the lock: 0, or EBUSY (not -errno). */
+int inode_trywrlock(struct inode *in);
+/**
+ * inode_unpin() - drops one pin of @in (a queued read answered) and wakes
+ * the writer waiting in inode_wrlock() when it was the last.  Touches no
+ * field of @in after the last pin is dropped except through a private
+ * futex wake, which reads no memory.
+ */
+void inode_unpin(struct inode *in);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
 void inode_to_stat(const struct inode *in, struct stat *st);
 /** inode_free_space() - frees all extents and gaps of @in (caller holds in->lock). */
@@ -184,6 +212,16 @@ void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from);
 /* io.c */
 /** Reads [off, off+size) of @in and replies to @req.  Caller holds no lock. */
 void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size);
+/**
+ * io_queue_start() - sets up queued device reads (device.async_reads) when
+ * the backing is O_DIRECT and no disk model runs: an aio context and the
+ * completion thread that answers the reads.  @return 0 (also when not
+ * wanted), or -errno from io_setup/pthread_create, reads then stay
+ * synchronous.
+ */
+int io_queue_start(struct sfs *fs);
+/** io_queue_stop() - answers the reads still in flight, then stops the completion thread. */
+void io_queue_stop(struct sfs *fs);
 /**
  * io_write() - writes @size bytes from @buf at @off of @in, allocating
  * through the pattern.  Caller holds in->lock for writing.

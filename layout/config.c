@@ -90,6 +90,7 @@ enum key {
 	K_BLOCK_SIZE,
 	K_DIRECT,
 	K_POLL_US,
+	K_ASYNC_READS,
 	K_PATTERN,
 	K_EXTENT_SIZE,
 	K_INITIAL_SIZE,
@@ -125,6 +126,7 @@ static const struct {
     [K_BLOCK_SIZE] = {"block_size", SEC_DEVICE},
     [K_DIRECT] = {"direct", SEC_DEVICE},
     [K_POLL_US] = {"poll_us", SEC_DEVICE},
+    [K_ASYNC_READS] = {"async_reads", SEC_DEVICE},
     [K_PATTERN] = {"pattern", SEC_LAYOUT},
     [K_EXTENT_SIZE] = {"extent_size", SEC_LAYOUT},
     [K_INITIAL_SIZE] = {"initial_size", SEC_LAYOUT},
@@ -462,6 +464,15 @@ static int parse_bool(const char *s, bool *out)
 	return 0;
 }
 
+/* parse_bool() of a key's @value, or -EINVAL with the allowed values in @why. */
+static int get_bool(const char *value, bool *out, char *why, size_t len)
+{
+	if (parse_bool(value, out) == 0)
+		return 0;
+	snprintf(why, len, "not a boolean; allowed: true, false, yes, no, on, off, 1, 0");
+	return -EINVAL;
+}
+
 /* Copies the next @sep-separated item of *@s, blanks trimmed, into @buf; advances *@s. */
 static void next_item(const char **s, char sep, char *buf, size_t len)
 {
@@ -555,12 +566,7 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 		c->device.block_size = (uint32_t)u;
 		return 0;
 	case K_DIRECT:
-		if (parse_bool(value, &c->device.direct)) {
-			snprintf(why, len,
-				 "not a boolean; allowed: true, false, yes, no, on, off, 1, 0");
-			return -EINVAL;
-		}
-		return 0;
+		return get_bool(value, &c->device.direct, why, len);
 	case K_POLL_US:
 		if (parse_u64(value, &u) || u > DEVICE_POLL_US_MAX) {
 			snprintf(why, len, "must be a whole number of microseconds from 0 to %d",
@@ -569,6 +575,8 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 		}
 		c->device.poll_us = (uint32_t)u;
 		return 0;
+	case K_ASYNC_READS:
+		return get_bool(value, &c->device.async_reads, why, len);
 	case K_PATTERN:
 		if ((rc = get_enum(value, pattern_names, &e, why, len)))
 			return rc;
@@ -839,6 +847,9 @@ static void format_value(const struct sfs_config *c, const struct file_params *f
 	case K_POLL_US:
 		snprintf(buf, len, "%u", c->device.poll_us);
 		break;
+	case K_ASYNC_READS:
+		snprintf(buf, len, "%s", c->device.async_reads ? "true" : "false");
+		break;
 	case K_PATTERN:
 		snprintf(buf, len, "%s", pattern_name(fp->layout.pattern));
 		break;
@@ -934,6 +945,7 @@ void config_init(struct sfs_config *c)
 	c->device.block_size = 4096;
 	c->device.direct = false;
 	c->device.poll_us = DEVICE_POLL_US_DEFAULT;
+	c->device.async_reads = true;
 	c->defaults.layout.pattern = PATTERN_CONTIGUOUS;
 	c->defaults.layout.extent_size = 1u << 20;
 	c->defaults.layout.initial_size = 0;

@@ -132,6 +132,13 @@ struct sfs_config {
 		 */
 		uint32_t poll_us;
 		/*
+		 * With direct: a read while other device reads are in flight
+		 * (every one when poll_us is 0) is submitted with io_submit and
+		 * answered by the completion thread, so the worker thread takes
+		 * the next request at once.  Off under the disk model.
+		 */
+		bool async_reads;
+		/*
 		 * Bytes of the device config_finish() checked against: size when
 		 * set, else the device_size it was given; 0 = not known.  Set by
 		 * config_finish(); config_write_ini() writes it as size.

@@ -158,6 +158,7 @@ Test(config, defaults)
 	cr_assert_eq(c.device.block_size, 4096);
 	cr_assert_eq(c.device.direct, false);
 	cr_assert_eq(c.device.poll_us, 200);
+	cr_assert_eq(c.device.async_reads, true);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
 	cr_assert_eq(c.defaults.layout.extent_size, MiB);
 	cr_assert_eq(c.defaults.layout.initial_size, 0);
@@ -307,6 +308,7 @@ Test(config, every_key)
 		    "block_size = 2K\n"
 		    "direct = yes\n"
 		    "poll_us = 10000\n"
+		    "async_reads = off\n"
 		    "[layout]\n"
 		    "pattern = random\n"
 		    "extent_size = 70K\n"
@@ -336,6 +338,7 @@ Test(config, every_key)
 	cr_assert_eq(c.device.block_size, 2048);
 	cr_assert_eq(c.device.direct, true);
 	cr_assert_eq(c.device.poll_us, 10000);
+	cr_assert_eq(c.device.async_reads, false);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_RANDOM);
 	cr_assert_eq(c.defaults.layout.extent_size, 71680);
 	cr_assert_eq(c.defaults.layout.gap_max, 13270 * KiB);
@@ -485,6 +488,9 @@ Test(config, error_bad_enums)
 	load_fails("[disk]\nrotation = spin\n", 2, "rotation");
 	assert_has(errbuf, "allowed: phase, average");
 	load_fails("[device]\ndirect = maybe\n", 2, "direct");
+	load_fails("[device]\nasync_reads = sometimes\n", 2, "async_reads");
+	assert_has(errbuf, "[device] async_reads = sometimes: not a boolean; allowed: true, false, "
+			   "yes, no, on, off, 1, 0");
 	load_fails("[log]\nops = read,seek\n", 2, "ops");
 	assert_has(errbuf, "'seek'");
 	assert_has(errbuf, "read, write, extend, fsync, trim");
@@ -970,6 +976,7 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 	cr_assert_eq(a->device.block_size, b->device.block_size);
 	cr_assert_eq(a->device.direct, b->device.direct);
 	cr_assert_eq(a->device.poll_us, b->device.poll_us);
+	cr_assert_eq(a->device.async_reads, b->device.async_reads);
 	assert_same_params(&a->defaults, &b->defaults);
 	cr_assert_eq(!a->log.path, !b->log.path);
 	if (a->log.path)
@@ -1021,6 +1028,7 @@ Test(config, write_ini_round_trip)
 	char *text;
 
 	load_ok(&c, "[device]\nsize = 3G\nblock_size = 2K\ndirect = true\npoll_us = 0\n"
+		    "async_reads = false\n"
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"

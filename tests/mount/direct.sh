@@ -4,6 +4,7 @@
 # buffers), holes read as zeros, SQLite in WAL mode works, and all of it
 # survives a remount.  A lone device read is polled (device.poll_us): one
 # reader's reads all are, none with poll_us = 0 or under the disk model.
+# With poll_us = 0 they are all queued (device.async_reads) instead.
 source "$(dirname "$0")/../lib.sh"
 
 B=$SFS_TMP/backing
@@ -43,7 +44,7 @@ sfs_umount "$M"
 # contiguous file (cache.mode=none: each read is one FUSE read, one device
 # I/O); the bytes are the file's. With poll_us = 0, and under the disk
 # model, none is polled.
-polled() { # OPTIONS -> "reads polled_reads polled_completions" that reading p 40 times added
+polled() { # OPTIONS -> "reads polled_reads polled_completions async_reads" that reading p 40 times added
 	sfs_mount "$B" "$M" "device.direct=true,cache.mode=none,layout.pattern=contiguous$1" >&2
 	python3 - "$M" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
 import json, os, sys
@@ -51,7 +52,7 @@ mnt = sys.argv[1]
 def counters():
     with open(mnt + "/.scatterfs/stats") as f:
         s = json.load(f)
-    return [s["reads"], s["polled_reads"], s["polled_completions"]]
+    return [s["reads"], s["polled_reads"], s["polled_completions"], s["async_reads"]]
 f = os.open(mnt + "/p", os.O_CREAT | os.O_RDWR, 0o644)
 data = bytes(i * 31 % 251 for i in range(40 * 65536))
 if os.fstat(f).st_size != len(data):
@@ -65,13 +66,16 @@ print(*(a - b for a, b in zip(counters(), before)))
 PY
 	sfs_umount "$M" >&2
 }
-read -r reads preads pdone <<<"$(polled "")"
+read -r reads preads pdone queued <<<"$(polled "")"
 assert_eq "$reads" 40 "reads of 40 x 64 KiB with cache.mode=none"
 assert_eq "$preads" 40 "polled_reads with the default poll_us, one reader"
+assert_eq "$queued" 0 "async_reads with the default poll_us, one reader (never another read in flight)"
 ((pdone <= preads)) || fail "polled_completions $pdone > polled_reads $preads"
 note "default poll_us: $preads reads polled, $pdone seen complete while polling"
-read -r reads preads pdone <<<"$(polled ",device.poll_us=0")"
-assert_eq "$reads $preads $pdone" "40 0 0" "reads, polled_reads, polled_completions with poll_us = 0"
-read -r reads preads pdone <<<"$(polled ",disk.model=hdd")"
-assert_eq "$reads $preads $pdone" "40 0 0" "reads, polled_reads, polled_completions under the disk model"
+read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0")"
+assert_eq "$reads $preads $pdone $queued" "40 0 0 40" "reads, polled_reads, polled_completions, async_reads with poll_us = 0"
+read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0,device.async_reads=false")"
+assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads with poll_us = 0, async_reads = false"
+read -r reads preads pdone queued <<<"$(polled ",disk.model=hdd")"
+assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads under the disk model"
 note ok

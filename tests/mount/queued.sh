@@ -1,0 +1,134 @@
+#!/bin/bash
+# Queued device reads (device.async_reads, on an O_DIRECT backing): a
+# block-aligned read submitted to the completion thread gives the same
+# bytes and the same request-log row (device I/Os included) as one the
+# worker thread reads itself, aligned or not; holes read as zeros;
+# async_reads counts every queued read exactly; 16 threads reading
+# while another renames, chmods and truncates the file being read get the
+# right bytes; and a file the completion thread still reads is only
+# changed once its reads are answered.
+source "$(dirname "$0")/../lib.sh"
+
+B=$SFS_TMP/backing
+M=$SFS_TMP/mnt
+T=$SFS_TMP
+# poll_us = 0: nothing is polled, so every aligned read is queued (with
+# polling on, only reads that find another in flight are).
+BASE="size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
+
+# A 4 MiB sparse file over 16 KiB random extents: data, holes, data.
+# Then 1 MiB and 8 KiB aligned reads (several runs and holes each) and
+# three unaligned ones, the last past the end of the file; prints "reads
+# async_reads" added by the reads.
+read_pass() { # OPTIONS LOG
+	sfs_mount "$B" "$M" "$BASE,log=$2,log.ops=read$1" >&2
+	python3 - "$M" <<'PY' || fail "queued reads ($1): the bytes read differ from those written"
+import json, mmap, os, sys
+mnt = sys.argv[1]
+def counters():
+    with open(mnt + "/.scatterfs/stats") as f:
+        s = json.load(f)
+    return [s["reads"], s["async_reads"]]
+f = os.open(mnt + "/f", os.O_CREAT | os.O_RDWR, 0o644)
+size = 4 << 20
+want = bytearray(size)
+for lo, hi in ((0, 1 << 20), (1536 << 10, 2560 << 10), (3 << 20, (3 << 20) + 40960)):
+    chunk = bytes((i * 7 + lo // 4096) % 253 for i in range(hi - lo))
+    want[lo:hi] = chunk
+if os.fstat(f).st_size != size:
+    for lo, hi in ((0, 1 << 20), (1536 << 10, 2560 << 10), (3 << 20, (3 << 20) + 40960)):
+        os.pwrite(f, want[lo:hi], lo)
+    os.ftruncate(f, size)
+    os.fsync(f)
+def read(off, n):
+    # into a page-aligned buffer: FUSE direct I/O splits a request where
+    # the caller's buffer crosses pages, so alignment fixes the count
+    buf = mmap.mmap(-1, n)
+    got = os.preadv(f, [buf], off)
+    return bytes(buf[:got])
+before = counters()
+for off in range(0, size, 1 << 20):
+    if read(off, 1 << 20) != want[off:off + (1 << 20)]:
+        sys.exit(1)
+for off in range(1536 << 10, 1536 << 10 | 8 * 8192, 8192):
+    if read(off, 8192) != want[off:off + 8192]:
+        sys.exit(1)
+for off, n in ((5, 1000), (4096 * 3 + 17, 9000), (size - 100, 4096)):
+    if read(off, n) != want[off:off + n]:
+        sys.exit(1)
+print(*(a - b for a, b in zip(counters(), before)))
+PY
+	sfs_umount "$M" >&2
+}
+
+rm -f "$T"/q1.log "$T"/q2.log
+read -r reads queued <<<"$(read_pass "" "$T/q1.log")"
+assert_eq "$reads $queued" "15 15" "reads, async_reads: 4 x 1 MiB, 8 x 8 KiB and 3 unaligned reads, all queued"
+read -r reads queued <<<"$(read_pass ",device.async_reads=false" "$T/q2.log")"
+assert_eq "$reads $queued" "15 0" "reads, async_reads with device.async_reads = false"
+read -r reads queued <<<"$(read_pass ",disk.model=hdd" "$T/q3.log")"
+assert_eq "$reads $queued" "15 0" "reads, async_reads under the disk model"
+# The same rows, queued or not: offset, size, result and every device I/O.
+rows() { sfs_log_rows "$1" read f | cut -d, -f4-7,9; }
+assert_eq "$(rows "$T/q1.log")" "$(rows "$T/q2.log")" "log rows of queued reads against synchronous ones"
+runs=$(rows "$T/q1.log" | head -n 1 | awk -F, '{print split($5, a, ";")}')
+((runs > 8)) || fail "the first 1 MiB read went to the device in $runs I/Os; the random layout should give many"
+note "first 1 MiB read: $runs device I/Os, same queued or not"
+
+# 16 reader threads on g while the main thread renames it back and forth,
+# changes its mode and times, and truncates and regrows h: each rename,
+# chmod and utime waits for g's queued reads (inode_wrlock), none may
+# change the bytes read.  Every aligned read is queued: async_reads =
+# reads, exactly.
+sfs_mount "$B" "$M" "$BASE,log=$T/q4.log,log.ops=read"
+python3 - "$M" <<'PY' || fail "concurrent queued reads with renames and truncates"
+import json, os, sys, threading
+mnt = sys.argv[1]
+size = 8 << 20
+data = bytes((i * 13) % 251 for i in range(size))
+with open(mnt + "/g", "wb") as f:
+    f.write(data)
+    os.fsync(f.fileno())
+def counters():
+    with open(mnt + "/.scatterfs/stats") as f:
+        s = json.load(f)
+    return s["reads"], s["async_reads"]
+r0, a0 = counters()
+fd = os.open(mnt + "/g", os.O_RDONLY)
+bad = []
+stop = False
+def reader(k):
+    n = 0
+    while not stop or n < 50:
+        off = ((n * 16 + k) * 40961 % (size // 8192)) * 8192
+        if os.pread(fd, 8192, off) != data[off:off + 8192]:
+            bad.append(off)
+        n += 1
+ts = [threading.Thread(target=reader, args=(k,)) for k in range(16)]
+for t in ts:
+    t.start()
+names = [mnt + "/g", mnt + "/g2"]
+for i in range(200):
+    os.rename(names[i % 2], names[(i + 1) % 2])
+    os.chmod(names[(i + 1) % 2], 0o600 if i % 2 else 0o644)
+    os.utime(names[(i + 1) % 2], (i, i))
+    with open(mnt + "/h", "wb") as h:
+        h.write(b"x" * 65536 * (1 + i % 4))
+    os.truncate(mnt + "/h", 4096 * (i % 3))
+stop = True
+for t in ts:
+    t.join()
+r1, a1 = counters()
+if bad:
+    print("wrong bytes at offsets", bad[:5], file=sys.stderr)
+    sys.exit(1)
+print(r1 - r0, a1 - a0)
+if r1 - r0 != a1 - a0 or r1 - r0 < 800:
+    print("reads", r1 - r0, "async_reads", a1 - a0, file=sys.stderr)
+    sys.exit(1)
+PY
+sfs_umount "$M"
+# Every row of the readers names the file by one of its two names.
+other=$(sfs_log_rows "$T/q4.log" read | awk -F, '$4 != "g" && $4 != "g2"' | head -n 3)
+assert_eq "$other" "" "read rows whose path is neither g nor g2"
+note ok
