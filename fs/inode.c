@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -236,44 +234,23 @@ void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 	pthread_mutex_unlock(&fs->alloc_lock);
 }
 
-/* Waits until @in has no pins; the caller holds in->lock for writing or nothing refers to @in. */
-static void inode_wait_unpinned(struct inode *in)
-{
-	unsigned v = atomic_load(&in->pins);
-	while (v & ~PIN_WAITER) {
-		if (!(v & PIN_WAITER) &&
-		    !atomic_compare_exchange_weak(&in->pins, &v, v | PIN_WAITER))
-			continue;
-		syscall(SYS_futex, &in->pins, FUTEX_WAIT_PRIVATE, v | PIN_WAITER, NULL, NULL, 0);
-		v = atomic_load(&in->pins);
-	}
-	if (v) /* no pin can be taken meanwhile: readers are locked out */
-		atomic_fetch_and(&in->pins, ~PIN_WAITER);
-}
-
 void inode_wrlock(struct inode *in)
 {
 	pthread_rwlock_wrlock(&in->lock);
-	inode_wait_unpinned(in);
+	pins_wait(&in->pins);
 }
 
 int inode_trywrlock(struct inode *in)
 {
 	int err = pthread_rwlock_trywrlock(&in->lock);
 	if (!err)
-		inode_wait_unpinned(in);
+		pins_wait(&in->pins);
 	return err;
-}
-
-void inode_unpin(struct inode *in)
-{
-	if (atomic_fetch_sub(&in->pins, 1) == (PIN_WAITER | 1))
-		syscall(SYS_futex, &in->pins, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void inode_destroy(struct sfs *fs, struct inode *in)
 {
-	inode_wait_unpinned(in);
+	pins_wait(&in->pins); /* nothing refers to @in: no pin can be taken */
 	if (in->unlinked) {
 		inode_wrlock(in);
 		/* The catalog forgets the inode before its space may be reused. */

@@ -624,13 +624,14 @@ static int read_segment(void *opaque, const struct segment *s)
  * flight, it saved a thread sleep and wake-up per read (README,
  * performance).  Each read in flight holds a pin on its inode instead of
  * the inode's lock, which another thread cannot release; inode_wrlock()
- * waits for the pins.  Contexts and their aligned buffers are kept on a
- * free list: no allocation per request once warm.
+ * waits for the pins.  Contexts and their aligned buffers are kept in
+ * slots taken without a lock: no allocation per request once warm.
  */
 #define READ_QUEUE_EVENTS 256 /* the aio context's capacity, in device I/Os */
+#define READ_QUEUE_SLOTS 256  /* queued reads in flight at most; more read synchronously */
 
 struct queued_read {
-	struct queued_read *next; /* on the free list */
+	unsigned slot; /* index in read_queue.slot */
 	struct sfs *fs;
 	fuse_req_t req;
 	struct inode *in;
@@ -646,16 +647,21 @@ struct queued_read {
 	struct iocb *cbp[MAX_SEGS];
 };
 
+/*
+ * The contexts are slots taken with a compare-and-swap on busy[] (no lock
+ * on the read path); slot[i] is allocated by the first taker of slot i and
+ * kept until unmount.
+ */
 struct read_queue {
 	aio_context_t ctx;
 	pthread_t reaper;
-	pthread_mutex_t lock; /* protects free */
-	struct queued_read *free;
+	atomic_bool busy[READ_QUEUE_SLOTS];
+	struct queued_read *slot[READ_QUEUE_SLOTS]; /* written only by busy[i]'s taker */
 	atomic_uint outstanding; /* reads submitted, not yet answered */
 	struct iocb stop;        /* an empty read whose completion stops the reaper */
 };
 
-/* Answers @q, logs it, drops its pin and returns it to the free list. */
+/* Answers @q, logs it, drops its pin and frees its slot. */
 static void queued_read_finish(struct queued_read *q)
 {
 	struct sfs *fs = q->fs;
@@ -669,14 +675,11 @@ static void queued_read_finish(struct queued_read *q)
 	if (reqlog_wants(fs->log, LOG_READ))
 		log_request(fs, LOG_READ, q->pid, q->in, q->off, q->want,
 			    err ? err : (int64_t)q->size, q->ts, &q->r);
-	inode_unpin(q->in);
+	pins_drop(&q->in->pins);
 	rio_release(&q->r);
 	atomic_fetch_sub(&device_reads_in_flight, 1);
 	struct read_queue *rq = fs->rq;
-	pthread_mutex_lock(&rq->lock);
-	q->next = rq->free;
-	rq->free = q;
-	pthread_mutex_unlock(&rq->lock);
+	atomic_store(&rq->busy[q->slot], false);
 	atomic_fetch_sub(&rq->outstanding, 1);
 }
 
@@ -743,12 +746,10 @@ int io_queue_start(struct sfs *fs)
 		free(rq);
 		return err;
 	}
-	pthread_mutex_init(&rq->lock, NULL);
 	fs->rq = rq;
 	int err = -pthread_create(&rq->reaper, NULL, read_queue_reaper, fs);
 	if (err) {
 		syscall(SYS_io_destroy, rq->ctx);
-		pthread_mutex_destroy(&rq->lock);
 		free(rq);
 		fs->rq = NULL;
 	}
@@ -770,40 +771,44 @@ void io_queue_stop(struct sfs *fs)
 		usleep(1000);
 	pthread_join(rq->reaper, NULL);
 	syscall(SYS_io_destroy, rq->ctx);
-	while (rq->free) {
-		struct queued_read *q = rq->free;
-		rq->free = q->next;
-		free(q->buf);
-		free(q);
+	for (unsigned i = 0; i < READ_QUEUE_SLOTS; i++) {
+		if (rq->slot[i])
+			free(rq->slot[i]->buf);
+		free(rq->slot[i]);
 	}
-	pthread_mutex_destroy(&rq->lock);
 	free(rq);
 	fs->rq = NULL;
 }
 
-/* A context from the free list (or new) whose buffer holds @size bytes, or NULL. */
+/* A free slot's context, its buffer at least @size bytes; NULL when all are busy or ENOMEM. */
 static struct queued_read *queued_read_get(struct read_queue *rq, size_t size)
 {
-	pthread_mutex_lock(&rq->lock);
-	struct queued_read *q = rq->free;
-	if (q)
-		rq->free = q->next;
-	pthread_mutex_unlock(&rq->lock);
-	if (!q && !(q = calloc(1, sizeof *q)))
-		return NULL;
+	unsigned i = 0;
+	for (;; i++) {
+		if (i == READ_QUEUE_SLOTS)
+			return NULL;
+		bool no = false;
+		if (!atomic_load_explicit(&rq->busy[i], memory_order_relaxed) &&
+		    atomic_compare_exchange_strong(&rq->busy[i], &no, true))
+			break;
+	}
+	struct queued_read *q = rq->slot[i];
+	if (!q && !(q = rq->slot[i] = calloc(1, sizeof *q)))
+		goto fail;
 	if (q->cap < size) {
 		size_t want = size < (128u << 10) ? (128u << 10) : size;
 		void *p;
-		if (posix_memalign(&p, 4096, want)) {
-			free(q->buf);
-			free(q);
-			return NULL;
-		}
+		if (posix_memalign(&p, 4096, want))
+			goto fail;
 		free(q->buf);
 		q->buf = p;
 		q->cap = want;
 	}
+	q->slot = i;
 	return q;
+fail:
+	atomic_store(&rq->busy[i], false);
+	return NULL;
 }
 
 /*
@@ -814,8 +819,8 @@ static struct queued_read *queued_read_get(struct read_queue *rq, size_t size)
  * Caller holds @in->lock for reading.  @return 0 when queued (the
  * completion thread answers @req), 1 when the caller reads it itself.
  */
-static int read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off,
-		       size_t size, size_t want, pid_t pid, uint64_t ts, uint64_t arrival_ns)
+static int read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size,
+		       size_t want, pid_t pid, uint64_t ts, uint64_t arrival_ns)
 {
 	struct read_queue *rq = fs->rq;
 	if (!rq || !size || (fs->poll_ns && !atomic_load(&device_reads_in_flight)))
@@ -830,9 +835,16 @@ static int read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_
 	struct queued_read *q = queued_read_get(rq, b - a);
 	if (!q)
 		return 1;
-	*q = (struct queued_read){.fs = fs, .req = req, .in = in, .buf = q->buf, .cap = q->cap,
-				  .skip = off - a, .off = off, .ts = ts, .size = size, .want = want,
-				  .pid = pid};
+	q->fs = fs;
+	q->req = req;
+	q->in = in;
+	q->skip = off - a;
+	q->off = off;
+	q->ts = ts;
+	q->size = size;
+	q->want = want;
+	q->pid = pid;
+	atomic_store(&q->err, 0);
 	rio_init(&q->r, arrival_ns);
 	int nio = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -843,9 +855,8 @@ static int read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_
 		}
 		/* The log shows the request's own bytes, as a synchronous read does. */
 		uint64_t lo = segs[i].logical > off ? segs[i].logical : off;
-		uint64_t hi = segs[i].logical + segs[i].length < off + size
-				      ? segs[i].logical + segs[i].length
-				      : off + size;
+		uint64_t end = segs[i].logical + segs[i].length;
+		uint64_t hi = end < off + size ? end : off + size;
 		rio_add(fs, &q->r, segs[i].device + (lo - segs[i].logical), hi - lo, DISK_READ);
 		q->cb[nio] = (struct iocb){.aio_data = (uint64_t)(uintptr_t)q,
 					   .aio_lio_opcode = IOCB_CMD_PREAD,
@@ -856,7 +867,7 @@ static int read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_
 		q->cbp[nio] = &q->cb[nio];
 		nio++;
 	}
-	atomic_fetch_add(&in->pins, 1);
+	pins_take(&in->pins);
 	atomic_fetch_add(&rq->outstanding, 1);
 	atomic_fetch_add(&device_reads_in_flight, 1);
 	atomic_fetch_add(&fs->stats.async_reads, 1);

@@ -591,7 +591,9 @@ int main(int argc, char *argv[])
 	if (sfs_syncer_start(fs))
 		fprintf(stderr, "scatterfs: cannot start the sync thread: no periodic flush\n");
 	if ((e = io_queue_start(fs)))
-		fprintf(stderr, "scatterfs: device.async_reads: cannot start queued reads (%s): every read waits for its device I/O\n",
+		fprintf(stderr,
+			"scatterfs: device.async_reads: cannot start queued reads (%s): every read "
+			"waits for its device I/O\n",
 			strerror(-e));
 	ret = opts.singlethread ? fuse_session_loop(fs->se) : fuse_session_loop_mt(fs->se, loop);
 	io_queue_stop(fs);

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "disk_model.h"
 #include "extmap.h"
+#include "pins.h"
 
 struct catalog;
 struct reqlog;
@@ -48,14 +49,13 @@ struct inode {
 	uint32_t nopen;   /* under fs->itable_lock */
 	bool unlinked;    /* nlink reached 0: delete at the last forget/release */
 
-	pthread_rwlock_t lock;  /* protects everything below but pins */
+	pthread_rwlock_t lock; /* protects everything below but pins */
 	/*
 	 * Queued device reads of this file in flight (io.c, read_queued()):
 	 * taken under lock for reading, dropped by the completion thread, so a
 	 * writer that inode_wrlock() admits never sees its blocks being read.
-	 * Bit 31 (PIN_WAITER) marks a writer waiting on the futex.
 	 */
-	atomic_uint pins;
+	struct pins pins;
 	struct inode_attr attr;
 	bool attr_dirty;        /* attr differs from the catalog */
 	char *path;             /* relative to the root, for the log and rules */
@@ -118,7 +118,7 @@ struct sfs {
 	struct disk_model model;      /* under model_lock */
 	atomic_uint_fast64_t reply_ps_per_byte; /* measured cost of copying a reply */
 
-	struct read_queue *rq;        /* queued device reads (io.c); NULL when off */
+	struct read_queue *rq; /* queued device reads (io.c); NULL when off */
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
@@ -187,7 +187,6 @@ void sfs_syncer_stop(struct sfs *fs);
 
 /** inode_table_free() - frees every in-memory inode (after inode_flush_all(), at unmount). */
 void inode_table_free(struct sfs *fs);
-#define PIN_WAITER 0x80000000u
 /**
  * inode_wrlock() - takes @in->lock for writing, then waits until no queued
  * device read of @in is in flight (@in->pins 0), so the caller may change
@@ -197,13 +196,6 @@ void inode_table_free(struct sfs *fs);
 void inode_wrlock(struct inode *in);
 /** inode_trywrlock() - inode_wrlock() without waiting for the lock: 0, or EBUSY (not -errno). */
 int inode_trywrlock(struct inode *in);
-/**
- * inode_unpin() - drops one pin of @in (a queued read answered) and wakes
- * the writer waiting in inode_wrlock() when it was the last.  Touches no
- * field of @in after the last pin is dropped except through a private
- * futex wake, which reads no memory.
- */
-void inode_unpin(struct inode *in);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
 void inode_to_stat(const struct inode *in, struct stat *st);
 /** inode_free_space() - frees all extents and gaps of @in (caller holds in->lock). */
