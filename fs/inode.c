@@ -243,8 +243,10 @@ void inode_wrlock(struct inode *in)
 int inode_trywrlock(struct inode *in)
 {
 	int err = pthread_rwlock_trywrlock(&in->lock);
-	if (!err)
-		pins_wait(&in->pins);
+	if (!err && atomic_load(&in->pins.word)) { /* reads in flight: busy too */
+		pthread_rwlock_unlock(&in->lock);
+		err = EBUSY;
+	}
 	return err;
 }
 

@@ -666,12 +666,13 @@ static void queued_read_finish(struct queued_read *q)
 {
 	struct sfs *fs = q->fs;
 	int err = atomic_load(&q->err);
-	if (!err)
-		err = -fuse_reply_buf(q->req, q->buf + q->skip, q->size);
-	else
+	if (!err) {
+		err = fuse_reply_buf(q->req, q->buf + q->skip, q->size); /* 0 or -errno */
+		atomic_fetch_add(&fs->stats.reads, 1);
+		atomic_fetch_add(&fs->stats.bytes_read, q->size);
+	} else {
 		fuse_reply_err(q->req, -err);
-	atomic_fetch_add(&fs->stats.reads, 1);
-	atomic_fetch_add(&fs->stats.bytes_read, q->size);
+	}
 	if (reqlog_wants(fs->log, LOG_READ))
 		log_request(fs, LOG_READ, q->pid, q->in, q->off, q->want,
 			    err ? err : (int64_t)q->size, q->ts, &q->r);
@@ -714,7 +715,8 @@ static void *read_queue_reaper(void *p)
 		long n = 0;
 		if (spin) {
 			uint64_t until = mono_ns() + fs->poll_ns;
-			while (!(n = ring_take(rq->ctx, ev, 64)) && mono_ns() < until)
+			while (!(n = ring_take(rq->ctx, ev, 64)) && atomic_load(&rq->outstanding) &&
+			       mono_ns() < until)
 				cpu_relax();
 		}
 		if (!n)
@@ -767,8 +769,14 @@ void io_queue_stop(struct sfs *fs)
 				 .aio_fildes = (uint32_t)fs->dev_fd,
 				 .aio_buf = (uint64_t)(uintptr_t)zero_buf};
 	struct iocb *cbs[1] = {&rq->stop};
-	while (syscall(SYS_io_submit, rq->ctx, 1, cbs) != 1)
+	while (syscall(SYS_io_submit, rq->ctx, 1, cbs) != 1) {
+		if (errno != EAGAIN && errno != EINTR) {
+			/* Cannot happen with a live context; leave the thread (the process exits). */
+			perror("scatterfs: stopping queued reads: io_submit");
+			return;
+		}
 		usleep(1000);
+	}
 	pthread_join(rq->reaper, NULL);
 	syscall(SYS_io_destroy, rq->ctx);
 	for (unsigned i = 0; i < READ_QUEUE_SLOTS; i++) {
@@ -953,9 +961,9 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		/* No SPLICE_MOVE here: pages gifted from a private buffer replace
 		 * page-cache pages and lose the kernel's readahead mark, after
 		 * which it reads two pages at a time (measured). */
-		err = -fuse_reply_data(req, &one, 0);
+		err = fuse_reply_data(req, &one, 0); /* 0 or -errno */
 	} else {
-		err = -fuse_reply_data(req, c.bv, 0);
+		err = fuse_reply_data(req, c.bv, 0);
 	}
 	if (fs->model_on && size >= 65536) {
 		/* Exponential average, weight 1/8, of the picoseconds per byte. */

@@ -194,7 +194,10 @@ void inode_table_free(struct sfs *fs);
  * takes its lock this way.
  */
 void inode_wrlock(struct inode *in);
-/** inode_trywrlock() - inode_wrlock() without waiting for the lock: 0, or EBUSY (not -errno). */
+/**
+ * inode_trywrlock() - inode_wrlock() without waiting: 0 with the lock held,
+ * or EBUSY (not -errno) when the lock is taken or queued reads pin @in.
+ */
 int inode_trywrlock(struct inode *in);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
 void inode_to_stat(const struct inode *in, struct stat *st);

@@ -51,9 +51,12 @@ Test(pins, wait_sleeps_until_the_last_pin_is_dropped, .timeout = 10)
 	struct waiter w = {.p = &p};
 	pthread_t t;
 	cr_assert_eq(pthread_create(&t, NULL, wait_thread, &w), 0);
-	sleep_ms(50); /* the waiter is asleep by now; it must not have returned */
+	/* The waiter marks the word before it sleeps (the test's timeout ends
+	 * this loop if it never does). */
+	while (atomic_load(&p.word) != (PINS_WAITER | 3))
+		sleep_ms(1);
+	sleep_ms(50);
 	cr_assert_eq(atomic_load(&w.done), false, "returned with 3 pins held");
-	cr_assert_eq(atomic_load(&p.word), PINS_WAITER | 3, "the waiter bit is set while it sleeps");
 	pins_drop(&p);
 	pins_drop(&p);
 	sleep_ms(50);

@@ -3,10 +3,12 @@
 # block-aligned read submitted to the completion thread gives the same
 # bytes and the same request-log row (device I/Os included) as one the
 # worker thread reads itself, aligned or not; holes read as zeros;
-# async_reads counts every queued read exactly; 16 threads reading
-# while another renames, chmods and truncates the file being read get the
-# right bytes; and a file the completion thread still reads is only
-# changed once its reads are answered.
+# async_reads counts every queued read exactly; and 16 threads reading a
+# file while another renames it, changes its mode and times (each waits
+# for the file's queued reads: inode_wrlock) and rewrites and truncates
+# another file get the right bytes, every read queued, and log rows that
+# name the file by one of its names.  (That a writer waits for the pins is
+# tested directly in test_pins.)
 source "$(dirname "$0")/../lib.sh"
 
 B=$SFS_TMP/backing

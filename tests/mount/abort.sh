@@ -1,0 +1,67 @@
+#!/bin/bash
+# A connection aborted (/sys/fs/fuse/connections/N/abort) while reads are
+# in flight: the daemon exits, the request log is complete, and a read
+# whose reply could not be sent is logged with its -errno, never with a
+# positive number that reads as a byte count.  Under the disk model, so
+# that four readers' 1 MiB reads are in flight most of the time, both the
+# synchronous way and queued (direct backing, poll_us = 0).
+source "$(dirname "$0")/../lib.sh"
+
+B=$SFS_TMP/backing
+M=$SFS_TMP/mnt
+T=$SFS_TMP
+
+# The fuse control file system (fusectl) holds each connection's abort file.
+C=/sys/fs/fuse/connections
+if ! mountpoint -q "$C"; then
+	mount -t fusectl fusectl "$C" || fail "cannot mount the fuse control file system on $C"
+fi
+
+abort_run() { # OPTIONS LOG
+	rm -f "$B" "$B.scatterfs"
+	sfs_mount "$B" "$M" "size=128M,cache.mode=none,log=$2,log.ops=read$1"
+	local pid=$SFS_LAST_PID
+	dd if=/dev/zero of="$M/f" bs=1M count=64 status=none
+	local dev
+	dev=$(stat -c %d "$M")
+	local readers=()
+	for k in 1 2 3 4; do
+		python3 - "$M/f" "$k" 2>/dev/null <<'PY' &
+import os, sys
+f = os.open(sys.argv[1], os.O_RDONLY)
+k = int(sys.argv[2])
+n = 0
+while True:
+    os.pread(f, 1 << 20, ((n * 37 + k * 11) % 64) << 20)
+    n += 1
+PY
+		readers+=($!)
+	done
+	sleep 1
+	echo 1 >"$C/$dev/abort" || fail "cannot abort connection $dev"
+	for ((t = 0; t < 100; t++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && fail "daemon $pid still running 10 s after the abort"
+	kill "${readers[@]}" 2>/dev/null || true
+	wait "${readers[@]}" 2>/dev/null || true
+	wait "$pid" || true
+	fusermount3 -u "$M" 2>/dev/null || umount -l "$M"
+	unset "SFS_PID[$M]"
+}
+
+i=0
+for opts in "" ",device.direct=true,device.poll_us=0"; do
+	log=$T/abort$((++i)).log
+	abort_run ",disk.model=hdd$opts" "$log"
+	# (no read reaches the end of the file: each answered one reads all it asked)
+	good=$(sfs_log_rows "$log" read f | awk -F, '$7 == $6' | wc -l)
+	failed=$(sfs_log_rows "$log" read f | awk -F, '$7 < 0' | wc -l)
+	other=$(sfs_log_rows "$log" read f | awk -F, '$7 != $6 && $7 >= 0' | head -n 3)
+	note "options '$opts': $good reads answered, $failed failed with -errno"
+	assert_eq "$other" "" "read rows ($opts) whose result is neither the size nor -errno"
+	((good > 0)) || fail "no read answered before the abort ($opts)"
+	((failed > 0)) || fail "no read in flight at the abort ($opts): the case was not exercised"
+done
+note ok
