@@ -9,6 +9,10 @@
 #   of the per-round ratios to the bare run of the same round, ratio_min and
 #   ratio_max the extremes (1.000 for bare itself); log_vs_nolog, log_min and
 #   log_max are the same for sfs-log over sfs-nolog, and empty on other rows;
+# - each round ends with a paired run (sfs-log and sfs-nolog at the same
+#   time); log_paired, paired_min and paired_max are their per-round
+#   ratios' median and extremes on sfs-log's row, empty elsewhere, and
+#   empty with --no-paired, which runs no paired run;
 # - passthrough_ll runs when Debian ships its source, and is otherwise
 #   skipped with a message naming the missing file.
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -47,7 +51,7 @@ if grep -q 'passthrough_ll skipped' "$err"; then
 fi
 
 assert_eq "$(head -n 1 "$out")" \
-	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max" "CSV header"
+	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,log_paired,paired_min,paired_max" "CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | tr '\n' ' ')" \
 	"$(printf 'randread-8k,%s ' "${systems[@]}")" "one row per system, in order"
 
@@ -68,8 +72,12 @@ high3() { printf '%s\n' "$@" | sort -n | tail -1; }
 ratios() { # A B -> the 3 per-round ratios of A's MiB/s to B's
 	for r in 1 2 3; do awk -v a="$(mib $r "$1")" -v b="$(mib $r "$2")" 'BEGIN { printf "%.3f\n", a / b }'; done
 }
+# "round R: randread-8k paired: sfs-log MIB IOPS, sfs-nolog MIB IOPS (MiB/s IOPS)"
+paired=$(sed -n 's/.*round \([0-9]\): randread-8k paired: sfs-log \([0-9.]*\) [0-9]*, sfs-nolog \([0-9.]*\) .*/\1 \2 \3/p' "$err")
+assert_eq "$(awk '{ printf "%s ", $1 }' <<<"$paired")" "1 2 3 " "one paired run per round"
+mapfile -t pr < <(awk '{ printf "%.3f\n", $2 / $3 }' <<<"$paired")
 for s in "${systems[@]}"; do
-	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi < <(awk -F, -v s="$s" '$2 == s' "$out")
+	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi pv plo phi < <(awk -F, -v s="$s" '$2 == s' "$out")
 	assert_eq "$m" "$(mid3 $(mib 1 "$s") $(mib 2 "$s") $(mib 3 "$s"))" "$s: mib_s, the median of the rounds"
 	mapfile -t rr < <(ratios "$s" bare)
 	assert_eq "$rb,$rlo,$rhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
@@ -78,9 +86,17 @@ for s in "${systems[@]}"; do
 		mapfile -t rr < <(ratios sfs-log sfs-nolog)
 		assert_eq "$lv,$llo,$lhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
 			"sfs-log: log_vs_nolog, log_min, log_max from the rounds"
+		assert_eq "$pv,$plo,$phi" "$(mid3 "${pr[@]}"),$(low3 "${pr[@]}"),$(high3 "${pr[@]}")" \
+			"sfs-log: log_paired, paired_min, paired_max from the paired runs"
 	else
-		assert_eq "$lv,$llo,$lhi" ",," "$s: no log columns"
+		assert_eq "$lv,$llo,$lhi,$pv,$plo,$phi" ",,,,," "$s: no log columns"
 	fi
 done
 assert_eq "$(awk -F, '$2 == "bare" { print $5, $6, $7 }' "$out")" "1.000 1.000 1.000" "bare against itself"
+
+SCATTERFS_BUILD=$SFS_BUILD "$PERF" --rounds 1 --runtime 1 --size 32M --workloads randread-8k \
+	--systems sfs-log,sfs-nolog --no-paired --format csv >"$out" 2>"$err" </dev/null ||
+	fail "bench/perf --no-paired exited $?"
+assert_eq "$(grep -c paired "$err")" 0 "paired runs with --no-paired"
+assert_eq "$(awk -F, '$2 == "sfs-log" { print $11 "," $12 "," $13 }' "$out")" ",," "paired columns with --no-paired"
 note "pass"
