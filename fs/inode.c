@@ -254,7 +254,7 @@ static void inode_destroy(struct sfs *fs, struct inode *in)
 {
 	pins_wait(&in->pins); /* nothing refers to @in: no pin can be taken */
 	if (in->unlinked) {
-		inode_wrlock(in);
+		pthread_rwlock_wrlock(&in->lock); /* pins drained above */
 		/* The catalog forgets the inode before its space may be reused. */
 		bool loaded = inode_load_map(fs, in) == 0;
 		catalog_delete_inode(fs->cat, in->ino);

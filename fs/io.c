@@ -423,6 +423,18 @@ static long ring_take(aio_context_t ctx, struct io_event *ev, long max)
 	return n;
 }
 
+/* An aio read of [off, off+len) of the backing into @buf; @data comes back in its io_event. */
+static struct iocb device_read_iocb(const struct sfs *fs, void *buf, uint64_t len, uint64_t off,
+				    void *data)
+{
+	return (struct iocb){.aio_data = (uint64_t)(uintptr_t)data,
+			     .aio_lio_opcode = IOCB_CMD_PREAD,
+			     .aio_fildes = (uint32_t)fs->dev_fd,
+			     .aio_buf = (uint64_t)(uintptr_t)buf,
+			     .aio_nbytes = len,
+			     .aio_offset = (int64_t)off};
+}
+
 /* Device reads in flight through pread_polled() while polling is on, and queued reads. */
 static atomic_uint device_reads_in_flight;
 
@@ -448,11 +460,7 @@ static int aio_read_polled(struct sfs *fs, char *buf, size_t len, uint64_t off)
 		bounce->aio_failed = true;
 		return 1;
 	}
-	struct iocb cb = {.aio_lio_opcode = IOCB_CMD_PREAD,
-			  .aio_fildes = (uint32_t)fs->dev_fd,
-			  .aio_buf = (uint64_t)(uintptr_t)buf,
-			  .aio_nbytes = len,
-			  .aio_offset = (int64_t)off};
+	struct iocb cb = device_read_iocb(fs, buf, len, off, NULL);
 	struct iocb *cbs[1] = {&cb};
 	if (syscall(SYS_io_submit, bounce->aio, 1, cbs) != 1)
 		return 1;
@@ -765,9 +773,7 @@ void io_queue_stop(struct sfs *fs)
 		return;
 	/* An empty read completes at once; the reaper stops once it has seen
 	 * it and every read submitted before is answered. */
-	rq->stop = (struct iocb){.aio_lio_opcode = IOCB_CMD_PREAD,
-				 .aio_fildes = (uint32_t)fs->dev_fd,
-				 .aio_buf = (uint64_t)(uintptr_t)zero_buf};
+	rq->stop = device_read_iocb(fs, zero_buf, 0, 0, NULL);
 	struct iocb *cbs[1] = {&rq->stop};
 	while (syscall(SYS_io_submit, rq->ctx, 1, cbs) != 1) {
 		if (errno != EAGAIN && errno != EINTR) {
@@ -866,12 +872,7 @@ static int read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_
 		uint64_t end = segs[i].logical + segs[i].length;
 		uint64_t hi = end < off + size ? end : off + size;
 		rio_add(fs, &q->r, segs[i].device + (lo - segs[i].logical), hi - lo, DISK_READ);
-		q->cb[nio] = (struct iocb){.aio_data = (uint64_t)(uintptr_t)q,
-					   .aio_lio_opcode = IOCB_CMD_PREAD,
-					   .aio_fildes = (uint32_t)fs->dev_fd,
-					   .aio_buf = (uint64_t)(uintptr_t)d,
-					   .aio_nbytes = segs[i].length,
-					   .aio_offset = (int64_t)segs[i].device};
+		q->cb[nio] = device_read_iocb(fs, d, segs[i].length, segs[i].device, q);
 		q->cbp[nio] = &q->cb[nio];
 		nio++;
 	}

@@ -222,6 +222,23 @@ sfs_log_summary() {
 		sort -rn | head -n 20
 }
 
+# --- the control directory's counters -----------------------------------
+
+# sfs_stats MNT FIELD... - the values of FIELDs in MNT/.scatterfs/stats, space-separated
+sfs_stats() {
+	local mnt=$1
+	shift
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+print(*(s[k] for k in sys.argv[2:]))' "$mnt/.scatterfs/stats" "$@"
+}
+
+# sfs_stats_delta BEFORE AFTER - AFTER minus BEFORE, field by field (two sfs_stats outputs)
+sfs_stats_delta() {
+	paste -d' ' <(tr ' ' '\n' <<<"$1") <(tr ' ' '\n' <<<"$2") |
+		awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 - $1 } END { print "" }'
+}
+
 # --- sizes and bytes ------------------------------------------------------
 
 # sfs_extents MNT PATH - the extent map CSV of PATH from the control directory

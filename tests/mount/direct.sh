@@ -44,26 +44,29 @@ sfs_umount "$M"
 # contiguous file (cache.mode=none: each read is one FUSE read, one device
 # I/O); the bytes are the file's. With poll_us = 0, and under the disk
 # model, none is polled.
-polled() { # OPTIONS -> "reads polled_reads polled_completions async_reads" that reading p 40 times added
-	sfs_mount "$B" "$M" "device.direct=true,cache.mode=none,layout.pattern=contiguous$1" >&2
-	python3 - "$M" <<'PY' || fail "polled reads ($1): the bytes read differ from those written"
-import json, os, sys
-mnt = sys.argv[1]
-def counters():
-    with open(mnt + "/.scatterfs/stats") as f:
-        s = json.load(f)
-    return [s["reads"], s["polled_reads"], s["polled_completions"], s["async_reads"]]
-f = os.open(mnt + "/p", os.O_CREAT | os.O_RDWR, 0o644)
+# read_p MODE: "write" lays out p (once), "read" reads it back in 40 reads
+read_p() {
+	python3 - "$M/p" "$1" <<'PY'
+import os, sys
+f = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o644)
 data = bytes(i * 31 % 251 for i in range(40 * 65536))
-if os.fstat(f).st_size != len(data):
-    os.pwrite(f, data, 0)
-    os.fsync(f)
-before = counters()
+if sys.argv[2] == "write":
+    if os.fstat(f).st_size != len(data):
+        os.pwrite(f, data, 0)
+        os.fsync(f)
+    sys.exit(0)
 for k in range(40):
     if os.pread(f, 65536, k * 65536) != data[k * 65536:(k + 1) * 65536]:
         sys.exit(1)
-print(*(a - b for a, b in zip(counters(), before)))
 PY
+}
+polled() { # OPTIONS -> "reads polled_reads polled_completions async_reads" that reading p 40 times added
+	local fields=(reads polled_reads polled_completions async_reads) before
+	sfs_mount "$B" "$M" "device.direct=true,cache.mode=none,layout.pattern=contiguous$1" >&2
+	read_p write || fail "polled reads ($1): cannot write p"
+	before=$(sfs_stats "$M" "${fields[@]}")
+	read_p read || fail "polled reads ($1): the bytes read differ from those written"
+	sfs_stats_delta "$before" "$(sfs_stats "$M" "${fields[@]}")"
 	sfs_umount "$M" >&2
 }
 read -r reads preads pdone queued <<<"$(polled "")"

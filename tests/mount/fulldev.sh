@@ -28,7 +28,7 @@ EXTENT=65536
 DEV=8388608
 OPTS=device.block_size=4K,layout.pattern=contiguous,layout.extent_size=64K,autoextend.zero_fill=write
 
-stat_field() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" "$M/.scatterfs/stats"; }
+stat_field() { sfs_stats "$M" "$1"; }
 
 # check_used PHASE - stats used_bytes == the catalog's extents + gaps
 check_used() {

@@ -63,7 +63,7 @@ run_py() {
 	fi
 	note "python $1: $(grep -c '^FAIL:' <<<"$out" || true) failed checks"
 }
-stat_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$M/.scatterfs/stats" "$1"; }
+stat_field() { sfs_stats "$M" "$1"; }
 
 cat >"$T/posix.py" <<'PYEOF'
 import ctypes, ctypes.util, errno, functools, json, mmap, os, stat, subprocess, sys, time

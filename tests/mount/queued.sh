@@ -23,32 +23,36 @@ BASE="size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.patte
 # three unaligned ones, the last past the end of the file; prints "reads
 # async_reads" added by the reads.
 read_pass() { # OPTIONS LOG
+	local before
 	sfs_mount "$B" "$M" "$BASE,log=$2,log.ops=read$1" >&2
-	python3 - "$M" <<'PY' || fail "queued reads ($1): the bytes read differ from those written"
-import json, mmap, os, sys
-mnt = sys.argv[1]
-def counters():
-    with open(mnt + "/.scatterfs/stats") as f:
-        s = json.load(f)
-    return [s["reads"], s["async_reads"]]
-f = os.open(mnt + "/f", os.O_CREAT | os.O_RDWR, 0o644)
+	sparse_file write || fail "queued reads ($1): cannot write f"
+	before=$(sfs_stats "$M" reads async_reads)
+	sparse_file read || fail "queued reads ($1): the bytes read differ from those written"
+	sfs_stats_delta "$before" "$(sfs_stats "$M" reads async_reads)"
+	sfs_umount "$M" >&2
+}
+sparse_file() { # MODE: "write" lays out f (once), "read" makes the reads above
+	python3 - "$M/f" "$1" <<'PY'
+import mmap, os, sys
+f = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o644)
 size = 4 << 20
+runs = ((0, 1 << 20), (1536 << 10, 2560 << 10), (3 << 20, (3 << 20) + 40960))
 want = bytearray(size)
-for lo, hi in ((0, 1 << 20), (1536 << 10, 2560 << 10), (3 << 20, (3 << 20) + 40960)):
-    chunk = bytes((i * 7 + lo // 4096) % 253 for i in range(hi - lo))
-    want[lo:hi] = chunk
-if os.fstat(f).st_size != size:
-    for lo, hi in ((0, 1 << 20), (1536 << 10, 2560 << 10), (3 << 20, (3 << 20) + 40960)):
-        os.pwrite(f, want[lo:hi], lo)
-    os.ftruncate(f, size)
-    os.fsync(f)
+for lo, hi in runs:
+    want[lo:hi] = bytes((i * 7 + lo // 4096) % 253 for i in range(hi - lo))
+if sys.argv[2] == "write":
+    if os.fstat(f).st_size != size:
+        for lo, hi in runs:
+            os.pwrite(f, want[lo:hi], lo)
+        os.ftruncate(f, size)
+        os.fsync(f)
+    sys.exit(0)
 def read(off, n):
     # into a page-aligned buffer: FUSE direct I/O splits a request where
     # the caller's buffer crosses pages, so alignment fixes the count
     buf = mmap.mmap(-1, n)
     got = os.preadv(f, [buf], off)
     return bytes(buf[:got])
-before = counters()
 for off in range(0, size, 1 << 20):
     if read(off, 1 << 20) != want[off:off + (1 << 20)]:
         sys.exit(1)
@@ -58,9 +62,7 @@ for off in range(1536 << 10, 1536 << 10 | 8 * 8192, 8192):
 for off, n in ((5, 1000), (4096 * 3 + 17, 9000), (size - 100, 4096)):
     if read(off, n) != want[off:off + n]:
         sys.exit(1)
-print(*(a - b for a, b in zip(counters(), before)))
 PY
-	sfs_umount "$M" >&2
 }
 
 rm -f "$T"/q1.log "$T"/q2.log
@@ -83,19 +85,14 @@ note "first 1 MiB read: $runs device I/Os, same queued or not"
 # change the bytes read.  Every aligned read is queued: async_reads =
 # reads, exactly.
 sfs_mount "$B" "$M" "$BASE,log=$T/q4.log,log.ops=read"
-python3 - "$M" <<'PY' || fail "concurrent queued reads with renames and truncates"
-import json, os, sys, threading
+dd if=<(python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 13) % 251 for i in range(8 << 20)))') \
+	of="$M/g" bs=1M iflag=fullblock conv=fsync status=none || fail "cannot write g"
+before=$(sfs_stats "$M" reads async_reads)
+python3 - "$M" <<'PY' || fail "concurrent queued reads with renames and truncates: wrong bytes"
+import os, sys, threading
 mnt = sys.argv[1]
 size = 8 << 20
 data = bytes((i * 13) % 251 for i in range(size))
-with open(mnt + "/g", "wb") as f:
-    f.write(data)
-    os.fsync(f.fileno())
-def counters():
-    with open(mnt + "/.scatterfs/stats") as f:
-        s = json.load(f)
-    return s["reads"], s["async_reads"]
-r0, a0 = counters()
 fd = os.open(mnt + "/g", os.O_RDONLY)
 bad = []
 stop = False
@@ -120,15 +117,13 @@ for i in range(200):
 stop = True
 for t in ts:
     t.join()
-r1, a1 = counters()
 if bad:
     print("wrong bytes at offsets", bad[:5], file=sys.stderr)
     sys.exit(1)
-print(r1 - r0, a1 - a0)
-if r1 - r0 != a1 - a0 or r1 - r0 < 800:
-    print("reads", r1 - r0, "async_reads", a1 - a0, file=sys.stderr)
-    sys.exit(1)
 PY
+read -r reads queued <<<"$(sfs_stats_delta "$before" "$(sfs_stats "$M" reads async_reads)")"
+((reads >= 800)) || fail "only $reads reads by 16 threads of at least 50 each"
+assert_eq "$queued" "$reads" "async_reads against reads, 16 readers, every read queued"
 sfs_umount "$M"
 # Every row of the readers names the file by one of its two names.
 other=$(sfs_log_rows "$T/q4.log" read | awk -F, '$4 != "g" && $4 != "g2"' | head -n 3)
