@@ -1192,8 +1192,8 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 			pthread_mutex_unlock(&fs->alloc_lock);
 			mark_dirty(in, wf);
 		}
-		if (reqlog_wants(fs->log, LOG_TRIM))
-			log_request(fs, LOG_TRIM, pid, in, off, len, err ? err : (int64_t)len, ts,
+		if (reqlog_wants(fs->log, LOG_PUNCH))
+			log_request(fs, LOG_PUNCH, pid, in, off, len, err ? err : (int64_t)len, ts,
 				    &r);
 		break;
 	case FALLOC_FL_ZERO_RANGE:

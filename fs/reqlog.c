@@ -55,7 +55,7 @@
 #define REQLOG_FLUSH_NS	    100000000L	 /* flush at least every 100 ms */
 #define REQLOG_ROWBUF_BYTES 4096	 /* per-append stack buffer */
 
-static const char reqlog_header[] = "ts_us,op,pid,path,offset,size,result,latency_us,device_io\n";
+static const char reqlog_header[] = LOG_HEADER_BASE "\n";
 
 struct reqlog {
 	int fd;
@@ -321,21 +321,12 @@ static void rb_path(struct rowbuf *rb, const char *path)
 	rb_char(rb, '"');
 }
 
+/* The name of @op, exactly one LOG_* bit (logschema.h). */
 static const char *op_name(enum log_op op)
 {
-	switch (op) {
-	case LOG_READ:
-		return "read";
-	case LOG_WRITE:
-		return "write";
-	case LOG_EXTEND:
-		return "extend";
-	case LOG_FSYNC:
-		return "fsync";
-	case LOG_TRIM:
-		return "trim";
-	}
-	return "unknown";
+	unsigned i = (unsigned)__builtin_ctz((unsigned)op);
+
+	return i < LOG_OP_COUNT ? log_op_names[i] : "unknown";
 }
 
 void reqlog_append(struct reqlog *log, const struct reqlog_row *row)

@@ -1,6 +1,6 @@
 /*
  * The request log: one CSV row per logged request, in the format of
- * DESIGN.md ("Request log"), written by a background thread so the I/O
+ * layout/logschema.h, written by a background thread so the I/O
  * path never waits on the log file's disk.
  */
 #ifndef SCATTERFS_REQLOG_H

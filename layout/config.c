@@ -161,8 +161,7 @@ static const char *const zero_fill_names[] = {"write", "fallocate", "none", NULL
 static const char *const cache_mode_names[] = {"none", "kernel", NULL};
 static const char *const disk_model_names[] = {"none", "hdd", NULL};
 static const char *const rotation_names[] = {"phase", "average", NULL};
-/* Bit i of the LOG_* mask is log_op_names[i]. */
-static const char *const log_op_names[] = {"read", "write", "extend", "fsync", "trim", NULL};
+/* Bit i of the LOG_* mask is log_op_names[i] (logschema.h). */
 
 /* Where a key got its value. */
 struct origin {
@@ -633,7 +632,7 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 	case K_READAHEAD:
 		if ((rc = get_size(value, &u, why, len)))
 			return rc;
-		/* 1 MiB: the largest FUSE request of libfuse 3.14 (DESIGN.md). */
+		/* 1 MiB: the largest FUSE request of libfuse 3.14. */
 		if (u < 4096 || u > (1u << 20) || u % 4096) {
 			snprintf(why, len, "must be a multiple of 4K from 4K to 1M");
 			return -EINVAL;
@@ -675,6 +674,11 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 					snprintf(
 					    why, len,
 					    "separate items with ':' in -o (',' ends the option)");
+				else if (strcasecmp(item, "trim") == 0)
+					snprintf(why, len,
+						 "'trim' is now called 'punch' (FALLOC_FL_PUNCH_HOLE); "
+						 "allowed: %s, separated by '%c'",
+						 list, sep);
 				else if (!*item)
 					snprintf(why, len,
 						 "empty item; allowed: %s, separated by '%c'", list,
@@ -1946,7 +1950,7 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 	if (!have_shm) {
 		/*
 		 * SQLite's WAL index (the -shm file) is mmapped, and libfuse 3.14
-		 * cannot mmap a direct-I/O file (DESIGN.md): kernel cache mode.
+		 * cannot mmap a direct-I/O file: kernel cache mode.
 		 */
 		r = add_rule(c, "*-shm", 0, NULL);
 		if (r < 0) {

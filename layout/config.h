@@ -2,7 +2,7 @@
  * scatterfs configuration: the INI file (parsed with inih), command-line
  * SECTION.KEY=VALUE overrides, and [file "GLOB"] rules.
  *
- * Sections and keys are listed in ../shared/DESIGN.md and README.md.  Every
+ * Sections and keys are listed in conf/default.ini and scatterfs.ini(5).  Every
  * error is reported as one line naming the source (file and line, or
  * "option -o"), the section and key, and what is allowed.
  */
@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "logschema.h" /* enum log_op */
 
 enum pattern {
 	PATTERN_CONTIGUOUS,
@@ -30,14 +32,6 @@ enum zero_fill {
 enum cache_mode {
 	CACHE_NONE,   /* FOPEN_DIRECT_IO: the daemon sees every read() */
 	CACHE_KERNEL, /* page cache and readahead */
-};
-
-enum log_op {
-	LOG_READ = 1u << 0,
-	LOG_WRITE = 1u << 1,
-	LOG_EXTEND = 1u << 2,
-	LOG_FSYNC = 1u << 3,
-	LOG_TRIM = 1u << 4,
 };
 
 enum disk_model_kind {

@@ -324,7 +324,7 @@ Test(config, every_key)
 		    "readahead = 1M\n"
 		    "[log]\n"
 		    "path = /tmp/x y.csv\n"
-		    "ops = read, write,extend,fsync,trim\n"
+		    "ops = read, write,extend,fsync,punch\n"
 		    "[disk]\n"
 		    "model = hdd\n"
 		    "rpm = 5400.5\n"
@@ -350,7 +350,7 @@ Test(config, every_key)
 	cr_assert_eq(c.defaults.cache.mode, CACHE_KERNEL);
 	cr_assert_eq(c.defaults.cache.readahead, MiB);
 	cr_assert_str_eq(c.log.path, "/tmp/x y.csv");
-	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_TRIM);
+	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_PUNCH);
 	cr_assert_eq(c.disk.model, DISK_HDD);
 	cr_assert_eq(c.disk.rpm, 5400.5);
 	cr_assert_eq(c.disk.seek_track_ms, 0.8);
@@ -493,7 +493,7 @@ Test(config, error_bad_enums)
 			   "yes, no, on, off, 1, 0");
 	load_fails("[log]\nops = read,seek\n", 2, "ops");
 	assert_has(errbuf, "'seek'");
-	assert_has(errbuf, "read, write, extend, fsync, trim");
+	assert_has(errbuf, "read, write, extend, fsync, punch, zero");
 	load_fails("[log]\nops = read:write\n", 2, "ops");
 	load_fails("[log]\nops = read,,write\n", 2, "ops");
 	load_fails("[log]\npath =\n", 2, "path");
@@ -636,9 +636,9 @@ Test(config, overrides)
 	cr_assert_eq(config_set(&c, "layout.pattern=interleaved", errbuf, sizeof(errbuf)), 0);
 	cr_assert_eq(config_set(&c, "device.block_size=2K", errbuf, sizeof(errbuf)), 0);
 	cr_assert_eq(c.device.block_size, 2048);
-	cr_assert_eq(config_set(&c, "log.ops=read:write:trim", errbuf, sizeof(errbuf)), 0, "%s",
+	cr_assert_eq(config_set(&c, "log.ops=read:write:punch", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
-	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_TRIM);
+	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_PUNCH);
 	cr_assert_eq(config_set(&c, "disk.transfer_mib_s=180:90", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
 	cr_assert_eq(c.disk.transfer_outer_mib_s, 180);
@@ -1033,7 +1033,7 @@ Test(config, write_ini_round_trip)
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
 		    "[cache]\nmode = kernel\nreadahead = 64K\n"
-		    "[log]\npath = /tmp/req log.csv\nops = write,trim\n"
+		    "[log]\npath = /tmp/req log.csv\nops = write,punch\n"
 		    "[disk]\nmodel = hdd\nrpm = 5400\nseek_track_ms = 0.3\nseek_avg_ms = 8.9\n"
 		    "seek_full_ms = 17.25\ntransfer_mib_s = 200,90.5\ncapacity = 8G\n"
 		    "rotation = average\n"

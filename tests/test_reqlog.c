@@ -25,7 +25,7 @@
 int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct reqlog **out);
 
 #define HEADER	"ts_us,op,pid,path,offset,size,result,latency_us,device_io\n"
-#define ALL_OPS (LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_TRIM)
+#define ALL_OPS (LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_PUNCH)
 
 static char dir[64];
 static char log_path[128];
@@ -131,7 +131,7 @@ Test(reqlog, op_names_and_negative_result)
 {
 	struct reqlog_row r[5] = {
 	    row_of(LOG_READ, "a"),  row_of(LOG_WRITE, "a"), row_of(LOG_EXTEND, "a"),
-	    row_of(LOG_FSYNC, "a"), row_of(LOG_TRIM, "a"),
+	    row_of(LOG_FSYNC, "a"), row_of(LOG_PUNCH, "a"),
 	};
 	r[1].result = -28; /* -ENOSPC */
 	r[4].result = INT64_MIN;
@@ -141,7 +141,7 @@ Test(reqlog, op_names_and_negative_result)
 				      "1,write,2,a,3,4,-28,5,\n"
 				      "1,extend,2,a,3,4,4,5,\n"
 				      "1,fsync,2,a,3,4,4,5,\n"
-				      "1,trim,2,a,3,4,-9223372036854775808,5,\n");
+				      "1,punch,2,a,3,4,-9223372036854775808,5,\n");
 	free(text);
 }
 
@@ -276,11 +276,11 @@ Test(reqlog, wants_masks)
 	cr_assert_not(reqlog_wants(log, LOG_WRITE));
 	cr_assert_not(reqlog_wants(log, LOG_EXTEND));
 	cr_assert(reqlog_wants(log, LOG_FSYNC));
-	cr_assert_not(reqlog_wants(log, LOG_TRIM));
+	cr_assert_not(reqlog_wants(log, LOG_PUNCH));
 
 	/* Rows of an op outside the mask are not written. */
 	struct reqlog_row r[3] = {row_of(LOG_WRITE, "w"), row_of(LOG_FSYNC, "s"),
-				  row_of(LOG_TRIM, "t")};
+				  row_of(LOG_PUNCH, "t")};
 	for (int i = 0; i < 3; i++)
 		reqlog_append(log, &r[i]);
 	cr_assert_eq(reqlog_rows(log), 1);
@@ -290,7 +290,7 @@ Test(reqlog, wants_masks)
 	free(text);
 
 	cr_assert_eq(reqlog_open(log_path, 0, &log), 0);
-	for (unsigned op = LOG_READ; op <= LOG_TRIM; op <<= 1)
+	for (unsigned op = LOG_READ; op <= LOG_PUNCH; op <<= 1)
 		cr_assert_not(reqlog_wants(log, (enum log_op)op));
 	cr_assert_eq(reqlog_close(log), 0);
 }
