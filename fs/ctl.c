@@ -51,12 +51,16 @@ static char *stats_json(void)
 	uint64_t inodes = 0, extents = 0;
 	inode_flush_all(fs, false, NULL);
 	catalog_counts(fs->cat, &inodes, &extents);
-	pthread_mutex_lock(&fs->alloc_lock);
 	/* Runs waiting for a durable catalog are free as far as files go. */
-	uint64_t pending = fs->pending_free_bytes;
-	uint64_t used = devalloc_used_bytes(fs->alloc) - pending;
-	uint64_t free_b = devalloc_free_bytes(fs->alloc) + pending;
-	pthread_mutex_unlock(&fs->alloc_lock);
+	uint64_t total, free_b;
+	sfs_space(fs, &total, &free_b);
+	uint64_t used = total - free_b;
+	uint64_t polled = 0, polled_done = 0, queued = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		polled += atomic_load(&fs->dev[i]->counters.polled_reads);
+		polled_done += atomic_load(&fs->dev[i]->counters.polled_completions);
+		queued += atomic_load(&fs->dev[i]->counters.async_reads);
+	}
 	char start[64];
 	struct tm tm;
 	gmtime_r(&fs->start_realtime.tv_sec, &tm);
@@ -71,7 +75,7 @@ static char *stats_json(void)
 		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
 			fs->start_realtime.tv_nsec / 1000,
 		"mount_start", startz, "backing", fs->backing_path, "device_size",
-		(json_int_t)fs->dev_size, "block_size", (json_int_t)fs->block_size, "used_bytes",
+		(json_int_t)total, "block_size", (json_int_t)fs->dev[0]->block_size, "used_bytes",
 		(json_int_t)used, "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes,
 		"extents", (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads),
 		"bytes_read", (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
@@ -81,9 +85,8 @@ static char *stats_json(void)
 		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
 		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
-		(json_int_t)atomic_load(&fs->stats.polled_reads), "polled_completions",
-		(json_int_t)atomic_load(&fs->stats.polled_completions), "async_reads",
-		(json_int_t)atomic_load(&fs->stats.async_reads));
+		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
+		(json_int_t)queued);
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {

@@ -100,7 +100,7 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Splicing pays when replies come from the backing's file descriptor;
 	 * replies from memory (O_DIRECT backing, disk model) go faster with a
 	 * plain writev than with vmsplice and splice (measured with perf). */
-	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && !fs->dev_direct && !fs->model_on)
+	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && fs->splice_replies)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
 		conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
@@ -792,13 +792,13 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs s = {0};
-	s.f_bsize = g_sfs->block_size;
-	s.f_frsize = g_sfs->block_size;
-	pthread_mutex_lock(&g_sfs->alloc_lock);
-	s.f_blocks = devalloc_size(g_sfs->alloc) / g_sfs->block_size;
-	s.f_bfree = (devalloc_free_bytes(g_sfs->alloc) + g_sfs->pending_free_bytes) /
-		    g_sfs->block_size;
-	pthread_mutex_unlock(&g_sfs->alloc_lock);
+	uint64_t total, free_bytes;
+	uint32_t bs = g_sfs->dev[0]->block_size;
+	sfs_space(g_sfs, &total, &free_bytes);
+	s.f_bsize = bs;
+	s.f_frsize = bs;
+	s.f_blocks = total / bs;
+	s.f_bfree = free_bytes / bs;
 	s.f_bavail = s.f_bfree;
 	s.f_files = 1u << 30;
 	s.f_ffree = 1u << 30;
