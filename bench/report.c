@@ -25,13 +25,18 @@
 
 static void usage(FILE *out)
 {
+	fprintf(out, "usage: scatterfs-report LOG [options]\n"
+		     "\n"
+		     "Summarises a scatterfs request log: CSV with the header\n"
+		     "  " LOG_HEADER_BASE "\n"
+		     "optionally followed by model_us and further columns, which are ignored.\n"
+		     "LOG may be - for standard input.  The log is read once, as a stream.\n"
+		     "The op column holds one of:");
+	for (int i = 0; i < LOG_OP_COUNT; i++)
+		fprintf(out, " %s", log_op_names[i]);
 	fprintf(out,
-		"usage: scatterfs-report LOG [options]\n"
 		"\n"
-		"Summarises a scatterfs request log (CSV ts_us,op,pid,path,offset,size,result,\n"
-		"latency_us,device_io, optionally followed by model_us and further columns,\n"
-		"which are ignored).  LOG may be - for standard input.  The log is read once,\n"
-		"as a stream.\n"
+		"(trim, in logs written before punch had its name, counts as punch).\n"
 		"\n"
 		"Metrics (the --metric names):\n"
 		"  summary              rows, bytes (sum of size) and errors per op\n"

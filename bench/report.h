@@ -18,13 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "logschema.h"
+
 /* ---- the request log reader (report_parse.c) ---------------------------- */
 
-/** Operations of the request log, in the order the report prints them. */
-enum report_op { OP_READ, OP_WRITE, OP_EXTEND, OP_FSYNC, OP_TRIM, OP_COUNT };
-
-/** report_op_name() - "read", "write", ... for @op < OP_COUNT. */
-const char *report_op_name(enum report_op op);
+/*
+ * A row's op is the schema's op index (enum log_op_index, name in
+ * log_op_names[]); the report prints ops in that order.
+ */
 
 /** One device I/O of a row: bytes [offset, offset+length) of the backing device. */
 struct devio {
@@ -40,7 +41,7 @@ struct devio {
 struct log_row {
 	uint64_t line; /* line number of the row's first line, 1 = header */
 	uint64_t ts_us;
-	enum report_op op;
+	enum log_op_index op; /* "trim" in logs before punch was named is LOG_OPI_PUNCH */
 	int64_t pid;
 	const char *path;
 	size_t path_len;
@@ -56,10 +57,12 @@ struct log_reader;
 
 /**
  * log_reader_open() - opens the request log @path ("-" = standard input)
- * and checks its header: the first nine columns must be exactly
- * ts_us,op,pid,path,offset,size,result,latency_us,device_io; any further
+ * and checks its header: its first columns must be exactly LOG_HEADER_BASE
+ * (ts_us,op,pid,path,offset,size,result,latency_us,device_io); any further
  * columns (model_us, written by later versions, and unknown ones) are
- * accepted and ignored, in the header and in every row.
+ * accepted and ignored, in the header and in every row.  The op column
+ * takes log_op_names[] and, for logs written before punch had its name,
+ * "trim" (read as punch).
  * @return 0, -errno from open(2)/read(2), or -EINVAL for a bad header; on
  * every failure *out is NULL and @err (of @errlen bytes) holds a message
  * naming the file and the line.
@@ -205,9 +208,9 @@ struct report {
 	enum report_by by;
 	uint64_t rows;
 	uint64_t first_ts_us, last_ts_us;
-	struct op_summary ops[OP_COUNT];
+	struct op_summary ops[LOG_OP_COUNT];
 	struct report_group all; /* read sizes of every read */
-	struct report_group by_op[OP_COUNT];
+	struct report_group by_op[LOG_OP_COUNT];
 	struct file_state *files;     /* uthash, by path */
 	struct file_state *last_file; /* cache: consecutive rows often share a file */
 	struct pid_group *pids;	      /* uthash, by pid (BY_PID only) */

@@ -41,8 +41,8 @@ void report_init(struct report *rep, enum report_by by)
 	memset(rep, 0, sizeof(*rep));
 	rep->by = by;
 	rep->all.key = (char *)"all";
-	for (int op = 0; op < OP_COUNT; op++)
-		rep->by_op[op].key = (char *)report_op_name((enum report_op)op);
+	for (int op = 0; op < LOG_OP_COUNT; op++)
+		rep->by_op[op].key = (char *)log_op_names[op];
 }
 
 static struct file_state *find_file(struct report *rep, const char *path, size_t len)
@@ -130,7 +130,7 @@ int report_add(struct report *rep, const struct log_row *row)
 		return rc;
 
 	switch (row->op) {
-	case OP_READ:
+	case LOG_OPI_READ:
 		if ((rc = hist_add(&rep->all.hist, row->size)) < 0)
 			return rc;
 		rep->seq.reads++;
@@ -154,9 +154,9 @@ int report_add(struct report *rep, const struct log_row *row)
 		if ((rc = hist_add(&rep->dev.per_read, row->ndev)) < 0)
 			return rc;
 		return add_device_ios(&rep->dev, row);
-	case OP_WRITE:
+	case LOG_OPI_WRITE:
 		return add_device_ios(&rep->dev, row);
-	case OP_EXTEND:
+	case LOG_OPI_EXTEND:
 		rep->ext.extends++;
 		rep->ext.bytes += row->size;
 		rep->ext.zero_fill_us += row->latency_us;
@@ -221,10 +221,10 @@ struct report_group **report_groups(struct report *rep, size_t *n)
 		break;
 	}
 	case BY_OP:
-		g = malloc(OP_COUNT * sizeof(*g));
+		g = malloc(LOG_OP_COUNT * sizeof(*g));
 		if (g == NULL)
 			return NULL;
-		for (int op = 0; op < OP_COUNT; op++)
+		for (int op = 0; op < LOG_OP_COUNT; op++)
 			if (rep->by_op[op].hist.n > 0)
 				g[k++] = &rep->by_op[op];
 		break;
@@ -257,7 +257,7 @@ void report_free(struct report *rep)
 		free(p);
 	}
 	hist_free(&rep->all.hist);
-	for (int op = 0; op < OP_COUNT; op++)
+	for (int op = 0; op < LOG_OP_COUNT; op++)
 		hist_free(&rep->by_op[op].hist);
 	hist_free(&rep->dev.per_read);
 	memset(rep, 0, sizeof(*rep));

@@ -208,9 +208,9 @@ static int table_end(struct table *t)
 
 static int t_summary(struct table *t, struct report *rep)
 {
-	for (int op = 0; op < OP_COUNT; op++) {
+	for (int op = 0; op < LOG_OP_COUNT; op++) {
 		const struct op_summary *s = &rep->ops[op];
-		table_row(t, (struct cell[]){CS(report_op_name((enum report_op)op)), CU(s->rows),
+		table_row(t, (struct cell[]){CS(log_op_names[op]), CU(s->rows),
 					     CU(s->bytes), CU(s->errors)});
 	}
 	return 0;
@@ -473,9 +473,9 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	if (all || m == M_SUMMARY) {
 		fprintf(out, "\nRows by op\n    %-8s %12s %16s %8s\n", "op", "rows", "bytes",
 			"errors");
-		for (int op = 0; op < OP_COUNT; op++)
+		for (int op = 0; op < LOG_OP_COUNT; op++)
 			fprintf(out, "    %-8s %12" PRIu64 " %16" PRIu64 " %8" PRIu64 "\n",
-				report_op_name((enum report_op)op), rep->ops[op].rows,
+				log_op_names[op], rep->ops[op].rows,
 				rep->ops[op].bytes, rep->ops[op].errors);
 	}
 	if (all || m == M_READ_SIZES || m == M_READ_SIZE_BUCKETS) {

@@ -16,7 +16,7 @@
 
 #include "report.h"
 
-#define HEADER "ts_us,op,pid,path,offset,size,result,latency_us,device_io\n"
+#define HEADER LOG_HEADER_BASE "\n"
 
 /*
  * The reference log.  Reads: lines 2, 3, 4, 5, 9, 11 (6 reads).
@@ -154,16 +154,66 @@ Test(metrics, summary_per_op)
 {
 	struct report rep;
 	load(&rep, ref_log, BY_NONE);
-	cr_assert_eq(rep.ops[OP_READ].rows, 6);
-	cr_assert_eq(rep.ops[OP_READ].bytes, 49152);
-	cr_assert_eq(rep.ops[OP_READ].errors, 1);
-	cr_assert_eq(rep.ops[OP_WRITE].rows, 1);
-	cr_assert_eq(rep.ops[OP_EXTEND].bytes, 3145728);
-	cr_assert_eq(rep.ops[OP_FSYNC].rows, 1);
-	cr_assert_eq(rep.ops[OP_TRIM].rows, 0);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].rows, 6);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].bytes, 49152);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].errors, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_WRITE].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_EXTEND].bytes, 3145728);
+	cr_assert_eq(rep.ops[LOG_OPI_FSYNC].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].rows, 0);
 	cr_assert_eq(rep.first_ts_us, 100);
 	cr_assert_eq(rep.last_ts_us, 1000);
 	cr_assert_eq(report_file_count(&rep), 2);
+	report_free(&rep);
+}
+
+Test(reader, punch_zero_and_the_old_name_trim)
+{
+	/* trim, in logs written before punch was named, is read as punch. */
+	static const char log[] = HEADER "1,punch,1,f,4096,8192,8192,3,\n"
+					 "2,zero,1,f,0,65536,65536,9,0+4096\n"
+					 "3,trim,1,f,12288,4096,-22,2,\n"
+					 "4,zero,1,f,65536,4096,4096,1,\n";
+	struct log_reader *r;
+	struct log_row row;
+	char err[512];
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "p.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.op, LOG_OPI_PUNCH);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.op, LOG_OPI_ZERO);
+	cr_assert_eq(row.ndev, 1);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.op, LOG_OPI_PUNCH);
+	cr_assert_eq(row.result, -22);
+	log_reader_close(r);
+
+	struct report rep;
+	load(&rep, log, BY_OP);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].rows, 2);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].bytes, 12288);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].errors, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].rows, 2);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].bytes, 69632);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].errors, 0);
+	char *out = printed(&rep, FMT_CSV, M_SUMMARY);
+	cr_assert_str_eq(out, "op,rows,bytes,errors\n"
+			      "read,0,0,0\n"
+			      "write,0,0,0\n"
+			      "extend,0,0,0\n"
+			      "fsync,0,0,0\n"
+			      "punch,2,12288,1\n"
+			      "zero,2,69632,0\n");
+	free(out);
+	size_t n;
+	struct report_group **g = report_groups(&rep, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(g[0]->key, "punch");
+	cr_assert_eq(hist_count(&g[0]->hist, 8192), 1);
+	cr_assert_eq(hist_count(&g[0]->hist, 4096), 1);
+	cr_assert_str_eq(g[1]->key, "zero");
+	cr_assert_eq(hist_count(&g[1]->hist, 65536), 1);
+	free(g);
 	report_free(&rep);
 }
 
@@ -210,7 +260,7 @@ Test(metrics, by_op)
 	load(&rep, ref_log, BY_OP);
 	size_t n;
 	struct report_group **g = report_groups(&rep, &n);
-	cr_assert_eq(n, 4); /* no trim rows */
+	cr_assert_eq(n, 4); /* no punch or zero rows */
 	cr_assert_str_eq(g[0]->key, "read");
 	cr_assert_eq(g[0]->hist.n, 6);
 	cr_assert_str_eq(g[1]->key, "write");
@@ -373,7 +423,8 @@ Test(reader, malformed_input_messages)
 	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192\n"),
 			 "bad.csv:2: the row has 6 fields, expected at least 9");
 	cr_assert_str_eq(first_error(HEADER "1,copy,1,f,0,8192,8192,7,\n"),
-			 "bad.csv:2: field op: 'copy' is not read, write, extend, fsync or trim");
+			 "bad.csv:2: field op: 'copy' is not read, write, extend, fsync, punch or "
+			 "zero");
 	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,100+\n"),
 			 "bad.csv:2: field device_io: '100+' is not device_offset+length items "
 			 "joined by ';'");
@@ -423,7 +474,8 @@ Test(output, csv_exact)
 			      "write,1,8192,0\n"
 			      "extend,2,3145728,0\n"
 			      "fsync,1,0,0\n"
-			      "trim,0,0,0\n"
+			      "punch,0,0,0\n"
+			      "zero,0,0,0\n"
 			      "\n"
 			      "# read_sizes\n"
 			      "by,group,size,count,share_pct,bytes\n"
