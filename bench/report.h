@@ -58,7 +58,7 @@ struct log_reader;
 /**
  * log_reader_open() - opens the request log @path ("-" = standard input)
  * and checks its header: its first columns must be exactly LOG_HEADER_BASE
- * (ts_us,op,pid,path,offset,size,result,latency_us,device_io); any further
+ * (the schema's columns before model_us); any further
  * columns (model_us, written by later versions, and unknown ones) are
  * accepted and ignored, in the header and in every row.  The op column
  * takes log_op_names[] and, for logs written before punch had its name,
