@@ -173,16 +173,18 @@ struct seq_metrics {
 
 /**
  * Device behaviour.  Device I/Os per read: over read rows.  Seek distance:
- * over the device I/Os of read and write rows in log order (a row's own
- * device I/Os in their order), |offset - end of the previous device I/O|
- * in bytes, 0 = sequential; the first device I/O of the log has none.
+ * over the pairs of consecutive device I/Os of read and write rows in log
+ * order (a row's own device I/Os in their order), |offset - end of the
+ * previous device I/O| in bytes; a pair at distance 0 is sequential, any
+ * other is non-sequential (a seek).  The first device I/O of the log starts
+ * no pair.
  */
 struct device_metrics {
 	uint64_t reads;		     /* read rows */
 	uint64_t read_device_ios;    /* device I/Os of read rows */
 	struct hist per_read;	     /* device I/Os of each read row */
 	uint64_t device_ios;	     /* device I/Os of read and write rows */
-	uint64_t seeks;		     /* device I/Os after the first: device_ios - 1 */
+	uint64_t pairs;		     /* pairs of consecutive device I/Os: device_ios - 1 */
 	uint64_t seek[HIST_BUCKETS]; /* seek distance, bytes, by hist_bucket() */
 	bool have_prev;
 	uint64_t prev_end; /* device offset where the previous device I/O ended */

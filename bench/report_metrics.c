@@ -97,7 +97,7 @@ static int add_device_ios(struct device_metrics *d, const struct log_row *row)
 		if (d->have_prev) {
 			uint64_t dist = io->offset >= d->prev_end ? io->offset - d->prev_end
 								  : d->prev_end - io->offset;
-			d->seeks++;
+			d->pairs++;
 			d->seek[hist_bucket(dist)]++;
 		}
 		d->have_prev = true;

@@ -210,8 +210,8 @@ static int t_summary(struct table *t, struct report *rep)
 {
 	for (int op = 0; op < LOG_OP_COUNT; op++) {
 		const struct op_summary *s = &rep->ops[op];
-		table_row(t, (struct cell[]){CS(log_op_names[op]), CU(s->rows),
-					     CU(s->bytes), CU(s->errors)});
+		table_row(t, (struct cell[]){CS(log_op_names[op]), CU(s->rows), CU(s->bytes),
+					     CU(s->errors)});
 	}
 	return 0;
 }
@@ -280,9 +280,9 @@ static const char *const cols_summary[] = {"op", "rows", "bytes", "errors"};
 static const char *const cols_sizes[] = {"by", "group", "size", "count", "share_pct", "bytes"};
 static const char *const cols_buckets[] = {"by", "group", "lo", "hi", "count", "share_pct"};
 static const char *const cols_seq[] = {"reads", "with_previous", "sequential", "sequential_pct"};
-static const char *const cols_device[] = {"reads",	   "read_device_ios", "device_ios_per_read",
-					  "device_ios",	   "seeks",	      "sequential",
-					  "sequential_pct"};
+static const char *const cols_device[] = {
+    "reads",	       "read_device_ios",  "device_ios_per_read", "device_ios",
+    "device_io_pairs", "sequential_pairs", "nonsequential_pairs", "sequential_pct"};
 static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
 static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
@@ -328,12 +328,13 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 		case M_DEVICE:
 			table_begin(&t, out, o, root, M_DEVICE, cols_device, NCOLS(cols_device),
 				    true);
-			table_row(
-			    &t, (struct cell[]){
-				    CU(rep->dev.reads), CU(rep->dev.read_device_ios),
-				    CMEAN(report_device_ios_per_read(rep)), CU(rep->dev.device_ios),
-				    CU(rep->dev.seeks), CU(rep->dev.seek[0]),
-				    CPCT(report_share_pct(rep->dev.seek[0], rep->dev.seeks))});
+			table_row(&t,
+				  (struct cell[]){
+				      CU(rep->dev.reads), CU(rep->dev.read_device_ios),
+				      CMEAN(report_device_ios_per_read(rep)),
+				      CU(rep->dev.device_ios), CU(rep->dev.pairs),
+				      CU(rep->dev.seek[0]), CU(rep->dev.pairs - rep->dev.seek[0]),
+				      CPCT(report_share_pct(rep->dev.seek[0], rep->dev.pairs))});
 			break;
 		case M_DEVICE_IOS_PER_READ:
 			table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ, cols_per_read,
@@ -350,7 +351,7 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 						      CU(hist_bucket_lo(b)), CU(hist_bucket_hi(b)),
 						      CU(rep->dev.seek[b]),
 						      CPCT(report_share_pct(rep->dev.seek[b],
-									    rep->dev.seeks))});
+									    rep->dev.pairs))});
 			break;
 		case M_AUTOEXTEND:
 			table_begin(&t, out, o, root, M_AUTOEXTEND, cols_ext, NCOLS(cols_ext),
@@ -475,8 +476,8 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 			"errors");
 		for (int op = 0; op < LOG_OP_COUNT; op++)
 			fprintf(out, "    %-8s %12" PRIu64 " %16" PRIu64 " %8" PRIu64 "\n",
-				log_op_names[op], rep->ops[op].rows,
-				rep->ops[op].bytes, rep->ops[op].errors);
+				log_op_names[op], rep->ops[op].rows, rep->ops[op].bytes,
+				rep->ops[op].errors);
 	}
 	if (all || m == M_READ_SIZES || m == M_READ_SIZE_BUCKETS) {
 		bool sizes = all || m == M_READ_SIZES, buckets = all || m == M_READ_SIZE_BUCKETS;
@@ -527,13 +528,15 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	}
 	if (all || m == M_DEVICE || m == M_SEEK_DISTANCE) {
 		fprintf(out,
-			"    device I/Os of reads and writes %" PRIu64 ", sequential %" PRIu64
-			" of %" PRIu64 " (%.2f%%)\n",
-			rep->dev.device_ios, rep->dev.seek[0], rep->dev.seeks,
-			report_share_pct(rep->dev.seek[0], rep->dev.seeks));
-		if (rep->dev.seeks > 0) {
+			"    device I/Os of reads and writes %" PRIu64 "; of their %" PRIu64
+			" consecutive pairs, sequential %" PRIu64
+			" (%.2f%%), non-sequential %" PRIu64 "\n",
+			rep->dev.device_ios, rep->dev.pairs, rep->dev.seek[0],
+			report_share_pct(rep->dev.seek[0], rep->dev.pairs),
+			rep->dev.pairs - rep->dev.seek[0]);
+		if (rep->dev.pairs > 0) {
 			fprintf(out, "  seek distance between consecutive device I/Os, bytes:\n");
-			text_buckets(out, rep->dev.seek, rep->dev.seeks);
+			text_buckets(out, rep->dev.seek, rep->dev.pairs);
 		}
 	}
 	if (all || m == M_AUTOEXTEND)

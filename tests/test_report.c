@@ -305,7 +305,7 @@ Test(metrics, seek_distance_and_sequential_device_share)
 	struct report rep;
 	load(&rep, ref_log, BY_NONE);
 	cr_assert_eq(rep.dev.device_ios, 6);
-	cr_assert_eq(rep.dev.seeks, 5);
+	cr_assert_eq(rep.dev.pairs, 5);
 	cr_assert_eq(rep.dev.seek[0], 1);		    /* 0: sequential */
 	cr_assert_eq(rep.dev.seek[hist_bucket(49152)], 2);  /* [32K,64K): 49152, 57344 */
 	cr_assert_eq(rep.dev.seek[hist_bucket(122880)], 1); /* [64K,128K) */
@@ -316,7 +316,7 @@ Test(metrics, seek_distance_and_sequential_device_share)
 	for (unsigned b = 0; b < HIST_BUCKETS; b++)
 		total += rep.dev.seek[b];
 	cr_assert_eq(total, 5);
-	cr_assert_float_eq(report_share_pct(rep.dev.seek[0], rep.dev.seeks), 20.0, 1e-9);
+	cr_assert_float_eq(report_share_pct(rep.dev.seek[0], rep.dev.pairs), 20.0, 1e-9);
 	report_free(&rep);
 }
 
@@ -467,52 +467,53 @@ Test(output, csv_exact)
 	struct report rep;
 	load(&rep, ref_log, BY_NONE);
 	char *out = printed(&rep, FMT_CSV, -1);
-	cr_assert_str_eq(out, "# summary\n"
-			      "op,rows,bytes,errors\n"
-			      "read,6,49152,1\n"
-			      "write,1,8192,0\n"
-			      "extend,2,3145728,0\n"
-			      "fsync,1,0,0\n"
-			      "punch,0,0,0\n"
-			      "zero,0,0,0\n"
-			      "\n"
-			      "# read_sizes\n"
-			      "by,group,size,count,share_pct,bytes\n"
-			      "all,all,8192,3,50.00,24576\n"
-			      "all,all,4096,2,33.33,8192\n"
-			      "all,all,16384,1,16.67,16384\n"
-			      "\n"
-			      "# read_size_buckets\n"
-			      "by,group,lo,hi,count,share_pct\n"
-			      "all,all,4096,8191,2,33.33\n"
-			      "all,all,8192,16383,3,50.00\n"
-			      "all,all,16384,32767,1,16.67\n"
-			      "\n"
-			      "# sequentiality\n"
-			      "reads,with_previous,sequential,sequential_pct\n"
-			      "6,4,3,75.00\n"
-			      "\n"
-			      "# device\n"
-			      "reads,read_device_ios,device_ios_per_read,device_ios,seeks,"
-			      "sequential,sequential_pct\n"
-			      "6,5,0.833,6,5,1,20.00\n"
-			      "\n"
-			      "# device_ios_per_read\n"
-			      "device_ios,reads,share_pct\n"
-			      "0,2,33.33\n"
-			      "1,3,50.00\n"
-			      "2,1,16.67\n"
-			      "\n"
-			      "# seek_distance\n"
-			      "lo,hi,count,share_pct\n"
-			      "0,0,1,20.00\n"
-			      "32768,65535,2,40.00\n"
-			      "65536,131071,1,20.00\n"
-			      "131072,262143,1,20.00\n"
-			      "\n"
-			      "# autoextend\n"
-			      "extends,bytes,zero_fill_us,mean_us,max_us,us_per_mib\n"
-			      "2,3145728,8000,4000.000,5000,2666.667\n");
+	cr_assert_str_eq(out,
+			 "# summary\n"
+			 "op,rows,bytes,errors\n"
+			 "read,6,49152,1\n"
+			 "write,1,8192,0\n"
+			 "extend,2,3145728,0\n"
+			 "fsync,1,0,0\n"
+			 "punch,0,0,0\n"
+			 "zero,0,0,0\n"
+			 "\n"
+			 "# read_sizes\n"
+			 "by,group,size,count,share_pct,bytes\n"
+			 "all,all,8192,3,50.00,24576\n"
+			 "all,all,4096,2,33.33,8192\n"
+			 "all,all,16384,1,16.67,16384\n"
+			 "\n"
+			 "# read_size_buckets\n"
+			 "by,group,lo,hi,count,share_pct\n"
+			 "all,all,4096,8191,2,33.33\n"
+			 "all,all,8192,16383,3,50.00\n"
+			 "all,all,16384,32767,1,16.67\n"
+			 "\n"
+			 "# sequentiality\n"
+			 "reads,with_previous,sequential,sequential_pct\n"
+			 "6,4,3,75.00\n"
+			 "\n"
+			 "# device\n"
+			 "reads,read_device_ios,device_ios_per_read,device_ios,device_io_pairs,"
+			 "sequential_pairs,nonsequential_pairs,sequential_pct\n"
+			 "6,5,0.833,6,5,1,4,20.00\n"
+			 "\n"
+			 "# device_ios_per_read\n"
+			 "device_ios,reads,share_pct\n"
+			 "0,2,33.33\n"
+			 "1,3,50.00\n"
+			 "2,1,16.67\n"
+			 "\n"
+			 "# seek_distance\n"
+			 "lo,hi,count,share_pct\n"
+			 "0,0,1,20.00\n"
+			 "32768,65535,2,40.00\n"
+			 "65536,131071,1,20.00\n"
+			 "131072,262143,1,20.00\n"
+			 "\n"
+			 "# autoextend\n"
+			 "extends,bytes,zero_fill_us,mean_us,max_us,us_per_mib\n"
+			 "2,3145728,8000,4000.000,5000,2666.667\n");
 	free(out);
 	report_free(&rep);
 }
@@ -633,7 +634,12 @@ Test(output, json_exact)
 		i++;
 	}
 	cr_assert_eq(i, 3 + M_COUNT);
-	cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "device"), "seeks")), 5);
+	cr_assert_eq(
+	    json_integer_value(json_object_get(json_object_get(j, "device"), "device_io_pairs")),
+	    5);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_object_get(j, "device"), "nonsequential_pairs")),
+		     4);
 	cr_assert_float_eq(
 	    json_real_value(json_object_get(json_object_get(j, "device"), "device_ios_per_read")),
 	    0.833, 1e-12);
