@@ -56,6 +56,25 @@ static void usage(FILE *out)
 		"                       power-of-two buckets (0 = sequential)\n"
 		"  autoextend           extends, bytes added, zero-fill time in total, mean and\n"
 		"                       max per extend, and per MiB added\n"
+		"  latency              (with --latency) per op: count, p50, p90, p99, p99.9 and\n"
+		"                       max of latency_us, and of model_us when the log has it,\n"
+		"                       in microseconds; with --by file or pid also per file or\n"
+		"                       process.  Percentiles by nearest rank: the p-th is the\n"
+		"                       smallest value with at least ceil(p/100 x count) values\n"
+		"                       at or below it (as fio's completion-latency\n"
+		"                       percentiles, from exact values here)\n"
+		"  latency_buckets      (with --latency) the same latencies in power-of-two\n"
+		"                       buckets [lo, hi] (text: a bar chart)\n"
+		"\n"
+		"Row selection (a row must pass every one given; applies to every metric, the\n"
+		"fio iolog and the plots):\n"
+		"  --path GLOB          rows whose path matches GLOB (fnmatch(3); * also\n"
+		"                       matches /)\n"
+		"  --pid N[,N]...       rows of these processes\n"
+		"  --op OP[,OP]...      rows of these ops\n"
+		"  --since SEC          rows with ts_us >= SEC seconds since the mount\n"
+		"  --until SEC          rows with ts_us < SEC seconds since the mount (SEC may\n"
+		"                       have up to 6 decimals)\n"
 		"\n"
 		"Options:\n"
 		"  --by file|pid|op     also give the read-size histograms per file, per\n"
@@ -70,6 +89,7 @@ static void usage(FILE *out)
 		"                       autoextend, an array of objects otherwise).  Shares\n"
 		"                       are percent with 2 decimals, means with 3.\n"
 		"  --metric NAME        print one metric only (any format)\n"
+		"  --latency            also give the latency and latency_buckets metrics\n"
 		"  --top N              at most N exact sizes per histogram (0 = all; default\n"
 		"                       20 in text, all in csv and json)\n"
 		"  --fio-iolog FILE     also write the reads and writes as a fio iolog, to\n"
@@ -114,6 +134,12 @@ enum {
 	OPT_PLOT,
 	OPT_TIMELINE,
 	OPT_VERSION,
+	OPT_LATENCY,
+	OPT_PATH,
+	OPT_PID,
+	OPT_OP,
+	OPT_SINCE,
+	OPT_UNTIL,
 };
 
 static const struct option options[] = {
@@ -129,6 +155,12 @@ static const struct option options[] = {
     {"timeline", no_argument, NULL, OPT_TIMELINE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"latency", no_argument, NULL, OPT_LATENCY},
+    {"path", required_argument, NULL, OPT_PATH},
+    {"pid", required_argument, NULL, OPT_PID},
+    {"op", required_argument, NULL, OPT_OP},
+    {"since", required_argument, NULL, OPT_SINCE},
+    {"until", required_argument, NULL, OPT_UNTIL},
     {NULL, 0, NULL, 0},
 };
 
@@ -152,7 +184,9 @@ int main(int argc, char **argv)
 	long top = -1;
 	struct iolog_opts io = {.version = 3};
 	const char *iolog_path = NULL, *plot_path = NULL;
-	bool timeline = false, iolog_opt = false;
+	bool timeline = false, iolog_opt = false, latency = false;
+	struct report_filter filter = {0};
+	char ferr[256];
 	int c;
 
 	opterr = 0;
@@ -184,9 +218,35 @@ int main(int argc, char **argv)
 			if (o.metric < 0)
 				return bad_usage("--metric '%s': expected summary, read_sizes, "
 						 "read_size_buckets, sequentiality, device, "
-						 "device_ios_per_read, seek_distance or autoextend",
+						 "device_ios_per_read, seek_distance, autoextend, "
+						 "latency or latency_buckets",
 						 optarg);
 			break;
+		case OPT_LATENCY:
+			latency = true;
+			break;
+		case OPT_PATH:
+			filter.path_glob = optarg;
+			break;
+		case OPT_PID:
+			if (report_filter_pids(&filter, optarg, ferr, sizeof(ferr)) < 0)
+				return bad_usage("%s", ferr);
+			break;
+		case OPT_OP:
+			if (report_filter_ops(&filter, optarg, ferr, sizeof(ferr)) < 0)
+				return bad_usage("%s", ferr);
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL: {
+			bool since = c == OPT_SINCE;
+			if (report_parse_seconds(optarg,
+						 since ? &filter.since_us : &filter.until_us) < 0)
+				return bad_usage("--%s '%s': expected seconds since the mount "
+						 "(at most 6 decimals)",
+						 since ? "since" : "until", optarg);
+			*(since ? &filter.has_since : &filter.has_until) = true;
+			break;
+		}
 		case OPT_TOP: {
 			char *end;
 			errno = 0;
@@ -247,6 +307,8 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "--iolog-dir and --iolog-device exclude each other");
 	if (timeline && plot_path == NULL)
 		return bad_usage("%s", "--timeline needs --plot FILE");
+	if ((o.metric == M_LATENCY || o.metric == M_LATENCY_BUCKETS) && !latency)
+		return bad_usage("--metric %s needs --latency", report_metric_name(o.metric));
 	const char *log_path = argv[optind];
 	o.name = log_path;
 	o.top = top >= 0 ? (size_t)top : o.format == FMT_TEXT ? TEXT_TOP : 0;
@@ -259,6 +321,7 @@ int main(int argc, char **argv)
 	int rc, status = 1;
 
 	report_init(&rep, by);
+	rep.latency = latency;
 	if (log_reader_open(log_path, &r, err, sizeof(err)) < 0) {
 		fprintf(stderr, "scatterfs-report: %s\n", err);
 		goto out;
@@ -272,19 +335,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	struct log_row row;
-	while ((rc = log_reader_next(r, &row)) > 0) {
-		if ((rc = report_add(&rep, &row)) < 0 || (iw && (rc = iolog_add(iw, &row)) < 0) ||
-		    (plot && (rc = plot_add(plot, &row)) < 0)) {
-			fprintf(stderr, "scatterfs-report: %s:%" PRIu64 ": %s\n", log_path,
-				row.line, strerror(-rc));
-			goto out;
-		}
-	}
-	if (rc < 0) {
+	struct report_feed_counts fc;
+	rc = report_feed(r, &filter, &rep, iw, plot, &fc);
+	if (rc < 0 && fc.line == 0) {
 		fprintf(stderr, "scatterfs-report: %s\n", log_reader_error(r));
 		goto out;
 	}
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-report: %s:%" PRIu64 ": %s\n", log_path, fc.line,
+			strerror(-rc));
+		goto out;
+	}
+	if (report_filter_active(&filter))
+		fprintf(stderr, "scatterfs-report: %" PRIu64 " of %" PRIu64 " rows selected\n",
+			fc.selected, fc.rows);
 
 	rc = report_print(stdout, &rep, &o);
 	if (rc < 0) {
@@ -331,5 +395,6 @@ out:
 		plot_discard(plot);
 	log_reader_close(r);
 	report_free(&rep);
+	report_filter_free(&filter);
 	return status;
 }

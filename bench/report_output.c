@@ -26,7 +26,48 @@
 static const char *const metric_names[M_COUNT] = {
     "summary", "read_sizes",	      "read_size_buckets", "sequentiality",
     "device",  "device_ios_per_read", "seek_distance",	   "autoextend",
+    "latency", "latency_buckets",
 };
+
+/* The latency columns' names, as the log's header gives them. */
+static const char *const lat_column_names[LAT_COLUMNS] = {
+    [LAT_LATENCY_US] = "latency_us",
+    [LAT_MODEL_US] = "model_us",
+};
+
+/* The --latency percentiles, tenths of a percent (hist_percentiles()), and their labels. */
+static const unsigned lat_pm[] = {500, 900, 990, 999, 1000};
+#define NPCT (sizeof(lat_pm) / sizeof(lat_pm[0]))
+static const char *const lat_pct_label[NPCT] = {"p50", "p90", "p99", "p99.9", "max"};
+
+/*
+ * Calls @fn for each latency histogram to print, in order: the whole log's
+ * (by "all"), then each --by file or pid group's; in each, the ops in enum
+ * order that have rows, and for each op latency_us then model_us (when the
+ * log has it).
+ */
+static int each_latency(struct report *rep,
+			int (*fn)(void *ctx, const char *by, const char *group, int op, int col,
+				  const struct hist *h),
+			void *ctx)
+{
+	size_t n = 0;
+	struct report_group **g = report_latency_groups(rep, &n);
+	int rc = 0;
+
+	for (size_t i = 0; i <= n && rc == 0; i++) {
+		const struct report_group *grp = i == 0 ? &rep->all : g[i - 1];
+		const char *by = i == 0 ? "all" : rep->by == BY_FILE ? "file" : "pid";
+		if (grp->lat == NULL)
+			continue;
+		for (int op = 0; op < LOG_OP_COUNT && rc == 0; op++)
+			for (int c = 0; c < LAT_COLUMNS && rc == 0; c++)
+				if ((*grp->lat)[op][c].n > 0)
+					rc = fn(ctx, by, grp->key, op, c, &(*grp->lat)[op][c]);
+	}
+	free(g);
+	return rc;
+}
 
 const char *report_metric_name(enum report_metric m)
 {
@@ -287,6 +328,36 @@ static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
 static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
 				       "mean_us", "max_us", "us_per_mib"};
+static const char *const cols_latency[] = {"by",  "group", "op",  "column", "count",
+					   "p50", "p90",   "p99", "p99_9",  "max"};
+static const char *const cols_lat_buckets[] = {"by", "group", "op",    "column",
+					       "lo", "hi",    "count", "share_pct"};
+
+static int latency_row(void *ctx, const char *by, const char *group, int op, int col,
+		       const struct hist *h)
+{
+	uint64_t v[NPCT];
+	int rc = hist_percentiles(h, lat_pm, NPCT, v);
+	if (rc < 0)
+		return rc;
+	table_row(ctx, (struct cell[]){CS(by), CS(group), CS(log_op_names[op]),
+				       CS(lat_column_names[col]), CU(h->n), CU(v[0]), CU(v[1]),
+				       CU(v[2]), CU(v[3]), CU(v[4])});
+	return 0;
+}
+
+static int latency_bucket_rows(void *ctx, const char *by, const char *group, int op, int col,
+			       const struct hist *h)
+{
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		if (h->bucket[b])
+			table_row(ctx,
+				  (struct cell[]){CS(by), CS(group), CS(log_op_names[op]),
+						  CS(lat_column_names[col]), CU(hist_bucket_lo(b)),
+						  CU(hist_bucket_hi(b)), CU(h->bucket[b]),
+						  CPCT(report_share_pct(h->bucket[b], h->n))});
+	return 0;
+}
 
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -297,6 +368,8 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 
 	for (int m = 0; m < M_COUNT && rc == 0; m++) {
 		if (o->metric >= 0 && o->metric != m)
+			continue;
+		if ((m == M_LATENCY || m == M_LATENCY_BUCKETS) && !rep->latency)
 			continue;
 		if (o->format == FMT_CSV && o->metric < 0 && m > 0)
 			fputc('\n', out);
@@ -361,6 +434,16 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 						      CMEAN(report_extend_mean_us(rep)),
 						      CU(rep->ext.max_us),
 						      CMEAN(report_extend_us_per_mib(rep))});
+			break;
+		case M_LATENCY:
+			table_begin(&t, out, o, root, M_LATENCY, cols_latency, NCOLS(cols_latency),
+				    false);
+			rc = each_latency(rep, latency_row, &t);
+			break;
+		case M_LATENCY_BUCKETS:
+			table_begin(&t, out, o, root, M_LATENCY_BUCKETS, cols_lat_buckets,
+				    NCOLS(cols_lat_buckets), false);
+			rc = each_latency(rep, latency_bucket_rows, &t);
 			break;
 		default:
 			continue;
@@ -459,6 +542,49 @@ static int text_group(FILE *out, const char *by, const struct report_group *g, s
 	return 0;
 }
 
+/* One line of the text latency table. */
+static int text_latency_row(void *ctx, const char *by, const char *group, int op, int col,
+			    const struct hist *h)
+{
+	uint64_t v[NPCT];
+	int rc = hist_percentiles(h, lat_pm, NPCT, v);
+	if (rc < 0)
+		return rc;
+	(void)by;
+	fprintf(ctx, "    %-16s %-7s %-10s %10" PRIu64, group, log_op_names[op],
+		lat_column_names[col], h->n);
+	for (size_t i = 0; i < NPCT; i++)
+		fprintf(ctx, " %9" PRIu64, v[i]);
+	fputc('\n', ctx);
+	return 0;
+}
+
+static int text_latency_buckets(void *ctx, const char *by, const char *group, int op, int col,
+				const struct hist *h)
+{
+	fprintf(ctx, "  %s%s%s %s %s, power-of-two buckets, us:\n", by, by[0] == 'a' ? "" : " ",
+		by[0] == 'a' ? "" : group, log_op_names[op], lat_column_names[col]);
+	text_buckets(ctx, h->bucket, h->n);
+	return 0;
+}
+
+static int print_text_latency(FILE *out, struct report *rep, int m)
+{
+	int rc = 0;
+
+	fprintf(out, "\nLatency, us (percentiles by nearest rank)\n");
+	if (m < 0 || m == M_LATENCY) {
+		fprintf(out, "    %-16s %-7s %-10s %10s", "group", "op", "column", "count");
+		for (size_t i = 0; i < NPCT; i++)
+			fprintf(out, " %9s", lat_pct_label[i]);
+		fputc('\n', out);
+		rc = each_latency(rep, text_latency_row, out);
+	}
+	if (rc == 0 && (m < 0 || m == M_LATENCY_BUCKETS))
+		rc = each_latency(rep, text_latency_buckets, out);
+	return rc;
+}
+
 static int print_text(FILE *out, struct report *rep, const struct report_output *o)
 {
 	size_t top = o->top;
@@ -548,7 +674,9 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 			rep->ext.extends, rep->ext.bytes, (double)rep->ext.bytes / 1048576.0,
 			rep->ext.zero_fill_us, report_extend_mean_us(rep), rep->ext.max_us,
 			report_extend_us_per_mib(rep));
-	return 0;
+	if (rep->latency && (all || m == M_LATENCY || m == M_LATENCY_BUCKETS))
+		rc = print_text_latency(out, rep, m);
+	return rc;
 }
 
 int report_print(FILE *out, struct report *rep, const struct report_output *o)

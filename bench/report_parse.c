@@ -62,6 +62,7 @@ struct log_reader {
 	size_t end;    /* end of the data read */
 	uint64_t line; /* line number of the next row */
 	size_t columns;
+	bool has_model;	   /* the header names model_us where the schema puts it */
 	struct devio *dev; /* devcap entries, reused for each row */
 	size_t devcap;
 	char *pathbuf; /* unescaped quoted path, pathcap bytes */
@@ -158,6 +159,9 @@ static int check_header(struct log_reader *r)
 				log_column_names[col]);
 			return -EINVAL;
 		}
+		if (col == LOG_COL_MODEL_US)
+			r->has_model = (size_t)(fe - p) == strlen(log_column_names[col]) &&
+				       memcmp(p, log_column_names[col], (size_t)(fe - p)) == 0;
 		col++;
 		p = fe + 1;
 	}
@@ -434,13 +438,7 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	while (*c >= 'a' && *c <= 'z')
 		c++;
 	size_t oplen = (size_t)(c - p);
-	int op = -1;
-	/* Reads come first in op_names and are most of a log. */
-	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
-		if (op_names[i].len == oplen && memcmp(p, op_names[i].name, oplen) == 0) {
-			op = (int)op_names[i].op;
-			break;
-		}
+	int op = report_op_parse(p, oplen);
 	if (c >= end)
 		return ROW_MORE;
 	if (op < 0 || *c != ',') {
@@ -521,9 +519,19 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	row->dev = r->dev;
 	row->ndev = ndev;
 
-	/* Further columns (model_us, unknown ones): skipped, quotes honoured. */
-	while (*p == ',') {
+	/* Further columns: model_us is read, unknown ones skipped, quotes honoured. */
+	row->has_model_us = false;
+	row->model_us = 0;
+	for (size_t col = LOG_COL_DEVICE_IO + 1; *p == ','; col++) {
 		p++;
+		if (col == LOG_COL_MODEL_US && r->has_model) {
+			f->fstart = p;
+			if (!scan_u64(&p, &row->model_us) ||
+			    (*p != ',' && *p != '\n' && *p != '\r'))
+				FAIL(LOG_COL_MODEL_US, "an unsigned decimal");
+			row->has_model_us = true;
+			continue;
+		}
 		if (*p == '"') {
 			size_t dummy;
 			bool nomem = false;
@@ -548,8 +556,16 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 #undef FAIL
 }
 
-/* "read, write, ... or zero": the schema's op names, for messages. */
-static const char *op_list(void)
+int report_op_parse(const char *name, size_t len)
+{
+	/* Reads come first in op_names and are most of a log. */
+	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+		if (op_names[i].len == len && memcmp(name, op_names[i].name, len) == 0)
+			return (int)op_names[i].op;
+	return -1;
+}
+
+const char *report_op_list(void)
 {
 	static char list[256];
 	size_t n = 0;
@@ -589,7 +605,7 @@ static void describe(struct log_reader *r, const struct row_fail *f, uint64_t li
 			(unsigned long long)line, *p, (int)(p - s > 40 ? 40 : p - s), s);
 	else if (f->what == NULL)
 		set_err(r, "%s:%llu: field %s: '%.*s' is not %s", r->name, (unsigned long long)line,
-			log_column_names[f->field], (int)(e - s), s, op_list());
+			log_column_names[f->field], (int)(e - s), s, report_op_list());
 	else
 		set_err(r, "%s:%llu: field %s: '%.*s' is not %s", r->name, (unsigned long long)line,
 			log_column_names[f->field], (int)(e - s), s, f->what);
