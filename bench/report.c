@@ -29,7 +29,8 @@ static void usage(FILE *out)
 		     "\n"
 		     "Summarises a scatterfs request log: CSV with the header\n"
 		     "  " LOG_HEADER_BASE "\n"
-		     "optionally followed by model_us and further columns, which are ignored.\n"
+		     "optionally followed by model_us (read by --latency) and further columns,\n"
+		     "which are ignored.\n"
 		     "LOG may be - for standard input.  The log is read once, as a stream.\n"
 		     "The op column holds one of:");
 	for (int i = 0; i < LOG_OP_COUNT; i++)
