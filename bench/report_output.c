@@ -29,11 +29,11 @@ static const char *const metric_names[M_COUNT] = {
     "latency", "latency_buckets",
 };
 
-/* The latency columns' names, as the log's header gives them. */
-static const char *const lat_column_names[LAT_COLUMNS] = {
-    [LAT_LATENCY_US] = "latency_us",
-    [LAT_MODEL_US] = "model_us",
-};
+/* A latency column's name: the log's own (logschema.h). */
+static const char *lat_column_name(int col)
+{
+	return log_column_names[col == LAT_MODEL_US ? LOG_COL_MODEL_US : LOG_COL_LATENCY_US];
+}
 
 /* The --latency percentiles, tenths of a percent (hist_percentiles()), and their labels. */
 static const unsigned lat_pm[] = {500, 900, 990, 999, 1000};
@@ -340,9 +340,9 @@ static int latency_row(void *ctx, const char *by, const char *group, int op, int
 	int rc = hist_percentiles(h, lat_pm, NPCT, v);
 	if (rc < 0)
 		return rc;
-	table_row(ctx, (struct cell[]){CS(by), CS(group), CS(log_op_names[op]),
-				       CS(lat_column_names[col]), CU(h->n), CU(v[0]), CU(v[1]),
-				       CU(v[2]), CU(v[3]), CU(v[4])});
+	table_row(ctx,
+		  (struct cell[]){CS(by), CS(group), CS(log_op_names[op]), CS(lat_column_name(col)),
+				  CU(h->n), CU(v[0]), CU(v[1]), CU(v[2]), CU(v[3]), CU(v[4])});
 	return 0;
 }
 
@@ -353,7 +353,7 @@ static int latency_bucket_rows(void *ctx, const char *by, const char *group, int
 		if (h->bucket[b])
 			table_row(ctx,
 				  (struct cell[]){CS(by), CS(group), CS(log_op_names[op]),
-						  CS(lat_column_names[col]), CU(hist_bucket_lo(b)),
+						  CS(lat_column_name(col)), CU(hist_bucket_lo(b)),
 						  CU(hist_bucket_hi(b)), CU(h->bucket[b]),
 						  CPCT(report_share_pct(h->bucket[b], h->n))});
 	return 0;
@@ -552,7 +552,7 @@ static int text_latency_row(void *ctx, const char *by, const char *group, int op
 		return rc;
 	(void)by;
 	fprintf(ctx, "    %-16s %-7s %-10s %10" PRIu64, group, log_op_names[op],
-		lat_column_names[col], h->n);
+		lat_column_name(col), h->n);
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(ctx, " %9" PRIu64, v[i]);
 	fputc('\n', ctx);
@@ -563,7 +563,7 @@ static int text_latency_buckets(void *ctx, const char *by, const char *group, in
 				const struct hist *h)
 {
 	fprintf(ctx, "  %s%s%s %s %s, power-of-two buckets, us:\n", by, by[0] == 'a' ? "" : " ",
-		by[0] == 'a' ? "" : group, log_op_names[op], lat_column_names[col]);
+		by[0] == 'a' ? "" : group, log_op_names[op], lat_column_name(col));
 	text_buckets(ctx, h->bucket, h->n);
 	return 0;
 }
