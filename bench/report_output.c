@@ -29,6 +29,20 @@ static const char *const metric_names[M_COUNT] = {
     "latency", "latency_buckets",
 };
 
+static const char *by_name(enum report_by by)
+{
+	switch (by) {
+	case BY_FILE:
+		return "file";
+	case BY_PID:
+		return "pid";
+	case BY_OP:
+		return "op";
+	default:
+		return "all";
+	}
+}
+
 /* A latency column's name: the log's own (logschema.h). */
 static const char *lat_column_name(int col)
 {
@@ -57,7 +71,7 @@ static int each_latency(struct report *rep,
 
 	for (size_t i = 0; i <= n && rc == 0; i++) {
 		const struct report_group *grp = i == 0 ? &rep->all : g[i - 1];
-		const char *by = i == 0 ? "all" : rep->by == BY_FILE ? "file" : "pid";
+		const char *by = i == 0 ? "all" : by_name(rep->by);
 		if (grp->lat == NULL)
 			continue;
 		for (int op = 0; op < LOG_OP_COUNT && rc == 0; op++)
@@ -80,20 +94,6 @@ int report_metric_parse(const char *name)
 		if (strcmp(name, metric_names[m]) == 0)
 			return m;
 	return -1;
-}
-
-static const char *by_name(enum report_by by)
-{
-	switch (by) {
-	case BY_FILE:
-		return "file";
-	case BY_PID:
-		return "pid";
-	case BY_OP:
-		return "op";
-	default:
-		return "all";
-	}
 }
 
 /* ---- tables for CSV and JSON ----------------------------------------------- */
