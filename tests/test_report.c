@@ -949,6 +949,19 @@ Test(latency, by_pid_and_by_file_and_json)
 	cr_assert_eq(json_integer_value(json_object_get(row, "p90")), 400);
 	cr_assert_eq(json_integer_value(json_object_get(row, "p99_9")), 400);
 	cr_assert_eq(json_integer_value(json_object_get(row, "max")), 400);
+	char *every = printed(&rep, FMT_JSON, -1);
+	json_t *all = json_loads(every, 0, &jerr);
+	free(every);
+	cr_assert_not_null(all, "%s", jerr.text);
+	cr_assert_eq(json_object_size(all), 3 + M_COUNT);
+	cr_assert_eq(json_array_size(json_object_get(all, "latency")), 18);
+	/*
+	 * latency_buckets, rows per op and column: all 15 (as in the test above);
+	 * a.db: read latency_us 2 ([64,127], [256,511]), model_us 3 (0, [64,127],
+	 * [256,511]), write 1 + 1, zero 1 + 1; b.db: read 2 + 2, punch 1 + 1.
+	 */
+	cr_assert_eq(json_array_size(json_object_get(all, "latency_buckets")), 30);
+	json_decref(all);
 	row = json_array_get(a, 14); /* b.db reads: 200, 1000 */
 	cr_assert_str_eq(json_string_value(json_object_get(row, "group")), "b.db");
 	cr_assert_eq(json_integer_value(json_object_get(row, "p50")), 200);
