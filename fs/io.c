@@ -545,6 +545,9 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 				err = extmap_mark_unwritten(&in->map, wf, wt - wf);
 			mark_dirty(in, wf);
 		}
+		if (reqlog_wants(fs->log, LOG_ZERO))
+			log_request(fs, LOG_ZERO, pid, in, off, len, err ? err : (int64_t)len, ts,
+				    &r);
 		break;
 	default:
 		return -EOPNOTSUPP;

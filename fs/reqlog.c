@@ -447,7 +447,10 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 
 	rc = write_all(log->fd, reqlog_header, sizeof(reqlog_header) - 2);
 	if (rc == 0 && (ops & REQLOG_MODEL_US))
-		rc = write_all(log->fd, ",model_us", 9);
+		rc = write_all(log->fd, ",", 1);
+	if (rc == 0 && (ops & REQLOG_MODEL_US))
+		rc = write_all(log->fd, log_column_names[LOG_COL_MODEL_US],
+			       strlen(log_column_names[LOG_COL_MODEL_US]));
 	if (rc == 0)
 		rc = write_all(log->fd, "\n", 1);
 	if (rc < 0)
