@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "units.h"
 
 #define CATALOG_MAGIC "scatterfs-catalog"
 #define CATALOG_VERSION 2
@@ -145,14 +146,14 @@ struct catalog {
 
 static int64_t ts_ns(const struct timespec *t)
 {
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+	return (int64_t)t->tv_sec * (int64_t)NS_PER_S + t->tv_nsec;
 }
 
 static struct timespec ns_ts(int64_t ns)
 {
-	struct timespec t = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+	struct timespec t = {.tv_sec = ns / (int64_t)NS_PER_S, .tv_nsec = ns % (int64_t)NS_PER_S};
 	if (t.tv_nsec < 0) {
-		t.tv_nsec += 1000000000;
+		t.tv_nsec += NS_PER_S;
 		t.tv_sec--;
 	}
 	return t;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "units.h"
 
 void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 {
@@ -44,8 +45,8 @@ void dev_req_wait(const struct dev_req *r)
 		return;
 	if (r->complete_ns - now > WAKE_EARLY_NS) {
 		uint64_t wake = r->complete_ns - WAKE_EARLY_NS;
-		struct timespec t = {.tv_sec = (time_t)(wake / 1000000000u),
-				     .tv_nsec = (long)(wake % 1000000000u)};
+		struct timespec t = {.tv_sec = (time_t)(wake / NS_PER_S),
+				     .tv_nsec = (long)(wake % NS_PER_S)};
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
 			;
 	}

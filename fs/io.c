@@ -395,9 +395,9 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 		err = -EFBIG;
 		goto out;
 	}
-	uint64_t a = off / bs * bs, b = (off + size + bs - 1) / bs * bs;
+	uint64_t a = round_down(off, bs), b = round_up(off + size, bs);
 	/* Blocks this write covers completely need no zero-fill. */
-	uint64_t full_from = (off + bs - 1) / bs * bs, full_to = (off + size) / bs * bs;
+	uint64_t full_from = round_up(off, bs), full_to = round_down(off + size, bs);
 	err = allocate_range(fs, in, a, b - a, full_from, full_to > full_from ? full_to : full_from,
 			     pid, &r);
 	if (err)
@@ -454,7 +454,7 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	if (!len)
 		return 0;
 	uint64_t bs = inode_device(fs, in)->block_size;
-	uint64_t a = off / bs * bs;
+	uint64_t a = round_down(off, bs);
 	struct segment s;
 	extmap_lookup(&in->map, a, bs, &s, 1);
 	if (s.kind != SEG_DATA || s.length < bs)
@@ -475,7 +475,7 @@ static int zero_edges(struct sfs *fs, struct inode *in, uint64_t off, uint64_t l
 		      uint64_t *whole_from, uint64_t *whole_to, struct dev_req *r)
 {
 	uint64_t bs = inode_device(fs, in)->block_size, end = off + len;
-	uint64_t wf = (off + bs - 1) / bs * bs, wt = end / bs * bs;
+	uint64_t wf = round_up(off, bs), wt = round_down(end, bs);
 	int err;
 	if (wf >= wt) { /* inside one block, or two partial blocks */
 		uint64_t mid = wf < end ? wf : end;
@@ -517,7 +517,7 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 	uint64_t wf, wt;
 	switch (kind) {
 	case 0: {
-		uint64_t a = off / bs * bs, b = (off + len + bs - 1) / bs * bs;
+		uint64_t a = round_down(off, bs), b = round_up(off + len, bs);
 		err = allocate_range(fs, in, a, b - a, 0, 0, pid, &r);
 		break;
 	}
@@ -546,7 +546,7 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 			mark_dirty(in, wf);
 		}
 		if (reqlog_wants(fs->log, LOG_ZERO))
-			log_request(fs, LOG_ZERO, pid, in, off, len, err ? err : (int64_t)len, ts,
+			io_log_request(fs, LOG_ZERO, pid, in, off, len, err ? err : (int64_t)len, ts,
 				    &r);
 		break;
 	default:
@@ -572,7 +572,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	if (err)
 		return err;
 	if (size < in->attr.size) {
-		uint64_t keep = (size + bs - 1) / bs * bs;
+		uint64_t keep = round_up(size, bs);
 		if (size % bs)
 			err = zero_partial(fs, in, size, keep - size, &r);
 		if (!err)

@@ -21,6 +21,7 @@
 #include "io_i.h"
 #include "reqlog.h"
 #include "sfs.h"
+#include "units.h"
 
 #define READ_QUEUE_SLOTS 256 /* queued reads in flight at most; more read synchronously */
 
@@ -92,7 +93,7 @@ static struct queued_read *queued_read_get(struct read_queue *rq, size_t size)
 	if (!q && !(q = rq->slot[i] = calloc(1, sizeof *q)))
 		goto fail;
 	if (q->cap < size) {
-		size_t want = size < (128u << 10) ? (128u << 10) : size;
+		size_t want = size < 128 * KiB ? 128 * KiB : size;
 		void *p;
 		if (posix_memalign(&p, 4096, want))
 			goto fail;
@@ -153,7 +154,7 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 		return 1;
 	/* The device reads whole blocks: the request's first and last block
 	 * belong to the extents the request starts and ends in. */
-	uint64_t bs = d->block_size, a = off / bs * bs, b = (off + size + bs - 1) / bs * bs;
+	uint64_t bs = d->block_size, a = round_down(off, bs), b = round_up(off + size, bs);
 	struct segment segs[MAX_SEGS];
 	size_t n = extmap_lookup(&in->map, a, b - a, segs, MAX_SEGS);
 	if (segs[n - 1].logical + segs[n - 1].length < b)

@@ -33,6 +33,7 @@
 #include "reqlog.h"
 #include "sfs.h"
 #include "size.h"
+#include "units.h"
 
 struct cmdline {
 	char *backing;
@@ -245,7 +246,7 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
  */
 static void prefetch(int fd)
 {
-	const size_t chunk = (size_t)1 << 20;
+	const size_t chunk = MiB;
 	char *buf = malloc(chunk);
 	off_t off = 0;
 	ssize_t got;

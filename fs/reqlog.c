@@ -48,10 +48,11 @@
 #include <unistd.h>
 
 #include "reqlog.h"
+#include "units.h"
 
-#define REQLOG_RING_BYTES   (8u << 20)
-#define REQLOG_FLUSH_BYTES  (256u << 10) /* wake the writer at this much queued */
-#define REQLOG_MAX_WRITE    (1u << 20)	 /* largest single write(2) */
+#define REQLOG_RING_BYTES   (8 * MiB)
+#define REQLOG_FLUSH_BYTES  (256 * KiB) /* wake the writer at this much queued */
+#define REQLOG_MAX_WRITE    MiB	 /* largest single write(2) */
 #define REQLOG_FLUSH_NS	    100000000L	 /* flush at least every 100 ms */
 #define REQLOG_ROWBUF_BYTES 4096	 /* per-append stack buffer */
 
