@@ -376,7 +376,6 @@ int main(int argc, char *argv[])
 	if (!opts.foreground)
 		fork_and_wait();
 
-	g_sfs = fs;
 	fs->dev_fd = -1;
 	fs->entry_timeout = 60.0;
 	fs->backing_path = realpath(cl.backing, NULL);

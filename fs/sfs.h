@@ -125,8 +125,6 @@ struct sfs {
 	double entry_timeout;
 };
 
-extern struct sfs *g_sfs;
-
 /* inode.c */
 /**
  * inode_get() - the in-memory inode for @ino, loading its attributes from
@@ -241,18 +239,22 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid);
 /** now_us() - microseconds since the mount. */
 uint64_t now_us(const struct sfs *fs);
 
-/* ctl.c: the hidden control directory */
-bool ctl_is_ino(uint64_t ino);
-void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name);
-void ctl_getattr(fuse_req_t req, uint64_t ino);
-void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi);
-void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus);
-void ctl_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+/*
+ * The handlers.  Each takes the daemon's state from its request
+ * (fuse_req_userdata(), the struct sfs the session was created with), never
+ * from a global.
+ */
 
-/* ops.c */
+/* ctl.c: the hidden control directory */
+/** ctl_is_ino() - whether @ino is a node of the control directory. */
+bool ctl_is_ino(uint64_t ino);
+/** The handlers of control inodes (and of names that would enter or leave the directory). */
+extern const struct fuse_lowlevel_ops ctl_ops;
+
+/* ops.c: the handlers of the files of the mount (never given a control inode) */
+extern const struct fuse_lowlevel_ops sfs_file_ops;
+
+/* dispatch.c: the table the session runs, routing each request to one of the two above */
 extern const struct fuse_lowlevel_ops sfs_ops;
 
 #endif
