@@ -666,6 +666,7 @@ static void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		return;
 	}
 	uint64_t pos = 0;
+	err = 0;
 	pthread_rwlock_rdlock(&in->lock);
 	if (!in->map_loaded) {
 		pthread_rwlock_unlock(&in->lock);
