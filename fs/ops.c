@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -540,6 +541,69 @@ static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	io_read(fs, req, in, (uint64_t)off, size);
 }
 
+/*
+ * Whether the caller of @req has CAP_FSETID, read from its CapEff in
+ * /proc/PID/status (proc(5)).  A caller that is gone by now counts as
+ * having it when it ran as root, as it almost surely did.
+ */
+static bool caller_has_fsetid(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	bool cap = ctx->uid == 0;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)ctx->pid);
+	FILE *f = ctx->pid > 0 ? fopen(path, "re") : NULL;
+	if (!f)
+		return cap;
+	char line[256];
+	unsigned long long eff;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			cap = eff & (1ull << CAP_FSETID);
+			break;
+		}
+	}
+	fclose(f);
+	return cap;
+}
+
+/*
+ * After a write or fallocate of @in by the caller of @req: a caller without
+ * CAP_FSETID strips set-user-ID, and set-group-ID when the group may
+ * execute (without group execute it marks mandatory locking, not a
+ * privilege), as the kernel's file_remove_privs() does for local file
+ * systems, so that a modified program cannot keep its privilege.
+ *
+ * Done in the daemon, not by the kernel: libfuse 3.14 knows no
+ * FUSE_CAP_HANDLE_KILLPRIV_V2 and does not pass the handler the
+ * FUSE_WRITE_KILL_SUIDGID flag the kernel sets on such writes, and the
+ * kernel strips the bits itself only on its page-cache path (cache.mode =
+ * kernel) and for fallocate and truncate, not on a direct-I/O write.  The
+ * capability is looked up only when the file has a bit to lose.  The new
+ * mode goes to the catalog at once, as a chmod does (if that fails it stays
+ * dirty for the next flush), and the kernel is told to drop the attributes
+ * it caches (a direct-I/O write's reply refreshes only size and times);
+ * only the attributes, which takes no lock the caller's write holds.
+ * Caller holds in->lock for writing.
+ */
+static void kill_priv(struct sfs *fs, fuse_req_t req, struct inode *in)
+{
+	mode_t m = in->attr.mode, kill = 0;
+	if (!S_ISREG(m))
+		return;
+	if (m & S_ISUID)
+		kill |= S_ISUID;
+	if ((m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		kill |= S_ISGID;
+	if (!kill || caller_has_fsetid(req))
+		return;
+	in->attr.mode &= ~kill;
+	clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
+	in->attr_dirty = true;
+	inode_flush(fs, in);
+	fuse_lowlevel_notify_inval_inode(fs->se, in->ino, -1, 0);
+}
+
 static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
@@ -552,6 +616,8 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	}
 	inode_wrlock(in);
 	ssize_t n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
+	if (n > 0)
+		kill_priv(fs, req, in);
 	pthread_rwlock_unlock(&in->lock);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -610,6 +676,8 @@ static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 	inode_wrlock(in);
 	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len,
 			   fuse_req_ctx(req)->pid);
+	if (!err)
+		kill_priv(fs, req, in);
 	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
 }
