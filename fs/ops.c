@@ -1,8 +1,9 @@
 /*
  * FUSE low-level operation handlers: decode, call the catalog, inode
  * table or I/O path, reply.  Permission checks are the kernel's
- * (default_permissions is always on); locks are left to the kernel
- * (no getlk/setlk/flock), which keeps POSIX and flock locks for one host.
+ * (default_permissions is always on), and so are POSIX ACLs' (kept here as
+ * xattrs, FUSE_CAP_POSIX_ACL); locks are left to the kernel (no
+ * getlk/setlk/flock), which keeps POSIX and flock locks for one host.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "catalog.h"
 #include "reqlog.h"
 #include "sfs.h"
@@ -75,6 +77,30 @@ static void fill_entry(struct sfs *fs, struct inode *in, struct fuse_entry_param
 	pthread_rwlock_unlock(&in->lock);
 }
 
+/*
+ * Xattr @name of @ino into a new buffer (*@value, freed by the caller) of
+ * *@len bytes.  @return 0, -ENODATA when absent, -ENOMEM, -EIO.
+ */
+static int load_xattr(struct sfs *fs, uint64_t ino, const char *name, void **value, size_t *len)
+{
+	*value = NULL;
+	int err = catalog_getxattr(fs->cat, ino, name, NULL, 0, len);
+	if (err)
+		return err;
+	*value = malloc(*len ? *len : 1);
+	if (!*value)
+		return -ENOMEM;
+	size_t got;
+	err = catalog_getxattr(fs->cat, ino, name, *value, *len, &got);
+	if (!err && got != *len)
+		err = -EIO; /* changed in between: the caller holds the inode lock, so never */
+	if (err) {
+		free(*value);
+		*value = NULL;
+	}
+	return err;
+}
+
 /* Looks up @name in @parent taking one lookup reference. */
 static int do_lookup(struct sfs *fs, fuse_ino_t parent, const char *name,
 		     struct fuse_entry_param *e)
@@ -110,6 +136,21 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	/* Writes through the page cache would hide write sizes: keep write-through. */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * POSIX ACLs: the kernel enforces them and caches them; keeping the
+	 * mode in step and inheriting default ACLs is ours.  With ACLs the VFS
+	 * no longer applies the umask, FUSE's kernel side does unless told
+	 * not to: DONT_MASK lets a default ACL replace the umask, as acl(5)
+	 * says, and make_node() applies the umask when there is none.
+	 */
+	if (conn->capable & FUSE_CAP_POSIX_ACL) {
+		conn->want |= FUSE_CAP_POSIX_ACL;
+		fs->posix_acl = true;
+		if (conn->capable & FUSE_CAP_DONT_MASK) {
+			conn->want |= FUSE_CAP_DONT_MASK;
+			fs->dont_mask = true;
+		}
+	}
 	conn->max_readahead = (unsigned)fs->cfg.defaults.cache.readahead;
 	/* The kernel skips readahead while this many background requests are
 	 * queued (libfuse's default threshold is 9): with a slow device or the
@@ -172,6 +213,28 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
+/*
+ * After a chmod of @in: its access ACL, if it has one, takes the new owner,
+ * group class and other permissions, as chmod(2) does (acl(5)).  Caller
+ * holds in->lock for writing.  @return 0, -errno.
+ */
+static int chmod_acl(struct sfs *fs, struct inode *in)
+{
+	if (!fs->posix_acl)
+		return 0;
+	void *acl;
+	size_t len;
+	int err = load_xattr(fs, in->ino, ACL_XATTR_ACCESS, &acl, &len);
+	if (err)
+		return err == -ENODATA ? 0 : err;
+	if (acl_valid(acl, len) == 0) {
+		acl_chmod(acl, len, in->attr.mode);
+		err = catalog_setxattr(fs->cat, in->ino, ACL_XATTR_ACCESS, acl, len, 0);
+	}
+	free(acl);
+	return err;
+}
+
 static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
@@ -192,8 +255,10 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 			err = io_truncate(fs, in, (uint64_t)attr->st_size);
 	}
 	if (!err) {
-		if (to_set & FUSE_SET_ATTR_MODE)
+		if (to_set & FUSE_SET_ATTR_MODE) {
 			in->attr.mode = (in->attr.mode & S_IFMT) | (attr->st_mode & 07777);
+			err = chmod_acl(fs, in);
+		}
 		if (to_set & FUSE_SET_ATTR_UID)
 			in->attr.uid = attr->st_uid;
 		if (to_set & FUSE_SET_ATTR_GID)
@@ -252,8 +317,45 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		if (S_ISDIR(mode))
 			a.mode |= S_ISGID;
 	}
+	/* The parent's default ACL, else the umask, masks the new mode. */
+	void *dacl = NULL, *aacl = NULL;
+	size_t dlen = 0;
+	bool equiv = true;
+	err = 0;
+	if (fs->posix_acl && !S_ISLNK(mode)) {
+		err = load_xattr(fs, parent, ACL_XATTR_DEFAULT, &dacl, &dlen);
+		if (err == -ENODATA)
+			err = 0;
+		if (!err && dacl && acl_valid(dacl, dlen) == 0) {
+			aacl = malloc(dlen);
+			if (!aacl)
+				err = -ENOMEM;
+			else
+				memcpy(aacl, dacl, dlen);
+		}
+	}
 	pthread_rwlock_unlock(&p->lock);
-	err = catalog_create(fs->cat, parent, name, &a, target);
+	if (aacl)
+		acl_create(aacl, dlen, &a.mode, &equiv);
+	else if (fs->dont_mask && !S_ISLNK(mode))
+		a.mode &= ~(ctx->umask & 0777);
+	bool created = false;
+	if (!err) {
+		err = catalog_create(fs->cat, parent, name, &a, target);
+		created = !err;
+	}
+	if (!err && aacl && !equiv)
+		err = catalog_setxattr(fs->cat, a.ino, ACL_XATTR_ACCESS, aacl, dlen, 0);
+	if (!err && aacl && S_ISDIR(mode))
+		err = catalog_setxattr(fs->cat, a.ino, ACL_XATTR_DEFAULT, dacl, dlen, 0);
+	if (err && created) {
+		/* Without its ACL the node would grant what the ACL withholds. */
+		uint64_t gone;
+		catalog_unlink(fs->cat, parent, name, S_ISDIR(mode), &gone);
+		catalog_delete_inode(fs->cat, a.ino);
+	}
+	free(dacl);
+	free(aacl);
 	if (err)
 		return err;
 	inode_wrlock(p);
@@ -894,15 +996,60 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &s);
 }
 
+/*
+ * setxattr of system.posix_acl_access: an ACL that says no more than the
+ * mode bits is not stored (any stored one is removed), as ext4 does; either
+ * way the mode's permission bits become what the ACL says (acl(5)).
+ * @return 0, -errno.
+ */
+static int set_access_acl(struct sfs *fs, fuse_ino_t ino, const char *value, size_t size,
+			  int flags)
+{
+	int err;
+	struct inode *in = iget(fs, ino, &err);
+	if (!in)
+		return err;
+	mode_t perm;
+	bool equiv;
+	acl_equiv_mode(value, size, &perm, &equiv);
+	/* The kernel removes an ACL rather than set an empty one: so do we. */
+	bool empty = size == ACL_XATTR_EMPTY_SIZE;
+	inode_wrlock(in);
+	if (equiv || empty) {
+		err = catalog_removexattr(fs->cat, ino, ACL_XATTR_ACCESS);
+		if (err == -ENODATA)
+			err = 0;
+	} else {
+		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_ACCESS, value, size, flags);
+	}
+	if (!err && !empty) {
+		in->attr.mode = (in->attr.mode & ~(mode_t)0777) | perm;
+		clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
+		in->attr_dirty = true;
+		err = inode_flush(fs, in);
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return err;
+}
+
 static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			 size_t size, int flags)
 {
 	struct sfs *fs = fuse_req_userdata(req);
-	if (strncmp(name, "system.", 7) == 0) { /* no POSIX ACLs */
+	bool access = strcmp(name, ACL_XATTR_ACCESS) == 0;
+	bool dflt = strcmp(name, ACL_XATTR_DEFAULT) == 0;
+	/* Of system.*, only the POSIX ACLs, and only when the kernel enforces them. */
+	if (strncmp(name, "system.", 7) == 0 && !(fs->posix_acl && (access || dflt))) {
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
-	int err = catalog_setxattr(fs->cat, ino, name, value, size, flags);
+	int err = 0;
+	if (access || dflt)
+		err = acl_valid(value, size);
+	if (!err && access)
+		err = set_access_acl(fs, ino, value, size, flags);
+	else if (!err)
+		err = catalog_setxattr(fs->cat, ino, name, value, size, flags);
 	if (err == -EEXIST && !(flags & XATTR_CREATE))
 		err = -EIO;
 	fuse_reply_err(req, -err);

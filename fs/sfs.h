@@ -122,6 +122,9 @@ struct sfs {
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
+	/* Set by the init handler, before any other request: */
+	bool posix_acl; /* FUSE_CAP_POSIX_ACL: the kernel enforces ACLs kept as xattrs */
+	bool dont_mask; /* FUSE_CAP_DONT_MASK: the daemon applies the umask (or a default ACL) */
 	double entry_timeout;
 };
 
