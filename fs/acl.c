@@ -53,13 +53,24 @@ int acl_valid(const void *value, size_t size)
 		if (perm & ~(ACL_READ | ACL_WRITE | ACL_EXECUTE))
 			return -EINVAL;
 		switch (tag) {
-		case ACL_USER_OBJ: user_obj++; break;
-		case ACL_GROUP_OBJ: group_obj++; break;
-		case ACL_OTHER: other++; break;
-		case ACL_MASK: mask++; break;
+		case ACL_USER_OBJ:
+			user_obj++;
+			break;
+		case ACL_GROUP_OBJ:
+			group_obj++;
+			break;
+		case ACL_OTHER:
+			other++;
+			break;
+		case ACL_MASK:
+			mask++;
+			break;
 		case ACL_USER:
-		case ACL_GROUP: named++; break;
-		default: return -EINVAL;
+		case ACL_GROUP:
+			named++;
+			break;
+		default:
+			return -EINVAL;
 		}
 	}
 	if (count(size) == 0)

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define ACL_XATTR_ACCESS "system.posix_acl_access"
+#define ACL_XATTR_ACCESS  "system.posix_acl_access"
 #define ACL_XATTR_DEFAULT "system.posix_acl_default"
 /* An ACL of no entry: the header alone (struct posix_acl_xattr_header). */
 #define ACL_XATTR_EMPTY_SIZE 4

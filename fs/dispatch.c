@@ -117,7 +117,7 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 	if (name_too_long(req, name) || name_too_long(req, newname))
 		return;
 	const struct fuse_lowlevel_ops *ops =
-		ctl_name(newparent, newname) ? &ctl_ops : by_name(parent, name);
+	    ctl_name(newparent, newname) ? &ctl_ops : by_name(parent, name);
 	ops->rename(req, parent, name, newparent, newname, flags);
 }
 
@@ -125,8 +125,7 @@ static void d_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const c
 {
 	if (name_too_long(req, newname))
 		return;
-	const struct fuse_lowlevel_ops *ops =
-		ctl_name(newparent, newname) ? &ctl_ops : by_ino(ino);
+	const struct fuse_lowlevel_ops *ops = ctl_name(newparent, newname) ? &ctl_ops : by_ino(ino);
 	ops->link(req, ino, newparent, newname);
 }
 
@@ -249,38 +248,38 @@ static void d_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 const struct fuse_lowlevel_ops sfs_ops = {
-	.init = d_init,
-	.destroy = d_destroy,
-	.statfs = d_statfs,
-	.lookup = d_lookup,
-	.forget = d_forget,
-	.forget_multi = d_forget_multi,
-	.getattr = d_getattr,
-	.setattr = d_setattr,
-	.readlink = d_readlink,
-	.mknod = d_mknod,
-	.mkdir = d_mkdir,
-	.unlink = d_unlink,
-	.rmdir = d_rmdir,
-	.symlink = d_symlink,
-	.rename = d_rename,
-	.link = d_link,
-	.open = d_open,
-	.read = d_read,
-	.write = d_write,
-	.flush = d_flush,
-	.release = d_release,
-	.fsync = d_fsync,
-	.opendir = d_opendir,
-	.readdir = d_readdir,
-	.readdirplus = d_readdirplus,
-	.releasedir = d_releasedir,
-	.fsyncdir = d_fsyncdir,
-	.setxattr = d_setxattr,
-	.getxattr = d_getxattr,
-	.listxattr = d_listxattr,
-	.removexattr = d_removexattr,
-	.create = d_create,
-	.fallocate = d_fallocate,
-	.lseek = d_lseek,
+    .init = d_init,
+    .destroy = d_destroy,
+    .statfs = d_statfs,
+    .lookup = d_lookup,
+    .forget = d_forget,
+    .forget_multi = d_forget_multi,
+    .getattr = d_getattr,
+    .setattr = d_setattr,
+    .readlink = d_readlink,
+    .mknod = d_mknod,
+    .mkdir = d_mkdir,
+    .unlink = d_unlink,
+    .rmdir = d_rmdir,
+    .symlink = d_symlink,
+    .rename = d_rename,
+    .link = d_link,
+    .open = d_open,
+    .read = d_read,
+    .write = d_write,
+    .flush = d_flush,
+    .release = d_release,
+    .fsync = d_fsync,
+    .opendir = d_opendir,
+    .readdir = d_readdir,
+    .readdirplus = d_readdirplus,
+    .releasedir = d_releasedir,
+    .fsyncdir = d_fsyncdir,
+    .setxattr = d_setxattr,
+    .getxattr = d_getxattr,
+    .listxattr = d_listxattr,
+    .removexattr = d_removexattr,
+    .create = d_create,
+    .fallocate = d_fallocate,
+    .lseek = d_lseek,
 };
