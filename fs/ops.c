@@ -83,22 +83,26 @@ static void fill_entry(struct sfs *fs, struct inode *in, struct fuse_entry_param
  */
 static int load_xattr(struct sfs *fs, uint64_t ino, const char *name, void **value, size_t *len)
 {
-	*value = NULL;
-	int err = catalog_getxattr(fs->cat, ino, name, NULL, 0, len);
-	if (err)
-		return err;
-	*value = malloc(*len ? *len : 1);
-	if (!*value)
-		return -ENOMEM;
-	size_t got;
-	err = catalog_getxattr(fs->cat, ino, name, *value, *len, &got);
-	if (!err && got != *len)
-		err = -EIO; /* changed in between: the caller holds the inode lock, so never */
-	if (err) {
+	/* A setxattr may land between the two calls: again if it grew. */
+	for (;;) {
+		*value = NULL;
+		int err = catalog_getxattr(fs->cat, ino, name, NULL, 0, len);
+		if (err)
+			return err;
+		*value = malloc(*len ? *len : 1);
+		if (!*value)
+			return -ENOMEM;
+		size_t got;
+		err = catalog_getxattr(fs->cat, ino, name, *value, *len, &got);
+		if (!err) {
+			*len = got;
+			return 0;
+		}
 		free(*value);
 		*value = NULL;
+		if (err != -ERANGE)
+			return err;
 	}
-	return err;
 }
 
 /* Looks up @name in @parent taking one lookup reference. */
@@ -292,6 +296,65 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
+/* The ACLs of a new node, from its parent's default ACL. */
+struct new_acl {
+	void *dflt;   /* the parent's default ACL (a directory inherits it), or NULL */
+	void *access; /* the new node's access ACL, or NULL when the mode says it all */
+	size_t len;   /* bytes of each */
+};
+
+/*
+ * The parent's default ACL, when it has one, masks *@mode and gives the new
+ * node its ACLs (acl(5), "Object creation and default ACLs"); without one
+ * the daemon applies @umask, which the kernel left to it (DONT_MASK).  A
+ * symbolic link takes neither.  Caller holds the parent's lock.
+ * @return 0, -ENOMEM, -EIO; @na is set either way (free its two buffers).
+ */
+static int new_node_acl(struct sfs *fs, uint64_t parent, mode_t *mode, mode_t umask,
+			struct new_acl *na)
+{
+	memset(na, 0, sizeof *na);
+	if (S_ISLNK(*mode))
+		return 0;
+	int err = fs->posix_acl ? load_xattr(fs, parent, ACL_XATTR_DEFAULT, &na->dflt, &na->len)
+				: -ENODATA;
+	if (err == -ENODATA) {
+		if (fs->dont_mask)
+			*mode &= ~(umask & 0777);
+		return 0;
+	}
+	if (err)
+		return err;
+	if (acl_valid(na->dflt, na->len))
+		return -EIO; /* the catalog holds only what setxattr checked */
+	na->access = malloc(na->len);
+	if (!na->access)
+		return -ENOMEM;
+	memcpy(na->access, na->dflt, na->len);
+	bool equiv;
+	acl_create(na->access, na->len, mode, &equiv);
+	if (equiv) {
+		free(na->access);
+		na->access = NULL;
+	}
+	if (!S_ISDIR(*mode)) {
+		free(na->dflt);
+		na->dflt = NULL;
+	}
+	return 0;
+}
+
+/* Stores the ACLs new_node_acl() gave node @ino.  @return 0, -errno. */
+static int store_node_acl(struct sfs *fs, uint64_t ino, const struct new_acl *na)
+{
+	int err = 0;
+	if (na->access)
+		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_ACCESS, na->access, na->len, 0);
+	if (!err && na->dflt)
+		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_DEFAULT, na->dflt, na->len, 0);
+	return err;
+}
+
 /* Creates a node of @mode in @parent; takes a lookup reference on it. */
 static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev, const char *target, struct inode **out)
@@ -317,45 +380,22 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		if (S_ISDIR(mode))
 			a.mode |= S_ISGID;
 	}
-	/* The parent's default ACL, else the umask, masks the new mode. */
-	void *dacl = NULL, *aacl = NULL;
-	size_t dlen = 0;
-	bool equiv = true;
-	err = 0;
-	if (fs->posix_acl && !S_ISLNK(mode)) {
-		err = load_xattr(fs, parent, ACL_XATTR_DEFAULT, &dacl, &dlen);
-		if (err == -ENODATA)
-			err = 0;
-		if (!err && dacl && acl_valid(dacl, dlen) == 0) {
-			aacl = malloc(dlen);
-			if (!aacl)
-				err = -ENOMEM;
-			else
-				memcpy(aacl, dacl, dlen);
+	struct new_acl na;
+	err = new_node_acl(fs, parent, &a.mode, ctx->umask, &na);
+	pthread_rwlock_unlock(&p->lock);
+	if (!err)
+		err = catalog_create(fs->cat, parent, name, &a, target);
+	if (!err) {
+		err = store_node_acl(fs, a.ino, &na);
+		if (err) {
+			/* Without its ACL the node would grant what the ACL withholds. */
+			uint64_t gone;
+			catalog_unlink(fs->cat, parent, name, S_ISDIR(mode), &gone);
+			catalog_delete_inode(fs->cat, a.ino);
 		}
 	}
-	pthread_rwlock_unlock(&p->lock);
-	if (aacl)
-		acl_create(aacl, dlen, &a.mode, &equiv);
-	else if (fs->dont_mask && !S_ISLNK(mode))
-		a.mode &= ~(ctx->umask & 0777);
-	bool created = false;
-	if (!err) {
-		err = catalog_create(fs->cat, parent, name, &a, target);
-		created = !err;
-	}
-	if (!err && aacl && !equiv)
-		err = catalog_setxattr(fs->cat, a.ino, ACL_XATTR_ACCESS, aacl, dlen, 0);
-	if (!err && aacl && S_ISDIR(mode))
-		err = catalog_setxattr(fs->cat, a.ino, ACL_XATTR_DEFAULT, dacl, dlen, 0);
-	if (err && created) {
-		/* Without its ACL the node would grant what the ACL withholds. */
-		uint64_t gone;
-		catalog_unlink(fs->cat, parent, name, S_ISDIR(mode), &gone);
-		catalog_delete_inode(fs->cat, a.ino);
-	}
-	free(dacl);
-	free(aacl);
+	free(na.dflt);
+	free(na.access);
 	if (err)
 		return err;
 	inode_wrlock(p);
