@@ -1,8 +1,8 @@
 /*
  * FUSE low-level operation handlers: decode, call the catalog, inode
  * table or I/O path, reply.  Permission checks are the kernel's
- * (default_permissions is always on), and so are POSIX ACLs' (kept here as
- * xattrs, FUSE_CAP_POSIX_ACL); locks are left to the kernel (no
+ * (default_permissions is always on), and so are POSIX ACLs' (kept as
+ * xattrs, FUSE_CAP_POSIX_ACL: xattr.c); locks are left to the kernel (no
  * getlk/setlk/flock), which keeps POSIX and flock locks for one host.
  */
 #include <errno.h>
@@ -14,11 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "acl.h"
 #include "catalog.h"
 #include "reqlog.h"
 #include "sfs.h"
@@ -75,34 +73,6 @@ static void fill_entry(struct sfs *fs, struct inode *in, struct fuse_entry_param
 	pthread_rwlock_rdlock(&in->lock);
 	inode_to_stat(in, &e->attr);
 	pthread_rwlock_unlock(&in->lock);
-}
-
-/*
- * Xattr @name of @ino into a new buffer (*@value, freed by the caller) of
- * *@len bytes.  @return 0, -ENODATA when absent, -ENOMEM, -EIO.
- */
-static int load_xattr(struct sfs *fs, uint64_t ino, const char *name, void **value, size_t *len)
-{
-	/* A setxattr may land between the two calls: again if it grew. */
-	for (;;) {
-		*value = NULL;
-		int err = catalog_getxattr(fs->cat, ino, name, NULL, 0, len);
-		if (err)
-			return err;
-		*value = malloc(*len ? *len : 1);
-		if (!*value)
-			return -ENOMEM;
-		size_t got;
-		err = catalog_getxattr(fs->cat, ino, name, *value, *len, &got);
-		if (!err) {
-			*len = got;
-			return 0;
-		}
-		free(*value);
-		*value = NULL;
-		if (err != -ERANGE)
-			return err;
-	}
 }
 
 /* Looks up @name in @parent taking one lookup reference. */
@@ -217,28 +187,6 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
-/*
- * After a chmod of @in: its access ACL, if it has one, takes the new owner,
- * group class and other permissions, as chmod(2) does (acl(5)).  Caller
- * holds in->lock for writing.  @return 0, -errno.
- */
-static int chmod_acl(struct sfs *fs, struct inode *in)
-{
-	if (!fs->posix_acl)
-		return 0;
-	void *acl;
-	size_t len;
-	int err = load_xattr(fs, in->ino, ACL_XATTR_ACCESS, &acl, &len);
-	if (err)
-		return err == -ENODATA ? 0 : err;
-	if (acl_valid(acl, len) == 0) {
-		acl_chmod(acl, len, in->attr.mode);
-		err = catalog_setxattr(fs->cat, in->ino, ACL_XATTR_ACCESS, acl, len, 0);
-	}
-	free(acl);
-	return err;
-}
-
 static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
@@ -261,7 +209,7 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	if (!err) {
 		if (to_set & FUSE_SET_ATTR_MODE) {
 			in->attr.mode = (in->attr.mode & S_IFMT) | (attr->st_mode & 07777);
-			err = chmod_acl(fs, in);
+			err = xattr_acl_chmod(fs, in);
 		}
 		if (to_set & FUSE_SET_ATTR_UID)
 			in->attr.uid = attr->st_uid;
@@ -296,65 +244,6 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
-/* The ACLs of a new node, from its parent's default ACL. */
-struct new_acl {
-	void *dflt;   /* the parent's default ACL (a directory inherits it), or NULL */
-	void *access; /* the new node's access ACL, or NULL when the mode says it all */
-	size_t len;   /* bytes of each */
-};
-
-/*
- * The parent's default ACL, when it has one, masks *@mode and gives the new
- * node its ACLs (acl(5), "Object creation and default ACLs"); without one
- * the daemon applies @umask, which the kernel left to it (DONT_MASK).  A
- * symbolic link takes neither.  Caller holds the parent's lock.
- * @return 0, -ENOMEM, -EIO; @na is set either way (free its two buffers).
- */
-static int new_node_acl(struct sfs *fs, uint64_t parent, mode_t *mode, mode_t umask,
-			struct new_acl *na)
-{
-	memset(na, 0, sizeof *na);
-	if (S_ISLNK(*mode))
-		return 0;
-	int err = fs->posix_acl ? load_xattr(fs, parent, ACL_XATTR_DEFAULT, &na->dflt, &na->len)
-				: -ENODATA;
-	if (err == -ENODATA) {
-		if (fs->dont_mask)
-			*mode &= ~(umask & 0777);
-		return 0;
-	}
-	if (err)
-		return err;
-	if (acl_valid(na->dflt, na->len))
-		return -EIO; /* the catalog holds only what setxattr checked */
-	na->access = malloc(na->len);
-	if (!na->access)
-		return -ENOMEM;
-	memcpy(na->access, na->dflt, na->len);
-	bool equiv;
-	acl_create(na->access, na->len, mode, &equiv);
-	if (equiv) {
-		free(na->access);
-		na->access = NULL;
-	}
-	if (!S_ISDIR(*mode)) {
-		free(na->dflt);
-		na->dflt = NULL;
-	}
-	return 0;
-}
-
-/* Stores the ACLs new_node_acl() gave node @ino.  @return 0, -errno. */
-static int store_node_acl(struct sfs *fs, uint64_t ino, const struct new_acl *na)
-{
-	int err = 0;
-	if (na->access)
-		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_ACCESS, na->access, na->len, 0);
-	if (!err && na->dflt)
-		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_DEFAULT, na->dflt, na->len, 0);
-	return err;
-}
-
 /* Creates a node of @mode in @parent; takes a lookup reference on it. */
 static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev, const char *target, struct inode **out)
@@ -381,12 +270,12 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 			a.mode |= S_ISGID;
 	}
 	struct new_acl na;
-	err = new_node_acl(fs, parent, &a.mode, ctx->umask, &na);
+	err = xattr_acl_new_node(fs, parent, &a.mode, ctx->umask, &na);
 	pthread_rwlock_unlock(&p->lock);
 	if (!err)
 		err = catalog_create(fs->cat, parent, name, &a, target);
 	if (!err) {
-		err = store_node_acl(fs, a.ino, &na);
+		err = xattr_acl_store(fs, a.ino, &na);
 		if (err) {
 			/* Without its ACL the node would grant what the ACL withholds. */
 			uint64_t gone;
@@ -1034,103 +923,6 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	s.f_favail = s.f_ffree;
 	s.f_namemax = 255;
 	fuse_reply_statfs(req, &s);
-}
-
-/*
- * setxattr of system.posix_acl_access: an ACL that says no more than the
- * mode bits is not stored (any stored one is removed), as ext4 does; either
- * way the mode's permission bits become what the ACL says (acl(5)).
- * @return 0, -errno.
- */
-static int set_access_acl(struct sfs *fs, fuse_ino_t ino, const char *value, size_t size,
-			  int flags)
-{
-	int err;
-	struct inode *in = iget(fs, ino, &err);
-	if (!in)
-		return err;
-	mode_t perm;
-	bool equiv;
-	acl_equiv_mode(value, size, &perm, &equiv);
-	/* The kernel removes an ACL rather than set an empty one: so do we. */
-	bool empty = size == ACL_XATTR_EMPTY_SIZE;
-	inode_wrlock(in);
-	if (equiv || empty) {
-		err = catalog_removexattr(fs->cat, ino, ACL_XATTR_ACCESS);
-		if (err == -ENODATA)
-			err = 0;
-	} else {
-		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_ACCESS, value, size, flags);
-	}
-	if (!err && !empty) {
-		in->attr.mode = (in->attr.mode & ~(mode_t)0777) | perm;
-		clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
-		in->attr_dirty = true;
-		err = inode_flush(fs, in);
-	}
-	pthread_rwlock_unlock(&in->lock);
-	return err;
-}
-
-static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-			 size_t size, int flags)
-{
-	struct sfs *fs = fuse_req_userdata(req);
-	bool access = strcmp(name, ACL_XATTR_ACCESS) == 0;
-	bool dflt = strcmp(name, ACL_XATTR_DEFAULT) == 0;
-	/* Of system.*, only the POSIX ACLs, and only when the kernel enforces them. */
-	if (strncmp(name, "system.", 7) == 0 && !(fs->posix_acl && (access || dflt))) {
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
-	int err = 0;
-	if (access || dflt)
-		err = acl_valid(value, size);
-	if (!err && access)
-		err = set_access_acl(fs, ino, value, size, flags);
-	else if (!err)
-		err = catalog_setxattr(fs->cat, ino, name, value, size, flags);
-	if (err == -EEXIST && !(flags & XATTR_CREATE))
-		err = -EIO;
-	fuse_reply_err(req, -err);
-}
-
-static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	struct sfs *fs = fuse_req_userdata(req);
-	char stackbuf[256];
-	char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
-	size_t len = 0;
-	int err = buf ? catalog_getxattr(fs->cat, ino, name, buf, size, &len) : -ENOMEM;
-	if (err)
-		fuse_reply_err(req, -err);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	if (buf != stackbuf)
-		free(buf);
-}
-
-static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	struct sfs *fs = fuse_req_userdata(req);
-	char *buf = size ? malloc(size) : NULL;
-	size_t len = 0;
-	int err = (size && !buf) ? -ENOMEM : catalog_listxattr(fs->cat, ino, buf, size, &len);
-	if (err)
-		fuse_reply_err(req, -err);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	free(buf);
-}
-
-static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	struct sfs *fs = fuse_req_userdata(req);
-	fuse_reply_err(req, -catalog_removexattr(fs->cat, ino, name));
 }
 
 const struct fuse_lowlevel_ops sfs_file_ops = {
