@@ -573,60 +573,77 @@ static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * Whether the caller of @req has CAP_FSETID, read from its CapEff in
- * /proc/PID/status (proc(5)).  A caller that is gone by now counts as
- * having it when it ran as root, as it almost surely did.
+ * The credentials of the caller of @req that decide whether its write
+ * keeps a file's set-user-ID and set-group-ID bits, from its
+ * /proc/PID/status (proc(5); the FUSE pid is the calling thread's, whose
+ * credentials these are): *@fsetid whether CAP_FSETID is in its effective
+ * set (CapEff), *@in_group whether @gid is its file-system group or one of
+ * its supplementary groups (Groups).  A caller gone by now counts as having
+ * CAP_FSETID when it ran as root, as it almost surely did.
  */
-static bool caller_has_fsetid(fuse_req_t req)
+static void caller_creds(fuse_req_t req, gid_t gid, bool *fsetid, bool *in_group)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	bool cap = ctx->uid == 0;
+	*fsetid = ctx->uid == 0;
+	*in_group = ctx->gid == gid;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)ctx->pid);
 	FILE *f = ctx->pid > 0 ? fopen(path, "re") : NULL;
 	if (!f)
-		return cap;
-	char line[256];
+		return;
+	char *line = NULL;
+	size_t cap = 0;
 	unsigned long long eff;
-	while (fgets(line, sizeof line, f)) {
+	while (getline(&line, &cap, f) > 0) {
 		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			cap = eff & (1ull << CAP_FSETID);
-			break;
+			*fsetid = eff & (1ull << CAP_FSETID);
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			char *p = line + 7, *end;
+			for (unsigned long g = strtoul(p, &end, 10); end != p;
+			     p = end, g = strtoul(p, &end, 10))
+				if (g == gid)
+					*in_group = true;
 		}
 	}
+	free(line);
 	fclose(f);
-	return cap;
 }
 
 /*
  * After a write or fallocate of @in by the caller of @req: a caller without
  * CAP_FSETID strips set-user-ID, and set-group-ID when the group may
- * execute (without group execute it marks mandatory locking, not a
- * privilege), as the kernel's file_remove_privs() does for local file
- * systems, so that a modified program cannot keep its privilege.
+ * execute or the caller is not in the file's group, as the kernel's
+ * file_remove_privs() does for local file systems (setattr_should_drop_sgid();
+ * ext4 on this machine's 6.18 kernel gives 02767 -> 0767 for a writer
+ * outside the group, and keeps 02767 for one inside it), so that a modified
+ * program cannot keep its privilege.
  *
  * Done in the daemon, not by the kernel: libfuse 3.14 knows no
  * FUSE_CAP_HANDLE_KILLPRIV_V2 and does not pass the handler the
  * FUSE_WRITE_KILL_SUIDGID flag the kernel sets on such writes, and the
  * kernel strips the bits itself only on its page-cache path (cache.mode =
  * kernel) and for fallocate and truncate, not on a direct-I/O write.  The
- * capability is looked up only when the file has a bit to lose.  The new
- * mode goes to the catalog at once, as a chmod does (if that fails it stays
- * dirty for the next flush), and the kernel is told to drop the attributes
- * it caches (a direct-I/O write's reply refreshes only size and times);
- * only the attributes, which takes no lock the caller's write holds.
+ * caller's credentials are read only when the file has a bit to lose.  The
+ * new mode goes to the catalog at once, as a chmod does (if that fails it
+ * stays dirty for the next flush), and the kernel is told to drop the
+ * attributes it caches (a direct-I/O write's reply refreshes only size and
+ * times); only the attributes, which takes no lock the caller's write holds.
  * Caller holds in->lock for writing.
  */
 static void kill_priv(struct sfs *fs, fuse_req_t req, struct inode *in)
 {
 	mode_t m = in->attr.mode, kill = 0;
-	if (!S_ISREG(m))
+	if (!S_ISREG(m) || !(m & (S_ISUID | S_ISGID)))
+		return;
+	bool fsetid, in_group;
+	caller_creds(req, in->attr.gid, &fsetid, &in_group);
+	if (fsetid)
 		return;
 	if (m & S_ISUID)
 		kill |= S_ISUID;
-	if ((m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+	if ((m & S_ISGID) && ((m & S_IXGRP) || !in_group))
 		kill |= S_ISGID;
-	if (!kill || caller_has_fsetid(req))
+	if (!kill)
 		return;
 	in->attr.mode &= ~kill;
 	clock_gettime(CLOCK_REALTIME, &in->attr.ctime);

@@ -1,13 +1,14 @@
 #!/bin/bash
 # A write by a caller without CAP_FSETID clears set-user-ID, and
-# set-group-ID when the group can execute, as ext4 does (issue 16; the
-# kernel's file_remove_privs() in should_remove_suid() terms), so that a
-# modified program cannot keep its privilege:
+# set-group-ID when the group can execute or the caller is not in the
+# file's group, as ext4 does (issue 16; the kernel's file_remove_privs()),
+# so that a modified program cannot keep its privilege.  Every expected
+# mode below is what ext4 gave for the same commands on this machine:
 #   - nobody appends to a root-owned 04777 file and to a 02777 file: both
 #     lose the bit (0777);
 #   - the same by fallocate and by copy_file_range;
-#   - a 02767 file (group cannot execute: a mandatory-locking mark, not a
-#     privilege) keeps set-group-ID;
+#   - a 02767 file (group cannot execute) keeps set-group-ID when nobody is
+#     in its group (nogroup), and loses it when not (root);
 #   - nobody's write to its own 06777 file clears both (the owner has no
 #     CAP_FSETID either);
 #   - root's write (CAP_FSETID) keeps 06777;
@@ -32,12 +33,14 @@ for mode in none kernel; do
 	opts="size=16M,device.block_size=4K,layout.extent_size=4K,allow_other,cache.mode=$mode"
 	sfs_mount "$T/backing" "$M" "$opts"
 	chmod 1777 "$M"
-	for f in suid sgid sgid-noexec falloc cfr root-write empty; do
+	for f in suid sgid sgid-noexec sgid-noexec-ingroup falloc cfr root-write empty; do
 		echo data >"$M/$f"
 	done
 	chmod 4777 "$M/suid" "$M/falloc" "$M/cfr"
 	chmod 2777 "$M/sgid"
 	chmod 2767 "$M/sgid-noexec"
+	chgrp nogroup "$M/sgid-noexec-ingroup"
+	chmod 2767 "$M/sgid-noexec-ingroup"
 	chmod 6777 "$M/root-write" "$M/empty"
 	as_nobody sh -c "echo more >>'$M/own' && chmod 6777 '$M/own'"
 	echo src >"$M/src"
@@ -45,6 +48,7 @@ for mode in none kernel; do
 	as_nobody sh -c "echo x >>'$M/suid'" || FAILS+=("$mode: nobody's append to suid failed")
 	as_nobody sh -c "echo x >>'$M/sgid'" || FAILS+=("$mode: nobody's append to sgid failed")
 	as_nobody sh -c "echo x >>'$M/sgid-noexec'" || FAILS+=("$mode: nobody's append to sgid-noexec failed")
+	as_nobody sh -c "echo x >>'$M/sgid-noexec-ingroup'" || FAILS+=("$mode: nobody's append to sgid-noexec-ingroup failed")
 	as_nobody fallocate -o 0 -l 8192 "$M/falloc" || FAILS+=("$mode: nobody's fallocate failed")
 	as_nobody python3 -c "import os, sys
 s = os.open(sys.argv[1], os.O_RDONLY)
@@ -59,7 +63,8 @@ assert os.write(d, b'') == 0" "$M/empty" || FAILS+=("$mode: nobody's empty write
 
 	check_mode suid 777 "nobody appended"
 	check_mode sgid 777 "nobody appended"
-	check_mode sgid-noexec 2767 "nobody appended (group cannot execute)"
+	check_mode sgid-noexec 767 "nobody appended (group cannot execute, nobody not in group root)"
+	check_mode sgid-noexec-ingroup 2767 "nobody appended (group cannot execute, nobody in group nogroup)"
 	check_mode falloc 777 "nobody's fallocate"
 	check_mode cfr 777 "nobody's copy_file_range"
 	check_mode own 777 "nobody appended to its own file"
