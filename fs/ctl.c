@@ -257,7 +257,8 @@ static void ctl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-static void ctl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+static void ctl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
 {
 	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
 	if (!b || (uint64_t)off >= b->len) {
