@@ -378,7 +378,6 @@ int main(int argc, char *argv[])
 	if (!opts.foreground)
 		fork_and_wait();
 
-	g_sfs = fs;
 	struct device *d = calloc(1, sizeof *d);
 	if (!d)
 		goto out;

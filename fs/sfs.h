@@ -105,10 +105,11 @@ struct sfs {
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
+	/* Set by the init handler, before any other request: */
+	bool posix_acl; /* FUSE_CAP_POSIX_ACL: the kernel enforces ACLs kept as xattrs */
+	bool dont_mask; /* FUSE_CAP_DONT_MASK: the daemon applies the umask (or a default ACL) */
 	double entry_timeout;
 };
-
-extern struct sfs *g_sfs;
 
 /* inode.c */
 /**
@@ -241,18 +242,56 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid);
 /** now_us() - microseconds since the mount. */
 uint64_t now_us(const struct sfs *fs);
 
-/* ctl.c: the hidden control directory */
-bool ctl_is_ino(uint64_t ino);
-void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name);
-void ctl_getattr(fuse_req_t req, uint64_t ino);
-void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi);
-void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus);
-void ctl_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+/*
+ * The handlers.  Each takes the daemon's state from its request
+ * (fuse_req_userdata(), the struct sfs the session was created with), never
+ * from a global.
+ */
 
-/* ops.c */
+/* xattr.c: extended attributes and POSIX ACLs (handlers of sfs_file_ops) */
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		  size_t size, int flags);
+void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+/**
+ * xattr_acl_chmod() - after a chmod of @in (in->attr.mode already new): its
+ * access ACL, if it has one, takes the new owner, group-class and other
+ * permissions, as chmod(2) does to a file with an ACL (acl(5)).  Caller
+ * holds in->lock for writing.  @return 0, -ENOMEM, -EIO.
+ */
+int xattr_acl_chmod(struct sfs *fs, struct inode *in);
+
+/** The ACLs of a new node, from its parent's default ACL (xattr_acl_new_node()). */
+struct new_acl {
+	void *dflt;   /* the default ACL a new directory inherits, or NULL */
+	void *access; /* the new node's access ACL, or NULL when its mode says it all */
+	size_t len;   /* bytes of each (both are the parent's default ACL's size) */
+};
+/**
+ * xattr_acl_new_node() - for a node about to be created in @parent with
+ * *@mode: the parent's default ACL, when it has one, masks *@mode and gives
+ * the node its ACLs into @na (acl(5), "Object creation and default ACLs");
+ * without one, @umask (the caller's, which the kernel leaves to us under
+ * FUSE_CAP_DONT_MASK) masks *@mode.  A symbolic link takes neither.  Caller
+ * holds @parent's lock.  @na is always set; free its two buffers.
+ * @return 0, -ENOMEM, -EIO.
+ */
+int xattr_acl_new_node(struct sfs *fs, uint64_t parent, mode_t *mode, mode_t umask,
+		       struct new_acl *na);
+/** xattr_acl_store() - stores @na's ACLs as node @ino's.  @return 0, -EIO. */
+int xattr_acl_store(struct sfs *fs, uint64_t ino, const struct new_acl *na);
+
+/* ctl.c: the hidden control directory */
+/** ctl_is_ino() - whether @ino is a node of the control directory. */
+bool ctl_is_ino(uint64_t ino);
+/** The handlers of control inodes (and of names that would enter or leave the directory). */
+extern const struct fuse_lowlevel_ops ctl_ops;
+
+/* ops.c: the handlers of the files of the mount (never given a control inode) */
+extern const struct fuse_lowlevel_ops sfs_file_ops;
+
+/* dispatch.c: the table the session runs, routing each request to one of the two above */
 extern const struct fuse_lowlevel_ops sfs_ops;
 
 #endif
