@@ -32,3 +32,4 @@ const struct placement_ops contiguous_ops = {
     .name = "contiguous",
     .place = placement_contiguous,
 };
+PLACEMENT_REGISTER(contiguous_ops);

@@ -32,3 +32,4 @@ const struct placement_ops reverse_ops = {
     .name = "reverse",
     .place = reverse_place,
 };
+PLACEMENT_REGISTER(reverse_ops);
