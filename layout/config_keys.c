@@ -268,6 +268,9 @@ __attribute__((constructor)) static void build_key_list(void)
 	size_t p, i;
 	int sec;
 
+	for (p = 0; p < placement_count(); p++)
+		if (placement_find(placement_at(p)->name) != placement_at(p))
+			broken("two patterns named %s", placement_at(p)->name);
 	for (sec = 0; sec < NGLOBAL_SECTIONS; sec++) {
 		for (i = 0; i < CK__COUNT; i++) {
 			if (section_of(core_keys[i].section) != sec)

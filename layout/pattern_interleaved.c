@@ -81,6 +81,7 @@ static int interleaved_place(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops interleaved_ops = {
     .name = "interleaved",
+    .order = 3,
     .place = interleaved_place,
     .keys = interleaved_keys,
     .nkeys = sizeof(interleaved_keys) / sizeof(interleaved_keys[0]),

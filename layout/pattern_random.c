@@ -92,6 +92,7 @@ static int random_place(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops random_ops = {
     .name = "random",
+    .order = 4,
     .place = random_place,
     .keys = random_keys,
     .nkeys = sizeof(random_keys) / sizeof(random_keys[0]),

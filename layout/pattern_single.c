@@ -38,6 +38,7 @@ static uint64_t single_first_extent(const struct layout_params *p)
 
 const struct placement_ops single_ops = {
     .name = "single",
+    .order = 2,
     .place = placement_contiguous,
     .keys = single_keys,
     .nkeys = sizeof(single_keys) / sizeof(single_keys[0]),

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -31,9 +32,38 @@ size_t placement_count(void)
 	return (size_t)(__stop_sfs_patterns - __start_sfs_patterns);
 }
 
+/* Sorts by order (0 last), then by name. */
+static int before(const struct placement_ops *a, const struct placement_ops *b)
+{
+	unsigned oa = a->order ? (unsigned)a->order : UINT_MAX;
+	unsigned ob = b->order ? (unsigned)b->order : UINT_MAX;
+
+	if (oa != ob)
+		return oa < ob;
+	return strcmp(a->name, b->name) < 0;
+}
+
 const struct placement_ops *placement_at(size_t i)
 {
-	return i < placement_count() ? __start_sfs_patterns[i] : NULL;
+	size_t n = placement_count(), j, rank = 0;
+
+	if (i >= n)
+		return NULL;
+	/*
+	 * The i-th by selection, recomputed on each call: a handful of
+	 * patterns, called at start-up and per extent, and no sorted copy
+	 * whose set-up could race a constructor of another file.
+	 */
+	for (j = 0; j < n; j++) {
+		const struct placement_ops *p = __start_sfs_patterns[j];
+		size_t k;
+
+		for (rank = 0, k = 0; k < n; k++)
+			rank += before(__start_sfs_patterns[k], p);
+		if (rank == i)
+			return p;
+	}
+	return NULL;
 }
 
 const struct placement_ops *placement_find(const char *name)
@@ -50,9 +80,9 @@ size_t placement_data_offset(const struct placement_ops *ops)
 {
 	size_t off = 0, i;
 
-	/* Recomputed on each call: a handful of patterns, and no state to set up. */
-	for (i = 0; i < placement_count() && __start_sfs_patterns[i] != ops; i++)
-		off += round_up(__start_sfs_patterns[i]->data_size, 16);
+	for (i = 0; i < placement_count(); i++)
+		if (before(__start_sfs_patterns[i], ops))
+			off += round_up(__start_sfs_patterns[i]->data_size, 16);
 	return off;
 }
 

@@ -31,6 +31,12 @@ struct config_scope; /* config_i.h */
 struct placement_ops {
 	const char *name; /* as written in [layout] pattern = */
 	/*
+	 * Place in every list of patterns and their keys (messages, --help,
+	 * config_write_ini()): lower first; 0 = after those with one, by name.
+	 * The built-in patterns use 1 to 5, their historical order.
+	 */
+	int order;
+	/*
 	 * Reserves @length bytes in @a for the extent that will map logical
 	 * [@logical, @logical+@length) of the file whose current extents are
 	 * @map (the new extent is not in it yet), plus any gap the pattern
@@ -72,7 +78,7 @@ struct placement_ops {
  * "sfs_patterns", whose bounds the linker names __start_/__stop_.  No
  * central list, so a pattern is one new file; the layout library is linked
  * whole (layout/meson.build) so that a pattern nobody calls by name stays.
- * Order: link order, which is the order of the "allowed" lists.
+ * The linker's order is not kept: placement_at() sorts by order and name.
  */
 #define PLACEMENT_REGISTER(ops)                                                                    \
 	static const struct placement_ops *const placement_registered_##ops                        \
@@ -81,7 +87,10 @@ struct placement_ops {
 /** placement_count() - the number of registered patterns. */
 size_t placement_count(void);
 
-/** placement_at() - registered pattern @i (< placement_count()), in registration order. */
+/**
+ * placement_at() - registered pattern @i (< placement_count()), sorted by
+ * struct placement_ops.order, then name; NULL past the end.
+ */
 const struct placement_ops *placement_at(size_t i);
 
 /** placement_find() - the registered pattern named @name (case-insensitive), NULL if none. */
@@ -95,7 +104,7 @@ const void *placement_data(const struct layout_params *p);
 
 /**
  * placement_data_offset() - where @ops's slice starts in pattern_data, in
- * bytes.  Slices are assigned in registration order, each aligned to 16.
+ * bytes.  Slices are assigned in placement_at() order, each aligned to 16.
  */
 size_t placement_data_offset(const struct placement_ops *ops);
 

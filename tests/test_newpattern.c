@@ -38,6 +38,27 @@ Test(newpattern, registered_with_the_built_in_ones)
 	cr_assert_eq(placement_find("STRIPE"), &stripe_ops);
 	cr_assert_eq(placement_find("contiguous"), &contiguous_ops);
 	cr_assert_null(placement_find("spiral"));
+	/* Built-ins in their order whatever the link order; a pattern without one after them. */
+	cr_assert_eq(placement_at(0), &contiguous_ops);
+	cr_assert_eq(placement_at(4), &reverse_ops);
+	cr_assert_eq(placement_at(5), &stripe_ops);
+	cr_assert_null(placement_at(6));
+}
+
+Test(newpattern, listed_after_the_built_in_ones)
+{
+	struct sfs_config c;
+
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "layout.pattern=spiral", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o layout.pattern=spiral: [layout] pattern = spiral: "
+				 "unknown value; allowed: contiguous, single, interleaved, random, "
+				 "reverse, stripe");
+	cr_assert_eq(config_set(&c, "layout.nope=1", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o layout.nope=1: [layout] unknown key 'nope'; allowed: "
+				 "pattern, extent_size, initial_size, gap, gap_max, "
+				 "contiguous_ratio, seed, stripes");
+	config_free(&c);
 }
 
 Test(newpattern, key_default_and_value)
