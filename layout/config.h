@@ -43,10 +43,15 @@ enum cache_mode {
 	CACHE_KERNEL, /* page cache and readahead */
 };
 
-enum disk_model_kind {
-	DISK_NONE,
-	DISK_HDD,
-};
+struct disk_model_ops; /* disk_model.h */
+
+/*
+ * Disk timing models register themselves (DISK_MODEL_REGISTER in
+ * disk_model.h); [disk] model = none is NULL.  Shorthands for the built-in ones:
+ */
+extern const struct disk_model_ops hdd_model;
+#define DISK_NONE ((const struct disk_model_ops *)0)
+#define DISK_HDD (&hdd_model)
 
 enum disk_rotation {
 	ROTATION_PHASE,   /* from a virtual spindle angle */
@@ -115,7 +120,7 @@ struct file_params {
 
 /** [disk] keys: the disk timing model's parameters (see disk_model.h). */
 struct disk_params {
-	enum disk_model_kind model;
+	const struct disk_model_ops *model; /* DISK_NONE (NULL) = no timing model */
 	double rpm;
 	double seek_track_ms, seek_avg_ms, seek_full_ms;
 	double transfer_outer_mib_s, transfer_inner_mib_s; /* equal when not zoned */
@@ -252,6 +257,7 @@ enum config_type {
 	CONFIG_DOUBLE,	/* double, plain decimal (no inf, nan or hexadecimal) */
 	CONFIG_ENUM,	/* an enum (unsigned int), one of names[] */
 	CONFIG_PATTERN, /* const struct placement_ops *, a registered pattern's name */
+	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name */
 	CONFIG_PATH,	/* char * (malloc'd), no control characters; NULL = unset */
 	CONFIG_CUSTOM,	/* parse() and format() of the row */
 };
@@ -283,7 +289,8 @@ struct config_key;
  * these rows.  In the manner of fio's option table (struct fio_option).
  *
  * Rows live in a table of the module that owns the keys: the core table
- * (config_keys.c), or a placement pattern's keys[] (struct placement_ops).
+ * (config_keys.c), a placement pattern's keys[] (struct placement_ops) or
+ * a disk model's (struct disk_model_ops).
  */
 struct config_key {
 	const char *section; /* "device", "layout", "autoextend", "cache", "log", "disk" */
@@ -321,7 +328,7 @@ size_t config_key_count(void);
 /**
  * config_key_at() - key @i (< config_key_count()), in the order of
  * config_write_ini(): by section, the core table's keys first, then each
- * pattern's in registration order.
+ * pattern's (in placement_at() order), then each disk model's.
  * @pattern: receives the pattern that alone reads the key, or NULL when
  *           every pattern does; may be NULL.
  */

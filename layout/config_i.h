@@ -4,10 +4,11 @@
  * and pattern files: the public interface is config.h.
  *
  * Keys are numbered at start-up: the core table and every registered
- * pattern's keys[] are merged into one list ordered by section (the core
- * keys of a section first, then each pattern's in registration order).  A
- * key's number is its index in that list; sets of keys are bit masks of
- * them, so there can be at most CONFIG_MAX_KEYS keys in all.
+ * pattern's and disk model's keys[] are merged into one list ordered by
+ * section (the core keys of a section first, then each pattern's, then
+ * each model's, in their lists' order).  A key's number is its index in
+ * that list; sets of keys are bit masks of them, so there can be at most
+ * CONFIG_MAX_KEYS keys in all.
  */
 #ifndef SCATTERFS_CONFIG_I_H
 #define SCATTERFS_CONFIG_I_H
@@ -54,15 +55,6 @@ enum core_key {
 	CK_LOG_PATH,
 	CK_LOG_OPS,
 	CK_DISK_MODEL,
-	CK_RPM,
-	CK_SEEK_TRACK,
-	CK_SEEK_AVG,
-	CK_SEEK_FULL,
-	CK_TRANSFER,
-	CK_CAPACITY,
-	CK_ROTATION,
-	CK_PREFETCH,
-	CK_PREFETCH_MAX,
 	CK__COUNT,
 };
 
@@ -70,6 +62,7 @@ enum core_key {
 struct key_entry {
 	const struct config_key *row;
 	const struct placement_ops *pattern; /* the only pattern that reads it; NULL = every */
+	const struct disk_model_ops *model;  /* the disk model whose key it is; NULL = core */
 	enum section sec;
 	size_t offset; /* into struct sfs_config (CONFIG_GLOBAL) or struct file_params */
 };
@@ -87,6 +80,8 @@ unsigned config_find_key(enum section sec, const char *name);
 bool config_rule_key(unsigned k);
 /* "a, b, c": the keys of @sec (for [file], every rule key). */
 void config_allowed_keys(enum section sec, char *buf, size_t len);
+/* "none, hdd, ...": none and every registered disk model. */
+void config_model_names(char *buf, size_t len);
 /* "contiguous, single, ...": every registered pattern. */
 void config_pattern_names(char *buf, size_t len);
 
@@ -97,9 +92,6 @@ void config_pattern_names(char *buf, size_t len);
 #define K_MAX_SIZE    config_core_id(CK_MAX_SIZE)
 #define K_CACHE_MODE  config_core_id(CK_CACHE_MODE)
 #define K_LOG_OPS     config_core_id(CK_LOG_OPS)
-#define K_SEEK_TRACK  config_core_id(CK_SEEK_TRACK)
-#define K_SEEK_AVG    config_core_id(CK_SEEK_AVG)
-#define K_SEEK_FULL   config_core_id(CK_SEEK_FULL)
 
 /* config_values.c */
 void config_join_names(const char *const *names, char *buf, size_t len);

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "config_i.h"
+#include "disk_model.h"
 #include "units.h"
 
 #define STR_(x) #x
@@ -31,8 +32,6 @@ const char *const config_section_names[] = {"device", "layout", "autoextend", "c
 
 static const char *const zero_fill_names[] = {"write", "fallocate", "none", NULL};
 static const char *const cache_mode_names[] = {"none", "kernel", NULL};
-static const char *const disk_model_names[] = {"none", "hdd", NULL};
-static const char *const rotation_names[] = {"phase", "average", NULL};
 
 /* ---- the keys whose value one type cannot express ---- */
 
@@ -81,50 +80,6 @@ static void format_log_ops(const void *field, char *buf, size_t len)
 		if (mask & (1u << i))
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
 						 log_op_names[i]);
-}
-
-/* [disk] transfer_mib_s: "rate" or "outer,inner" into the two fields of struct disk_params. */
-static int parse_transfer(void *field, const char *value, char sep, char *why, size_t len)
-{
-	struct disk_params *d = field;
-	const char *p = value;
-	char item[64];
-	double v[2];
-	int n = 0;
-
-	do {
-		config_next_item(&p, sep, item, sizeof(item));
-		if (n == 2 || config_parse_double(item, &v[n]) || !(v[n] > 0)) {
-			snprintf(why, len,
-				 "expected one rate in MiB/s, or 'outer%cinner' for a zoned disk, "
-				 "each > 0",
-				 sep);
-			return -EINVAL;
-		}
-		n++;
-	} while (*p);
-	if (n == 1)
-		v[1] = v[0];
-	if (v[0] < v[1]) {
-		snprintf(why, len, "the outer zone (first) must be at least as fast as the inner");
-		return -EINVAL;
-	}
-	d->transfer_outer_mib_s = v[0];
-	d->transfer_inner_mib_s = v[1];
-	return 0;
-}
-
-static void format_transfer(const void *field, char *buf, size_t len)
-{
-	const struct disk_params *d = field;
-	char a[32], b[32];
-
-	config_format_double(d->transfer_outer_mib_s, a, sizeof(a));
-	config_format_double(d->transfer_inner_mib_s, b, sizeof(b));
-	if (d->transfer_outer_mib_s == d->transfer_inner_mib_s)
-		snprintf(buf, len, "%s", a);
-	else
-		snprintf(buf, len, "%s,%s", a, b);
 }
 
 /* ---- the core table ---- */
@@ -183,35 +138,8 @@ static const struct config_key core_keys[CK__COUNT] = {
     [CK_LOG_OPS] = {"log", "ops", CONFIG_CUSTOM, GLOBAL(log.ops), .def = "read,extend",
 		    .parse = parse_log_ops, .format = format_log_ops,
 		    .help = "requests to log: read, write, extend, fsync, punch, zero"},
-    [CK_DISK_MODEL] = {"disk", "model", CONFIG_ENUM, GLOBAL(disk.model), .names = disk_model_names,
-		       .def = "none", .help = "disk timing model: none or hdd"},
-    [CK_RPM] = {"disk", "rpm", CONFIG_DOUBLE, GLOBAL(disk.rpm),
-		.flags = CONFIG_HAS_MIN | CONFIG_MIN_OPEN, .min = 0, .def = "7200",
-		.help = "spindle speed in revolutions per minute"},
-    [CK_SEEK_TRACK] = {"disk", "seek_track_ms", CONFIG_DOUBLE, GLOBAL(disk.seek_track_ms),
-		       .flags = CONFIG_HAS_MIN, .min = 0, .def = "1",
-		       .help = "track-to-track seek in milliseconds"},
-    [CK_SEEK_AVG] = {"disk", "seek_avg_ms", CONFIG_DOUBLE, GLOBAL(disk.seek_avg_ms),
-		     .flags = CONFIG_HAS_MIN, .min = 0, .def = "8.5",
-		     .help = "average seek in milliseconds"},
-    [CK_SEEK_FULL] = {"disk", "seek_full_ms", CONFIG_DOUBLE, GLOBAL(disk.seek_full_ms),
-		      .flags = CONFIG_HAS_MIN, .min = 0, .def = "18",
-		      .help = "full-stroke seek in milliseconds"},
-    [CK_TRANSFER] = {"disk", "transfer_mib_s", CONFIG_CUSTOM, GLOBAL(disk), .def = "150",
-		     .parse = parse_transfer, .format = format_transfer,
-		     .help = "media rate in MiB/s, or outer,inner for a zoned disk"},
-    [CK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
-		     .help = "bytes of the modelled disk; 0 = the backing device's size"},
-    [CK_ROTATION] = {"disk", "rotation", CONFIG_ENUM, GLOBAL(disk.rotation),
-		     .names = rotation_names, .def = "phase",
-		     .help = "rotational delay: phase or average"},
-    [CK_PREFETCH] = {"disk", "prefetch", CONFIG_DOUBLE, GLOBAL(disk.prefetch),
-		     .flags = CONFIG_HAS_MIN | CONFIG_HAS_MAX, .min = 0, .max = DISK_PREFETCH_MAX,
-		     .range_why = "must be at most " STR(DISK_PREFETCH_MAX) " (times the I/O's "
-									    "length)",
-		     .def = "0", .help = "read-ahead after each I/O, in times its length"},
-    [CK_PREFETCH_MAX] = {"disk", "prefetch_max", CONFIG_SIZE, GLOBAL(disk.prefetch_max),
-			 .def = "512K", .help = "bytes the read-ahead goes at most"},
+    [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
+		       .help = "disk timing model: none, or a registered model (hdd)"},
 };
 
 /* ---- the merged list ---- */
@@ -242,7 +170,8 @@ static __attribute__((noreturn, format(printf, 1, 2))) void broken(const char *f
 	abort();
 }
 
-static void add_entry(const struct config_key *row, const struct placement_ops *pattern)
+static void add_entry(const struct config_key *row, const struct placement_ops *pattern,
+		      const struct disk_model_ops *model)
 {
 	struct key_entry *e;
 
@@ -251,6 +180,7 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e = &entries[nentries++];
 	e->row = row;
 	e->pattern = pattern;
+	e->model = model;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
 	if (row->home == CONFIG_PATTERN_DATA) {
@@ -276,7 +206,7 @@ __attribute__((constructor)) static void build_key_list(void)
 			if (section_of(core_keys[i].section) != sec)
 				continue;
 			core_ids[i] = (unsigned)nentries;
-			add_entry(&core_keys[i], NULL);
+			add_entry(&core_keys[i], NULL, NULL);
 		}
 		for (p = 0; p < placement_count(); p++) {
 			const struct placement_ops *ops = placement_at(p);
@@ -288,7 +218,20 @@ __attribute__((constructor)) static void build_key_list(void)
 					broken("pattern %s: key %s must be in [layout]", ops->name,
 					       ops->keys[i].name);
 				if (s == sec)
-					add_entry(&ops->keys[i], ops);
+					add_entry(&ops->keys[i], ops, NULL);
+			}
+		}
+		for (p = 0; p < disk_model_count(); p++) {
+			const struct disk_model_ops *m = disk_model_at(p);
+
+			for (i = 0; i < m->nkeys; i++) {
+				enum section s = section_of(m->keys[i].section);
+
+				if (s != SEC_DISK || m->keys[i].home != CONFIG_GLOBAL)
+					broken("disk model %s: key %s must be a global [disk] key",
+					       m->name, m->keys[i].name);
+				if (s == sec)
+					add_entry(&m->keys[i], NULL, m);
 			}
 		}
 	}
@@ -375,6 +318,15 @@ void config_allowed_keys(enum section sec, char *buf, size_t len)
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 					 entries[k].row->name);
 	}
+}
+
+void config_model_names(char *buf, size_t len)
+{
+	size_t used, i;
+
+	used = (size_t)snprintf(buf, len, "none");
+	for (i = 0; i < disk_model_count() && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, ", %s", disk_model_at(i)->name);
 }
 
 void config_pattern_names(char *buf, size_t len)

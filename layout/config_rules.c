@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "config_i.h"
+#include "disk_model.h"
 #include "size.h"
 
 const char *config_label(const struct config_scope *s, unsigned k, char *buf, size_t len)
@@ -368,28 +369,20 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 	return 0;
 }
 
+/* Each registered disk model's check of its keys, whichever model is selected. */
 static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
 {
-	const struct disk_params *d = &c->disk;
 	struct config_scope s = {.c = c, .st = st, .rule = -1, .set = st ? st->set : 0};
-	char at[400], a[32], b[32], m[32];
-	unsigned k;
+	size_t i;
+	int rc;
 
-	if (d->seek_track_ms <= d->seek_avg_ms && d->seek_avg_ms <= d->seek_full_ms)
-		return 0;
-	if (d->seek_track_ms > d->seek_avg_ms)
-		k = (s.set & BIT(K_SEEK_TRACK)) ? K_SEEK_TRACK : K_SEEK_AVG;
-	else
-		k = (s.set & BIT(K_SEEK_FULL)) ? K_SEEK_FULL : K_SEEK_AVG;
-	config_format_double(d->seek_track_ms, a, sizeof(a));
-	config_format_double(d->seek_avg_ms, m, sizeof(m));
-	config_format_double(d->seek_full_ms, b, sizeof(b));
-	config_seterr(
-	    err, errlen,
-	    "%s[disk] %s: seek times must grow: seek_track_ms (%s) <= seek_avg_ms (%s) <= "
-	    "seek_full_ms (%s)",
-	    config_where(&s, k, at, sizeof(at)), config_key(k)->row->name, a, m, b);
-	return -EINVAL;
+	for (i = 0; i < disk_model_count(); i++) {
+		const struct disk_model_ops *m = disk_model_at(i);
+
+		if (m->check && (rc = m->check(&s, err, errlen)))
+			return rc;
+	}
+	return 0;
 }
 
 /*

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "config_i.h"
+#include "disk_model.h"
 #include "size.h"
 
 const char *config_name_of(const char *const *names, unsigned v)
@@ -272,6 +273,7 @@ int config_apply_value(struct sfs_config *c, struct file_params *fp, unsigned k,
 	const struct config_key *r = config_key(k)->row;
 	void *field = config_field(c, fp, k);
 	const struct placement_ops *ops;
+	const struct disk_model_ops *model;
 	char list[256];
 	uint64_t u;
 	unsigned e;
@@ -324,6 +326,18 @@ int config_apply_value(struct sfs_config *c, struct file_params *fp, unsigned k,
 		config_pattern_names(list, sizeof(list));
 		snprintf(why, len, "unknown value; allowed: %s", list);
 		return -EINVAL;
+	case CONFIG_MODEL:
+		if (strcasecmp(value, "none") == 0) {
+			*(const struct disk_model_ops **)field = NULL;
+			return 0;
+		}
+		if ((model = disk_model_find(value))) {
+			*(const struct disk_model_ops **)field = model;
+			return 0;
+		}
+		config_model_names(list, sizeof(list));
+		snprintf(why, len, "unknown value; allowed: %s", list);
+		return -EINVAL;
 	case CONFIG_PATH:
 		return parse_path_value(value, field, why, len);
 	case CONFIG_CUSTOM:
@@ -350,6 +364,8 @@ static size_t size_of_type(enum config_type t)
 		return sizeof(unsigned);
 	case CONFIG_PATTERN:
 		return sizeof(const struct placement_ops *);
+	case CONFIG_MODEL:
+		return sizeof(const struct disk_model_ops *);
 	case CONFIG_PATH:
 	case CONFIG_CUSTOM:
 		break;
@@ -428,6 +444,12 @@ void config_format_value(const struct sfs_config *c, const struct file_params *f
 	case CONFIG_PATTERN:
 		snprintf(buf, len, "%s", pattern_name(*(const struct placement_ops *const *)field));
 		return;
+	case CONFIG_MODEL: {
+		const struct disk_model_ops *m = *(const struct disk_model_ops *const *)field;
+
+		snprintf(buf, len, "%s", m ? m->name : "none");
+		return;
+	}
 	case CONFIG_PATH:
 		snprintf(buf, len, "%s", *(char *const *)field ? *(char *const *)field : "");
 		return;

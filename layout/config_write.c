@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config_i.h"
+#include "disk_model.h"
 #include "size.h"
 
 /* Writes the rule keys of @fp; keys its pattern does not read become comments. */
@@ -125,9 +126,10 @@ void config_write_help(FILE *f)
 
 		snprintf(name, sizeof(name), "%s.%s", e->row->section, e->row->name);
 		config_format_value(&c, &c.defaults, k, v, sizeof(v));
-		if (e->pattern)
-			fprintf(f, "    %-27s %s (%s pattern; default %s)\n", name, e->row->help,
-				e->pattern->name, v);
+		if (e->pattern || e->model)
+			fprintf(f, "    %-27s %s (%s %s; default %s)\n", name, e->row->help,
+				e->pattern ? e->pattern->name : e->model->name,
+				e->pattern ? "pattern" : "model", v);
 		else if (e->row->def)
 			fprintf(f, "    %-27s %s (default %s)\n", name, e->row->help, v);
 		else
