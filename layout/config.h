@@ -172,7 +172,7 @@ struct sfs_config {
 	size_t nrules;
 	char *source; /* the INI file's path, or NULL */
 	/*
-	 * Private to config.c (added by the configuration module): which keys
+	 * Private to the configuration module (config_i.h): which keys
 	 * the file and the -o overrides set, and where, so that config_finish()
 	 * can resolve rules after every override and name the line at fault.
 	 * NULL until a file or override is applied.

@@ -5,7 +5,8 @@
 # build.  Mounted with pattern stripe, an 8 MiB file of 1 MiB extents on a
 # 64 MiB device is dealt round-robin over stripes zones of 64M / stripes,
 # exactly; the map survives a remount and the bytes read back are the
-# bytes written.  The ordinary daemon does not know the pattern.
+# bytes written, and scatterfs-plan built with the same file predicts the
+# map.  The ordinary daemon does not know the pattern.
 # shellcheck source=SCRIPTDIR/../lib.sh
 SCATTERFS_BIN=${SCATTERFS_BUILD:-$(dirname "$0")/../../build}/tests/scatterfs-stripe
 . "$(dirname "$0")/../lib.sh"
@@ -44,6 +45,12 @@ $(diff "$T/want.$n" "$T/map.$n" | head -n 20)"
 		fail "stripes=$n: .scatterfs/config lacks 'stripes = $n': $(grep -n stripe "$M/.scatterfs/config")"
 	sfs_umount "$M"
 	cmp -s "$T/map.$n" "$T/map2.$n" || fail "stripes=$n: extent map changed across a remount"
+	printf '[layout]\npattern = stripe\nextent_size = 1M\nstripes = %s\n' "$n" >"$T/stripe.$n.ini"
+	"$SFS_BUILD/tests/scatterfs-plan-stripe" --device-size 64M "$T/stripe.$n.ini" f 8M >"$T/plan.$n" 2>&1 ||
+		fail "scatterfs-plan-stripe: $(cat "$T/plan.$n")"
+	cmp -s "$T/map.$n" "$T/plan.$n" ||
+		fail "stripes=$n: scatterfs-plan-stripe predicts another map:
+$(diff "$T/plan.$n" "$T/map.$n" | head -n 20)"
 	note "stripes=$n: 8 extents where the pattern puts them"
 }
 
