@@ -40,7 +40,11 @@ bench_opt() {
 	bench_shift=2
 }
 
-bench_die() { echo "$(basename "$0"): $*" >&2; exit 2; }
+bench_die() {
+	echo "$(basename "$0"): $*" >&2
+	SFS_FAILED=1 # the message says it all: no logs from the EXIT trap
+	exit 2
+}
 
 # bench_resolve_layout NAME - "label<TAB>file" of a layout: NAME.ini in
 # conf/, or NAME as a path (relative to where the experiment was started);
@@ -244,7 +248,7 @@ bench_plan_check() {
 # Sets cfg_n and, per configuration i: cfg_label (the layout), cfg_file,
 # cfg_values (the --set values as CSV cells, in --set order), cfg_name
 # (label and values, for progress lines), cfg_opts (config= and the --set
-# values as -o overrides), cfg_error, cfg_base (index of its baseline row,
+# values as -o overrides), cfg_sets (the overrides alone), cfg_error, cfg_base (index of its baseline row,
 # empty when that failed); bench_set_keys (the --set keys),
 # bench_disk_file and bench_disk_opts (its [disk] keys as -o overrides,
 # apart, so that an experiment can load its data without the model).
@@ -301,24 +305,26 @@ bench_configs() {
 		combos=("${new[@]}")
 	done
 	cfg_n=0
-	cfg_label=() cfg_file=() cfg_values=() cfg_name=() cfg_opts=() cfg_error=() cfg_base=()
+	cfg_label=() cfg_file=() cfg_values=() cfg_name=() cfg_opts=() cfg_sets=() cfg_error=() cfg_base=()
 	for i in "${!llabels[@]}"; do
 		for c in "${combos[@]}"; do
 			c=${c#,}
 			cfg_label+=("${llabels[i]}")
 			cfg_file+=("${lfiles[i]}")
 			cfg_values+=("$c")
-			local o=${lfiles[i]:+config=${lfiles[i]}} name=${llabels[i]}
+			local o=${lfiles[i]:+config=${lfiles[i]}} name=${llabels[i]} so=
 			checkargs=(${devsize:+--device-size "$devsize"})
 			[[ -n ${lfiles[i]} ]] && checkargs+=("${lfiles[i]}")
 			for v in ${dsets//,/ }; do checkargs+=(--set "$v"); done
 			IFS=, read -r -a vl <<<"$c"
 			for j in "${!keys[@]}"; do
 				o+=${o:+,}${keys[j]}=${vl[j]}
+				so+=${so:+,}${keys[j]}=${vl[j]}
 				name+=" ${keys[j]}=${vl[j]}"
 				checkargs+=(--set "${keys[j]}=${vl[j]}")
 			done
 			cfg_opts+=("$o")
+			cfg_sets+=("$so")
 			cfg_name+=("$name")
 			if [[ -n ${lfiles[i]} && ! -f ${lfiles[i]} ]]; then
 				if [[ ${lfiles[i]} == "$root/conf/"* ]]; then
@@ -388,4 +394,81 @@ bench_baseline_text() {
 		[[ ${w[j + 1]} == "*" ]] || out+=" ${bench_set_keys[j]}=${w[j + 1]}"
 	done
 	echo "$out"
+}
+
+# bench_each_config METRIC ARGS... - for an experiment that runs its whole
+# table on one configuration (ARGS: its command line as given): with one
+# configuration, sets bench_cfg (its index) and returns, and the experiment
+# runs as it always did, with that configuration on its mounts.  With
+# several, runs the experiment once per configuration, as a child given
+# BENCH_CONFIG_INDEX and --format csv, and prints one table: the
+# configuration's layout and --set values, the child's columns, and
+# vs_baseline (METRIC, a column of the child's table, over the baseline
+# configuration's on the same row); a configuration that failed is a row
+# with its message.  Then exits (1 when a configuration failed).
+bench_each_config() {
+	local metric=$1 i t0 rc out failed=0 setcols
+	shift
+	if [[ -n ${BENCH_CONFIG_INDEX:-} ]]; then
+		bench_cfg=$BENCH_CONFIG_INDEX
+		return 0
+	fi
+	if ((cfg_n == 1)); then
+		bench_cfg=0
+		[[ -z ${cfg_error[0]} ]] || bench_die "${cfg_name[0]}: ${cfg_error[0]}"
+		return 0
+	fi
+	bench_progress_init "$cfg_n"
+	declare -A table=()
+	for ((i = 0; i < cfg_n; i++)); do
+		if [[ -n ${cfg_error[i]} ]]; then
+			echo "$(basename "$0") [$(date +%T)] config $((i + 1))/$cfg_n (${cfg_name[i]}) FAILED: ${cfg_error[i]}" >&2
+			bench_step_skip 1
+			failed=1
+			continue
+		fi
+		echo "$(basename "$0") [$(date +%T)] config $((i + 1))/$cfg_n (${cfg_name[i]}): starting" >&2
+		t0=$(date +%s%N)
+		rc=0
+		out=$(BENCH_CONFIG_INDEX=$i "$0" "$@" --format csv) || rc=$?
+		if ((rc != 0)); then
+			cfg_error[i]="the experiment exited with status $rc (its messages above)"
+			failed=1
+		else
+			table[$i]=$out
+		fi
+		bench_step_end "config $((i + 1))/$cfg_n (${cfg_name[i]})" \
+			"$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+	done
+	setcols=$(IFS=,; echo "${bench_set_keys[*]}")
+	{
+		for ((i = 0; i < cfg_n; i++)); do
+			if [[ -z ${table[$i]:-} ]]; then
+				echo "@row $i ${cfg_label[i]}${cfg_values[i]:+,${cfg_values[i]}}"
+				echo "@error ${cfg_error[i]//,/;}"
+				continue
+			fi
+			echo "@row $i ${cfg_label[i]}${cfg_values[i]:+,${cfg_values[i]}} ${cfg_base[i]}"
+			echo "${table[$i]}"
+		done
+	} | awk -v metric="$metric" -v keys="layout${setcols:+,$setcols}" '
+		$1 == "@row" { cfg = $2; label[cfg] = $3; base[cfg] = $4; order[++n] = cfg; r = 0; next }
+		$1 == "@error" { err[cfg] = substr($0, 8); next }
+		r == 0 { hdr = $0; nf = split($0, h, ","); for (i = 1; i <= nf; i++) if (h[i] == metric) mc = i; r = 1; next }
+		{ row[cfg, r] = $0; split($0, f, ","); val[cfg, r] = f[mc]; rows[cfg] = r; r++ }
+		END {
+			print keys "," hdr ",vs_baseline"
+			for (k = 1; k <= n; k++) {
+				c = order[k]
+				if (c in err) { e = label[c]; for (i = 1; i <= nf; i++) e = e ","; print e "FAILED: " err[c]; continue }
+				for (j = 1; j <= rows[c]; j++) {
+					b = base[c]; v = ""
+					if (b != "" && (b, j) in val && val[b, j] + 0 != 0 && val[c, j] ~ /^-?[0-9.]+$/) v = sprintf("%.2f", val[c, j] / val[b, j])
+					print label[c] "," row[c, j] "," v
+				}
+			}
+		}' | print_table "${format:-text}"
+	# the failures are in the table: no "a command failed" from the EXIT trap
+	((failed == 0)) || SFS_FAILED=1
+	exit "$failed"
 }
