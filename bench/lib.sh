@@ -15,7 +15,8 @@
 #                        SECTION.KEY=VALUE of a --set, or several joined by ','
 #   --set SECTION.KEY=V1,V2,...  (repeatable) sweep a key: every
 #                        combination of the values, with every layout
-#   --disk FILE|none     load FILE's [disk] section over every mount
+#   --disk FILE|none     load FILE's [disk] section over every mount (FILE
+#                        may also be relative to the project, or a conf/ name)
 if [[ ${bench_stage:-} != setup ]]; then # the second sourcing keeps what was parsed
 	bench_layouts=
 	bench_baseline=
@@ -273,8 +274,16 @@ bench_configs() {
 	bench_disk_opts=
 	dsets=
 	if [[ -n $disk && $disk != none ]]; then
-		[[ -f $disk ]] || bench_die "--disk $disk: no such file"
-		bench_disk_file=$(readlink -f "$disk")
+		# conf/hdd-7200.ini or hdd-7200 work from any directory
+		if [[ -f $disk ]]; then
+			bench_disk_file=$(readlink -f "$disk")
+		elif [[ -f $root/$disk ]]; then
+			bench_disk_file=$root/$disk
+		elif [[ -f $root/conf/$disk.ini ]]; then
+			bench_disk_file=$root/conf/$disk.ini
+		else
+			bench_die "--disk $disk: no such file"
+		fi
 		dsets=$(disk_overrides "$bench_disk_file")
 		[[ -n $dsets ]] || bench_die "--disk $disk: no [disk] section"
 		bench_disk_opts=$dsets
