@@ -1,10 +1,11 @@
-# bench/lib.sh: what the experiments in bench/ share.  Source it twice
-# after setting `root` (the project root): once at the top, for the shared
-# options and the progress lines (nothing else happens, so that --help and
-# bad input need neither root nor a build), and again with
-# bench_stage=setup once the options are read: that installs and builds
-# what is missing (tools/setup), then sources tests/lib.sh for sfs_mount,
-# sfs_umount, note, fail and the EXIT trap that unmounts and cleans up.
+# bench/lib.sh: what the experiments in bench/ share.  Source it after
+# setting `root` (the project root): it installs and builds what is missing
+# (tools/setup), then sources tests/lib.sh for sfs_mount, sfs_umount, note,
+# fail and the EXIT trap that unmounts and cleans up.  An experiment that
+# takes the shared options sources it twice: first with
+# bench_stage=options, for the options and the progress lines only
+# (nothing else happens, so that --help and bad input need neither root
+# nor a build), then with bench_stage=setup once the options are read.
 #
 # Environment: SCATTERFS_BUILD (build directory, default build/),
 # SCATTERFS_KEEP=1 (keep the work directory).
@@ -17,7 +18,7 @@
 #                        combination of the values, with every layout
 #   --disk FILE|none     load FILE's [disk] section over every mount (FILE
 #                        may also be relative to the project, or a conf/ name)
-if [[ ${bench_stage:-} != setup ]]; then # the second sourcing keeps what was parsed
+if ! declare -p bench_sets >/dev/null 2>&1; then # a second sourcing keeps what was parsed
 	bench_layouts=
 	bench_baseline=
 	bench_sets=()
@@ -131,7 +132,7 @@ bench_step_end() {
 # bench_step_skip STEPS - steps that will not run (a configuration failed)
 bench_step_skip() { bench_steps_done=$((bench_steps_done + $1)); }
 
-[[ ${bench_stage:-} == setup ]] || return 0
+[[ ${bench_stage:-setup} == setup ]] || return 0
 
 ((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }
 bench_build=${SCATTERFS_BUILD:-$root/build}

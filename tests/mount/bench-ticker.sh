@@ -12,7 +12,7 @@
 T=$SFS_TMP
 # the bash ticker, in the background while bench/run runs
 (
-	root=$SFS_ROOT
+	root=$SFS_ROOT bench_stage=options
 	# shellcheck source=../../bench/lib.sh
 	source "$SFS_ROOT/bench/lib.sh"
 	bench_progress_init 1
