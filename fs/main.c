@@ -409,9 +409,12 @@ int main(int argc, char *argv[])
 		char a[128];
 		snprintf(a, sizeof a, "device.size=%s", cl.size);
 		if (config_set(&fs->cfg, a, err, sizeof err)) {
-			fprintf(stderr, "scatterfs: -o size=%s: not a size (use bytes or a K/M/G/T "
-					"suffix)\n",
-				cl.size);
+			uint64_t v;
+			int rc = parse_size(cl.size, &v);
+			char why[200];
+
+			fprintf(stderr, "scatterfs: -o size=%s: %s\n", cl.size,
+				rc ? size_error(cl.size, rc, why, sizeof why) : err);
 			goto out;
 		}
 	}

@@ -223,9 +223,12 @@ Test(config, parse_size_good)
 	    {"512", 512},
 	    {"70K", 71680},
 	    {"70k", 71680},
-	    {"70KB", 71680},
 	    {"70KiB", 71680},
 	    {"70kib", 71680},
+	    {"70KIB", 71680},
+	    {"3MiB", 3 * MiB},
+	    {"2GiB", 2 * GiB},
+	    {"1TiB", TiB},
 	    {"1M", MiB},
 	    {"2G", 2 * GiB},
 	    {"1T", TiB},
@@ -269,6 +272,13 @@ Test(config, parse_size_bad)
 	    {"1Ki", -EINVAL},
 	    {"1KK", -EINVAL},
 	    {"0x10", -EINVAL},
+	    /* Powers of 1000 to most readers: refused, not taken as K/M/G/T. */
+	    {"70KB", -EINVAL},
+	    {"1GB", -EINVAL},
+	    {"1gb", -EINVAL},
+	    {"1Mb", -EINVAL},
+	    {"1tB", -EINVAL},
+	    {"1.5GB", -EINVAL},
 	};
 	size_t i;
 
@@ -279,6 +289,43 @@ Test(config, parse_size_bad)
 		cr_assert_eq(rc, bad[i].rc, "'%s': rc %d, want %d", bad[i].s, rc, bad[i].rc);
 		cr_assert_eq(v, 12345, "'%s' changed the output", bad[i].s);
 	}
+}
+
+Test(config, size_error_says_what_to_write)
+{
+	static const struct {
+		const char *s, *why;
+	} cases[] = {
+	    {"1GB", "write 1G or 1GiB (powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"70kb", "write 70K or 70KiB (powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"1.5GB", "write 1536M or 1536MiB (powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"0.5KB",
+	     "write 512 (bytes; K/M/G/T are powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"1.3KB",
+	     "write a whole number of bytes, K, M, G or T (powers of 1024); KB/MB/GB/TB are "
+	     "not accepted"},
+	    {"1.5M", "not a size: no fractions (use a smaller unit: 1536K, not 1.5M)"},
+	    {"2.25G", "not a size: no fractions (use a smaller unit: 2304M, not 2.25G)"},
+	    {"1.50t", "not a size: no fractions (use a smaller unit: 1536G, not 1.50t)"},
+	    {"1.3K", "not a size: no fractions (1.3K is not a whole number of bytes)"},
+	    {"1.5", "not a size: no fractions (1.5 is not a whole number of bytes)"},
+	    {"1.5Q", "not a size: no fractions"},
+	    {"12Q", "not a size (use bytes or a K/M/G/T suffix)"},
+	    {"-1", "not a size: negative"},
+	    {"", "empty; expected a size (bytes or a K/M/G/T suffix)"},
+	};
+	char buf[200];
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = parse_size(cases[i].s, &v);
+
+		cr_assert_eq(rc, -EINVAL, "'%s': rc %d", cases[i].s, rc);
+		cr_assert_str_eq(size_error(cases[i].s, rc, buf, sizeof(buf)), cases[i].why);
+	}
+	cr_assert_str_eq(size_error("9223372036854775808", -ERANGE, buf, sizeof(buf)),
+			 "too large (at most 2^63-1 bytes)");
 }
 
 Test(config, format_size)
