@@ -255,11 +255,11 @@ const struct file_params *config_for_path(const struct sfs_config *c, const char
 /**
  * config_write_ini() - writes the effective configuration as INI text that
  * config_load_file() accepts back.  Every file read is named at the top
- * ("# loaded from FILE", "# included from FILE:LINE"), and a comment line
- * above each key that a file or an option wrote says where: "# set at
- * FILE:LINE" or "# set by -o OPTION" (a key without one has its built-in
- * default, or in a rule the global value).  @return a malloc'd string,
- * NULL on ENOMEM.
+ * ("# loaded from FILE", with "(include = at FILE:LINE)" when included),
+ * and a comment line above each key that a file or an option wrote says
+ * where: "# set at FILE:LINE" or "# set by -o OPTION" (a key without one
+ * has its built-in default, or in a rule the global value).
+ * @return a malloc'd string, NULL on ENOMEM.
  */
 char *config_write_ini(const struct sfs_config *c);
 

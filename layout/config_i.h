@@ -133,27 +133,27 @@ struct rule_state {
 	 */
 	const char *kfile[CONFIG_MAX_KEYS];
 	unsigned long seq[CONFIG_MAX_KEYS]; /* as struct origin's */
-	const char *file;		    /* where the rule was first declared; NULL if built in */
-	uint64_t autoset;		    /* keys config_finish() resolved from 0 (auto) */
+	const char *file; /* where the rule was first declared; NULL if built in */
+	uint64_t autoset; /* keys config_finish() resolved from 0 (auto) */
 };
 
 /* One configuration file read, in the order reading began. */
 struct config_file {
-	char *path;		/* as opened: relative to the working directory, or absolute */
-	const char *parent;	/* the file whose include = line read it; NULL for config= */
+	char *path;	    /* as opened: relative to the working directory, or absolute */
+	const char *parent; /* the file whose include = line read it; NULL for config= */
 	unsigned parent_line;
 };
 
 struct config_state {
 	uint64_t set; /* global keys written by a file or an override */
 	struct origin origin[CONFIG_MAX_KEYS];
-	uint64_t autoset;	  /* global keys config_finish() resolved from 0 (auto) */
-	struct rule_state *rules; /* parallel to sfs_config.rules */
-	size_t cap;		  /* of both rule arrays */
+	uint64_t autoset;	   /* global keys config_finish() resolved from 0 (auto) */
+	struct rule_state *rules;  /* parallel to sfs_config.rules */
+	size_t cap;		   /* of both rule arrays */
 	struct config_file *files; /* every file read, for origins and config_write_ini() */
 	size_t nfiles;
 	unsigned long seq; /* the last origin.seq given */
-	char **notes; /* "ignored: ..." lines for config_write_ini(), malloc'd */
+	char **notes;	   /* "ignored: ..." lines for config_write_ini(), malloc'd */
 	size_t nnotes;
 };
 

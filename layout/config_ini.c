@@ -634,17 +634,18 @@ static int load_file(struct sfs_config *c, const char *path, struct parse_ctx *p
 	}
 	for (p = parent; p; p = p->parent) {
 		if (p->dev == sb.st_dev && p->ino == sb.st_ino) {
-			config_seterr(err, errlen,
-				      "%s:%u: include = %s: include cycle: %s is already being read",
-				      parent->path, parent->line, written, p->path);
+			config_seterr(
+			    err, errlen,
+			    "%s:%u: include = %s: include cycle: %s is already being read",
+			    parent->path, parent->line, written, p->path);
 			free(buf);
 			return -EINVAL;
 		}
 	}
 	x.dev = sb.st_dev;
 	x.ino = sb.st_ino;
-	x.file = state_add_file(x.st, path, parent ? parent->file : NULL,
-				parent ? parent->line : 0);
+	x.file =
+	    state_add_file(x.st, path, parent ? parent->file : NULL, parent ? parent->line : 0);
 	if (!x.file) {
 		free(buf);
 		config_seterr(err, errlen, "%s: out of memory", path);
@@ -776,8 +777,8 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 	k = config_find_key(sec, name);
 	if (k == config_nkeys()) {
 		config_allowed_keys(sec, list, sizeof(list));
-		config_seterr(err, errlen, "option -o %s: %s unknown key '%s'; allowed: %s",
-			      option, label, name, list);
+		config_seterr(err, errlen, "option -o %s: %s unknown key '%s'; allowed: %s", option,
+			      label, name, list);
 		return -EINVAL;
 	}
 	st = config_state_get(c);

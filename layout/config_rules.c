@@ -64,7 +64,8 @@ const char *config_where(const struct config_scope *s, unsigned k, char *buf, si
 
 	buf[0] = '\0';
 	if (s->rule >= 0 && st && (st->rules[s->rule].set & BIT(k)))
-		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].kfile[k], st->rules[s->rule].line[k]);
+		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].kfile[k],
+			 st->rules[s->rule].line[k]);
 	else if (st && (st->set & BIT(k)) && st->origin[k].option)
 		snprintf(buf, len, "option -o %s: ", st->origin[k].option);
 	else if (st && (st->set & BIT(k)))
