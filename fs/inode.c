@@ -252,24 +252,72 @@ void sfs_syncer_stop(struct sfs *fs)
 	fs->syncer_running = false;
 }
 
+/* What a removal from one inode's map frees. */
+struct unmap_ctx {
+	struct sfs *fs;
+	struct inode *in;
+};
+
+/*
+ * Frees a run of @c->in's extents, and the pattern gap that belongs to it.
+ * A gap is reserved together with its extent as one device run (extent
+ * first), so the gap whose device offset is the freed run's end belongs
+ * to the piece of the extent that ended there: once that piece is gone,
+ * nothing of the file adjoins the gap and it is freed with it.  The search
+ * starts from the newest gap because shrinking frees the extents a file
+ * grew last.
+ */
+static void unmap_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
+{
+	struct unmap_ctx *c = opaque;
+	struct run_vec *g = &c->in->gaps;
+
+	sfs_defer_free(c->fs->dev[dev], device, length);
+	for (size_t i = g->n; i-- > 0;) {
+		if (g->v[i].dev != dev || g->v[i].device != device + length)
+			continue;
+		sfs_defer_free(c->fs->dev[dev], g->v[i].device, g->v[i].length);
+		memmove(g->v + i, g->v + i + 1, (g->n - i - 1) * sizeof *g->v);
+		g->n--;
+		c->in->gaps_dirty = true;
+		break;
+	}
+}
+
+int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len)
+{
+	struct device *d = inode_device(fs, in);
+	struct unmap_ctx c = {fs, in};
+	int err = 0;
+	if (!len)
+		return 0;
+	pthread_mutex_lock(&d->alloc_lock);
+	err = extmap_remove(&in->map, off, len, unmap_run, &c);
+	pthread_mutex_unlock(&d->alloc_lock);
+	if (!err && off < in->dirty_from)
+		in->dirty_from = off;
+	return err;
+}
+
 void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 {
 	uint64_t end = extmap_end(&in->map);
 	struct device *d = inode_device(fs, in);
-	pthread_mutex_lock(&d->alloc_lock);
-	if (end > from) {
-		extmap_remove(&in->map, from, end - from, free_run, fs);
-		if (from < in->dirty_from)
-			in->dirty_from = from;
-	}
 	if (from == 0) {
+		/* Every gap goes: no need to match them to extents one by one. */
+		pthread_mutex_lock(&d->alloc_lock);
 		for (size_t i = 0; i < in->gaps.n; i++)
 			free_run(fs, in->gaps.v[i].dev, in->gaps.v[i].device, in->gaps.v[i].length);
 		if (in->gaps.n)
 			in->gaps_dirty = true;
 		in->gaps.n = 0;
+		pthread_mutex_unlock(&d->alloc_lock);
 	}
-	pthread_mutex_unlock(&d->alloc_lock);
+	if (end > from && inode_unmap(fs, in, from, end - from) < 0)
+		/* Removing a tail splits at most one entry: only that split can
+		 * fail (ENOMEM).  Keep the file's space rather than lose track. */
+		fprintf(stderr, "scatterfs: out of memory: inode %llu keeps its space past %llu\n",
+			(unsigned long long)in->ino, (unsigned long long)from);
 }
 
 void inode_wrlock(struct inode *in)

@@ -101,6 +101,7 @@ enum key {
 	K_NEXT,
 	K_MAX_SIZE,
 	K_ZERO_FILL,
+	K_SPARSE,
 	K_CACHE_MODE,
 	K_READAHEAD,
 	K_LOG_PATH,
@@ -137,6 +138,7 @@ static const struct {
     [K_NEXT] = {"next", SEC_AUTOEXTEND},
     [K_MAX_SIZE] = {"max_size", SEC_AUTOEXTEND},
     [K_ZERO_FILL] = {"zero_fill", SEC_AUTOEXTEND},
+    [K_SPARSE] = {"sparse", SEC_AUTOEXTEND},
     [K_CACHE_MODE] = {"mode", SEC_CACHE},
     [K_READAHEAD] = {"readahead", SEC_CACHE},
     [K_LOG_PATH] = {"path", SEC_LOG},
@@ -624,6 +626,8 @@ static int apply_value(struct sfs_config *c, struct file_params *fp, enum key k,
 			return rc;
 		fp->autoextend.zero_fill = (enum zero_fill)e;
 		return 0;
+	case K_SPARSE:
+		return get_bool(value, &fp->autoextend.sparse, why, len);
 	case K_CACHE_MODE:
 		if ((rc = get_enum(value, cache_mode_names, &e, why, len)))
 			return rc;
@@ -794,6 +798,9 @@ static void copy_key(struct file_params *dst, const struct file_params *src, enu
 	case K_ZERO_FILL:
 		dst->autoextend.zero_fill = src->autoextend.zero_fill;
 		break;
+	case K_SPARSE:
+		dst->autoextend.sparse = src->autoextend.sparse;
+		break;
 	case K_CACHE_MODE:
 		dst->cache.mode = src->cache.mode;
 		break;
@@ -887,6 +894,9 @@ static void format_value(const struct sfs_config *c, const struct file_params *f
 	case K_ZERO_FILL:
 		snprintf(buf, len, "%s", zero_fill_name(fp->autoextend.zero_fill));
 		break;
+	case K_SPARSE:
+		snprintf(buf, len, "%s", fp->autoextend.sparse ? "true" : "false");
+		break;
 	case K_CACHE_MODE:
 		snprintf(buf, len, "%s", cache_mode_name(fp->cache.mode));
 		break;
@@ -960,6 +970,7 @@ void config_init(struct sfs_config *c)
 	c->defaults.autoextend.next = 0;
 	c->defaults.autoextend.max_size = 0;
 	c->defaults.autoextend.zero_fill = ZERO_FILL_WRITE;
+	c->defaults.autoextend.sparse = false;
 	c->defaults.cache.mode = CACHE_NONE;
 	c->defaults.cache.readahead = 128u << 10;
 	c->log.path = NULL;
