@@ -145,10 +145,17 @@ static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t lengt
 	sfs_defer_free(fs->dev[dev], device, length);
 }
 
-/* Returns the first @n runs pending on @d to its allocator. */
-static void release_pending(struct device *d, size_t n)
+/*
+ * Returns to @d's allocator the runs pending on it whose number since the
+ * mount is below @upto, those not released yet: a sync that overlapped
+ * this one may have released some, or all, of them already.
+ */
+static void release_pending(struct device *d, uint64_t upto)
 {
 	pthread_mutex_lock(&d->alloc_lock);
+	size_t n = upto > d->pending_released ? (size_t)(upto - d->pending_released) : 0;
+	if (n > d->pending_free.n)
+		n = d->pending_free.n;
 	for (size_t i = 0; i < n; i++) {
 		struct run *r = &d->pending_free.v[i];
 		int e = devalloc_free(d->alloc, r->device, r->length);
@@ -161,15 +168,16 @@ static void release_pending(struct device *d, size_t n)
 	memmove(d->pending_free.v, d->pending_free.v + n,
 		(d->pending_free.n - n) * sizeof *d->pending_free.v);
 	d->pending_free.n -= n;
+	d->pending_released += n;
 	pthread_mutex_unlock(&d->alloc_lock);
 }
 
 int sfs_sync(struct sfs *fs, struct inode *held)
 {
-	size_t n[SFS_MAX_DEVICES];
+	uint64_t upto[SFS_MAX_DEVICES];
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		pthread_mutex_lock(&fs->dev[i]->alloc_lock);
-		n[i] = fs->dev[i]->pending_free.n;
+		upto[i] = fs->dev[i]->pending_released + fs->dev[i]->pending_free.n;
 		pthread_mutex_unlock(&fs->dev[i]->alloc_lock);
 	}
 	int err = inode_flush_all(fs, false, held);
@@ -178,8 +186,7 @@ int sfs_sync(struct sfs *fs, struct inode *held)
 	if (err)
 		return err;
 	for (unsigned i = 0; i < fs->ndev; i++)
-		if (n[i])
-			release_pending(fs->dev[i], n[i]);
+		release_pending(fs->dev[i], upto[i]);
 	return 0;
 }
 
