@@ -18,6 +18,12 @@
 # 3. In the same way, a punch hole of [64K, 576K) releases the gaps of the
 #    extents it frees (interleaved, 200 rounds): what stays is the first
 #    64 KiB, the last extent's 54 KiB past 576K and that extent's 70K gap.
+# 4. Frees and syncs that overlap: on a 1 MiB device (64K extents), 20 s of
+#    "write 512 KiB at 0, truncate to 0" make nearly every write find the
+#    device full of runs waiting for the catalog, so it syncs while the
+#    background syncer does too; each pending run must be freed exactly
+#    once (no internal error in the daemon's log, no crash) and used_bytes
+#    ends at 0.
 # TIMEOUT: 600
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -116,3 +122,25 @@ for pattern in contiguous single interleaved random reverse; do
 		fail "$pattern: the daemon reported internal errors: $(grep -m 3 "internal error" "$SFS_LAST_DLOG")"
 	fi
 done
+
+# --- 4. overlapping syncs ------------------------------------------------------
+cat >"$T/churn.py" <<'EOF'
+import os, sys, time
+
+path, secs = sys.argv[1], float(sys.argv[2])
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+data = b"d" * (512 * 1024)
+end = time.monotonic() + secs
+while time.monotonic() < end:
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, 0)
+os.close(fd)
+EOF
+B=$T/backing.churn
+sfs_mount "$B" "$M" "size=1M,device.block_size=4K,layout.extent_size=64K"
+python3 "$T/churn.py" "$M/f" 20 || fail "churn: a write or truncate failed"
+assert_eq "$(sfs_stats "$M" used_bytes)" 0 "churn: used_bytes at the end"
+sfs_umount "$M"
+if grep -q "internal error" "$SFS_LAST_DLOG"; then
+	fail "churn: the daemon reported internal errors: $(grep -m 3 "internal error" "$SFS_LAST_DLOG")"
+fi
