@@ -321,8 +321,8 @@ void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 		pthread_mutex_unlock(&d->alloc_lock);
 	}
 	if (end > from && inode_unmap(fs, in, from, end - from) < 0)
-		/* Removing a tail splits at most one entry: only that split can
-		 * fail (ENOMEM).  Keep the file's space rather than lose track. */
+		/* A tail is removed without splitting off a new entry, so this
+		 * needs no memory; should that change, the file keeps its space. */
 		fprintf(stderr, "scatterfs: out of memory: inode %llu keeps its space past %llu\n",
 			(unsigned long long)in->ino, (unsigned long long)from);
 }
