@@ -96,6 +96,7 @@ struct autoextend_params {
 	uint64_t next;     /* bytes per growth event; 0 = one extent */
 	uint64_t max_size; /* bytes; 0 = unlimited (the device) */
 	enum zero_fill zero_fill;
+	bool sparse; /* a write past the allocated end leaves a hole before it */
 };
 
 /** [cache] keys. */

@@ -519,7 +519,7 @@ Test(config, error_unknown_key_in_rule)
 	load_fails("[file \"*.dbf\"]\npattern = random\nblock_size = 2K\n", 3, "block_size");
 	assert_has(errbuf, "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
 			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, next, "
-			   "max_size, zero_fill, mode, readahead");
+			   "max_size, zero_fill, sparse, mode, readahead");
 }
 
 Test(config, error_bad_enums)
