@@ -27,6 +27,7 @@
 #include "autoextend.h"
 #include "config.h"
 #include "extmap.h"
+#include "layout_score.h"
 #include "size.h"
 
 #define DEFAULT_DEVICE_SIZE (UINT64_C(1) << 40) /* 1 TiB when [device] size is unset */
@@ -41,7 +42,10 @@ static void usage(void)
 	       "bytes (suffixes K, M, G, T = powers of 1024) on an empty backing device of\n"
 	       "[device] size (1T when unset).  A mount uses the backing's real size:\n"
 	       "give it with --device-size to get the same map (the random pattern wraps\n"
-	       "at the device end).\n"
+	       "at the device end).  After the map, a summary line goes to standard\n"
+	       "error: \"# extents=E runs=R blocks=B scored=S contiguous=C\n"
+	       "layout_score=F largest_jump=J\" (Smith and Seltzer's layout score over\n"
+	       "[device] block_size blocks, largest jump in bytes).\n"
 	       "\n"
 	       "  --device-size BYTES   the backing device's size (overrides [device] size)\n"
 	       "  -h, --help            print this help and exit\n"
@@ -100,8 +104,9 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "--device-size") == 0) {
 		if (argc < 3 || parse_size(argv[2], &forced_size) < 0 || forced_size == 0) {
-			fprintf(stderr, "scatterfs-plan: --device-size needs a size in bytes "
-					"(K/M/G/T suffixes), not '%s'\n",
+			fprintf(stderr,
+				"scatterfs-plan: --device-size needs a size in bytes "
+				"(K/M/G/T suffixes), not '%s'\n",
 				argc < 3 ? "" : argv[2]);
 			return 2;
 		}
@@ -133,7 +138,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "scatterfs-plan: %s: %s\n", argv[1], strerror(-rc));
 		goto out_config;
 	}
-	device_size = forced_size   ? forced_size
+	device_size = forced_size     ? forced_size
 		      : c.device.size ? c.device.size
 				      : DEFAULT_DEVICE_SIZE;
 	rc = config_finish(&c, device_size, err, sizeof(err));
@@ -166,6 +171,16 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "scatterfs-plan: writing the map: %s\n", strerror(-rc));
 		goto out_map;
+	}
+	/*
+	 * The summary goes to standard error so that standard output stays the
+	 * same CSV as .scatterfs/extents/PATH, comparable byte for byte.
+	 */
+	struct layout_stats ls;
+	char line[256];
+	if (layout_score_extmap(&map, c.device.block_size, &ls) == 0) {
+		layout_stats_format(&ls, line, sizeof(line));
+		fprintf(stderr, "# %s\n", line);
 	}
 	status = 0;
 
