@@ -28,6 +28,7 @@
 #include "config.h"
 #include "extmap.h"
 #include "layout_score.h"
+#include "plan_clone.h"
 #include "size.h"
 
 #define DEFAULT_DEVICE_SIZE (UINT64_C(1) << 40) /* 1 TiB when [device] size is unset */
@@ -35,6 +36,7 @@
 static void usage(void)
 {
 	printf("usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
+	       "       scatterfs-plan clone DIR [--out CONFIG]\n"
 	       "\n"
 	       "Prints the extent map (CSV logical_offset,device_offset,length) that the\n"
 	       "file PATH (relative to the mount root) would get on a scatterfs mount\n"
@@ -46,6 +48,12 @@ static void usage(void)
 	       "error: \"# extents=E runs=R blocks=B scored=S contiguous=C\n"
 	       "layout_score=F largest_jump=J\" (Smith and Seltzer's layout score over\n"
 	       "[device] block_size blocks, largest jump in bytes).\n"
+	       "\n"
+	       "clone writes CONFIG (default clone.ini) that reproduces the layout of the\n"
+	       "regular files under DIR (their FIEMAP extent maps, written to CONFIG.maps/):\n"
+	       "one [file] rule with pattern = map per file, keeping the files' relative\n"
+	       "physical positions, the lowest at device offset 0.  Files FIEMAP cannot\n"
+	       "map are named on standard error and placed contiguously.\n"
 	       "\n"
 	       "  --device-size BYTES   the backing device's size (overrides [device] size)\n"
 	       "  -h, --help            print this help and exit\n"
@@ -96,6 +104,14 @@ int main(int argc, char **argv)
 	int rc, status = 1;
 
 	uint64_t forced_size = 0;
+	if (argc > 1 && strcmp(argv[1], "clone") == 0) {
+		if (argc == 3)
+			return plan_clone(argv[2], "clone.ini");
+		if (argc == 5 && strcmp(argv[3], "--out") == 0)
+			return plan_clone(argv[2], argv[4]);
+		fprintf(stderr, "usage: scatterfs-plan clone DIR [--out CONFIG]\n");
+		return 2;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage();
