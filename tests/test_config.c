@@ -433,7 +433,8 @@ Test(config, error_unknown_key_exact_message)
 	cr_assert_eq(rc, -EINVAL);
 	snprintf(want, sizeof(want),
 		 "%s:3: [layout] unknown key 'gapp'; allowed: pattern, extent_size, initial_size, "
-		 "gap, gap_max, contiguous_ratio, seed, map, map_format, map_base, map_then",
+		 "gap, gap_max, contiguous_ratio, seed, layout_score, map, map_format, map_base, "
+		 "map_then",
 		 path);
 	cr_assert_str_eq(errbuf, want);
 	config_free(&c);
@@ -470,10 +471,12 @@ Test(config, error_unknown_section)
 Test(config, error_unknown_key_in_rule)
 {
 	load_fails("[file \"*.dbf\"]\npattern = random\nblock_size = 2K\n", 3, "block_size");
-	assert_has(errbuf, "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
-			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, map, "
-			   "map_format, map_base, map_then, next, "
-			   "max_size, zero_fill, mode, readahead");
+	assert_has(
+	    errbuf,
+	    "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
+	    "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, layout_score, map, "
+	    "map_format, map_base, map_then, next, "
+	    "max_size, zero_fill, mode, readahead");
 }
 
 Test(config, error_bad_enums)
