@@ -6,6 +6,7 @@
  *   stats          JSON counters of the mount
  *   config         the effective configuration as INI
  *   extents/PATH   CSV extent map of the file at PATH
+ *   layout/PATH    the file's static layout: one line of layout_stats_format()
  *
  * Every request on a control inode, or on a name that would put something
  * into the control directory or take it out, comes here through ctl_ops
@@ -14,7 +15,8 @@
  *
  * Inode numbers: CTL_INO_BASE + small constants for the fixed nodes, and
  * CTL_INO_BASE + EXTENTS_BIT + ino for the extents/ mirror of inode ino
- * (ino 1, the root, is extents/ itself).  File contents are generated at
+ * (ino 1, the root, is extents/ itself); the layout/ mirror is the same
+ * with LAYOUT_BIT.  File contents are generated at
  * open (and at getattr, for an exact st_size) and served from memory.
  */
 #include <errno.h>
@@ -26,14 +28,17 @@
 
 #include "build_config.h"
 #include "catalog.h"
+#include "layout_score.h"
 #include "reqlog.h"
 #include "sfs.h"
 
-#define CTL_ROOT (CTL_INO_BASE + 1)
-#define CTL_STATS (CTL_INO_BASE + 2)
-#define CTL_CONFIG (CTL_INO_BASE + 3)
-#define EXTENTS_BIT (1ull << 61)
+#define CTL_ROOT	 (CTL_INO_BASE + 1)
+#define CTL_STATS	 (CTL_INO_BASE + 2)
+#define CTL_CONFIG	 (CTL_INO_BASE + 3)
+#define EXTENTS_BIT	 (1ull << 61)
 #define CTL_EXTENTS(ino) (CTL_INO_BASE + EXTENTS_BIT + (ino))
+#define LAYOUT_BIT	 (1ull << 60)
+#define CTL_LAYOUT(ino)	 (CTL_INO_BASE + LAYOUT_BIT + (ino))
 
 struct ctl_buf {
 	char *data;
@@ -48,6 +53,17 @@ bool ctl_is_ino(uint64_t ino)
 static bool is_extents(uint64_t ino)
 {
 	return ino >= CTL_EXTENTS(0);
+}
+
+static bool is_layout(uint64_t ino)
+{
+	return ino >= CTL_LAYOUT(0) && !is_extents(ino);
+}
+
+/* Where the mirror directory tree (extents/ or layout/) of @ino starts. */
+static uint64_t mirror_base(uint64_t ino)
+{
+	return is_extents(ino) ? CTL_EXTENTS(0) : CTL_LAYOUT(0);
 }
 
 static char *stats_json(struct sfs *fs)
@@ -73,24 +89,28 @@ static char *stats_json(struct sfs *fs)
 	snprintf(startz, sizeof startz, "%s.%06ldZ", start, fs->start_realtime.tv_nsec / 1000);
 	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
 	json_t *o = json_pack(
-		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:f, s:I, s:I, s:I, s:I, s:I}",
-		"version", PACKAGE_VERSION, "mount_start_us",
-		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
-			fs->start_realtime.tv_nsec / 1000,
-		"mount_start", startz, "backing", fs->backing_path, "device_size",
-		(json_int_t)total, "block_size", (json_int_t)fs->dev[0]->block_size, "used_bytes",
-		(json_int_t)used, "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes,
-		"extents", (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads),
-		"bytes_read", (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
-		(json_int_t)atomic_load(&fs->stats.writes), "bytes_written",
-		(json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
-		(json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
-		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
-		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
-		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
-		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
-		(json_int_t)queued);
+	    "{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:f, s:I, s:I, s:I, s:I, s:I}",
+	    "version", PACKAGE_VERSION, "mount_start_us",
+	    (json_int_t)fs->start_realtime.tv_sec * 1000000 + fs->start_realtime.tv_nsec / 1000,
+	    "mount_start", startz, "backing", fs->backing_path, "device_size", (json_int_t)total,
+	    "block_size", (json_int_t)fs->dev[0]->block_size, "used_bytes", (json_int_t)used,
+	    "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes, "extents",
+	    (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads), "bytes_read",
+	    (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
+	    (json_int_t)atomic_load(&fs->stats.writes), "bytes_written",
+	    (json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
+	    (json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
+	    (json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms", (double)zf_ns / 1e6,
+	    "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
+	    (json_int_t)reqlog_stall_count(fs->log), "polled_reads", (json_int_t)polled,
+	    "polled_completions", (json_int_t)polled_done, "async_reads", (json_int_t)queued);
+	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
+	struct layout_stats ls;
+	if (o && catalog_layout_stats(fs->cat, fs->dev[0]->block_size, &ls) == 0) {
+		json_object_set_new(o, "layout_score", json_real(layout_stats_score(&ls)));
+		json_object_set_new(o, "physical_runs", json_integer((json_int_t)ls.runs));
+	}
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {
@@ -131,6 +151,41 @@ static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return err;
 }
 
+/* layout/PATH: the static layout of file @ino, one line. */
+static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
+{
+	struct extent_map m;
+	struct run_vec gaps = {0};
+	struct layout_stats ls;
+	char line[256];
+	int err;
+
+	extmap_init(&m);
+	struct inode *in = inode_find(fs, ino);
+	if (in) {
+		inode_wrlock(in);
+		err = inode_load_map(fs, in);
+		if (!err)
+			err = layout_score_extmap(&in->map, fs->dev[0]->block_size, &ls);
+		pthread_rwlock_unlock(&in->lock);
+	} else {
+		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
+		if (!err)
+			err = layout_score_extmap(&m, fs->dev[0]->block_size, &ls);
+	}
+	extmap_release(&m);
+	run_vec_release(&gaps);
+	if (err)
+		return err;
+	layout_stats_format(&ls, line, sizeof(line));
+	if (asprintf(&b->data, "%s\n", line) < 0) {
+		b->data = NULL;
+		return -ENOMEM;
+	}
+	b->len = strlen(b->data);
+	return 0;
+}
+
 /* Generates the contents of control file @ino. */
 static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
@@ -142,6 +197,8 @@ static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		b->data = config_write_ini(&fs->cfg);
 	else if (is_extents(ino))
 		return extents_csv(fs, ino - CTL_EXTENTS(0), b);
+	else if (is_layout(ino))
+		return layout_line(fs, ino - CTL_LAYOUT(0), b);
 	else
 		return -EISDIR;
 	if (!b->data)
@@ -157,14 +214,15 @@ static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 	st->st_ino = ino;
 	st->st_nlink = 1;
 	st->st_atim = st->st_mtim = st->st_ctim = fs->start_realtime;
-	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID)) {
+	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID) ||
+	    ino == CTL_LAYOUT(FUSE_ROOT_ID)) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
 		return 0;
 	}
-	if (is_extents(ino)) {
+	if (is_extents(ino) || is_layout(ino)) {
 		struct inode_attr a;
-		int err = catalog_get_attr(fs->cat, ino - CTL_EXTENTS(0), &a);
+		int err = catalog_get_attr(fs->cat, ino - mirror_base(ino), &a);
 		if (err)
 			return err;
 		if (S_ISDIR(a.mode)) {
@@ -212,12 +270,14 @@ static void ctl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			ino = CTL_CONFIG;
 		else if (strcmp(name, "extents") == 0)
 			ino = CTL_EXTENTS(FUSE_ROOT_ID);
+		else if (strcmp(name, "layout") == 0)
+			ino = CTL_LAYOUT(FUSE_ROOT_ID);
 		else
 			err = -ENOENT;
-	} else if (is_extents(parent)) {
+	} else if (is_extents(parent) || is_layout(parent)) {
 		uint64_t real;
-		err = catalog_lookup(fs->cat, parent - CTL_EXTENTS(0), name, &real);
-		ino = CTL_EXTENTS(real);
+		err = catalog_lookup(fs->cat, parent - mirror_base(parent), name, &real);
+		ino = mirror_base(parent) + real;
 	} else {
 		err = -ENOTDIR;
 	}
@@ -316,6 +376,7 @@ struct ctl_names {
 	uint64_t ino[256];
 	int64_t cookie[256];
 	size_t n;
+	uint64_t base; /* CTL_EXTENTS(0) or CTL_LAYOUT(0) */
 };
 
 static int ctl_collect(void *opaque, const struct catalog_dirent *d)
@@ -326,7 +387,7 @@ static int ctl_collect(void *opaque, const struct catalog_dirent *d)
 	if (!S_ISDIR(d->mode) && !S_ISREG(d->mode))
 		return 0;
 	c->name[c->n] = strdup(d->name);
-	c->ino[c->n] = CTL_EXTENTS(d->ino);
+	c->ino[c->n] = c->base + d->ino;
 	c->cookie[c->n] = d->cookie;
 	c->n++;
 	return 0;
@@ -361,14 +422,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		return;
 	}
 	if (ino == CTL_ROOT) {
-		static const char *const names[] = {"stats", "config", "extents"};
-		const uint64_t inos[] = {CTL_STATS, CTL_CONFIG, CTL_EXTENTS(FUSE_ROOT_ID)};
-		for (off_t i = off; i < 3; i++)
+		static const char *const names[] = {"stats", "config", "extents", "layout"};
+		const uint64_t inos[] = {CTL_STATS, CTL_CONFIG, CTL_EXTENTS(FUSE_ROOT_ID),
+					 CTL_LAYOUT(FUSE_ROOT_ID)};
+		for (off_t i = off; i < 4; i++)
 			if (!add_entry(req, buf, size, &used, names[i], inos[i], i + 1, plus))
 				break;
 	} else {
-		struct ctl_names c = {.n = 0};
-		int err = catalog_readdir(fs->cat, ino - CTL_EXTENTS(0), off, ctl_collect, &c);
+		struct ctl_names c = {.n = 0, .base = mirror_base(ino)};
+		int err = catalog_readdir(fs->cat, ino - c.base, off, ctl_collect, &c);
 		for (size_t i = 0; !err && i < c.n; i++)
 			if (!add_entry(req, buf, size, &used, c.name[i], c.ino[i], c.cookie[i],
 				       plus))
@@ -438,8 +500,7 @@ static void reply_new_name(fuse_req_t req, fuse_ino_t parent)
 	fuse_reply_err(req, parent == FUSE_ROOT_ID ? EEXIST : EROFS);
 }
 
-static void ctl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+static void ctl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	reply_new_name(req, parent);
 }
@@ -524,34 +585,34 @@ static void ctl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 }
 
 const struct fuse_lowlevel_ops ctl_ops = {
-	.lookup = ctl_lookup,
-	.forget = ctl_forget,
-	.getattr = ctl_getattr,
-	.setattr = ctl_setattr,
-	.readlink = ctl_readlink,
-	.mknod = ctl_mknod,
-	.mkdir = ctl_mkdir,
-	.unlink = ctl_unlink,
-	.rmdir = ctl_unlink,
-	.symlink = ctl_symlink,
-	.rename = ctl_rename,
-	.link = ctl_link,
-	.open = ctl_open,
-	.read = ctl_read,
-	.write = ctl_write,
-	.flush = ctl_flush,
-	.release = ctl_release,
-	.fsync = ctl_fsync,
-	.opendir = ctl_opendir,
-	.readdir = ctl_readdir,
-	.readdirplus = ctl_readdirplus,
-	.releasedir = ctl_releasedir,
-	.fsyncdir = ctl_fsync,
-	.setxattr = ctl_setxattr,
-	.getxattr = ctl_getxattr,
-	.listxattr = ctl_listxattr,
-	.removexattr = ctl_removexattr,
-	.create = ctl_create,
-	.fallocate = ctl_fallocate,
-	.lseek = ctl_lseek,
+    .lookup = ctl_lookup,
+    .forget = ctl_forget,
+    .getattr = ctl_getattr,
+    .setattr = ctl_setattr,
+    .readlink = ctl_readlink,
+    .mknod = ctl_mknod,
+    .mkdir = ctl_mkdir,
+    .unlink = ctl_unlink,
+    .rmdir = ctl_unlink,
+    .symlink = ctl_symlink,
+    .rename = ctl_rename,
+    .link = ctl_link,
+    .open = ctl_open,
+    .read = ctl_read,
+    .write = ctl_write,
+    .flush = ctl_flush,
+    .release = ctl_release,
+    .fsync = ctl_fsync,
+    .opendir = ctl_opendir,
+    .readdir = ctl_readdir,
+    .readdirplus = ctl_readdirplus,
+    .releasedir = ctl_releasedir,
+    .fsyncdir = ctl_fsync,
+    .setxattr = ctl_setxattr,
+    .getxattr = ctl_getxattr,
+    .listxattr = ctl_listxattr,
+    .removexattr = ctl_removexattr,
+    .create = ctl_create,
+    .fallocate = ctl_fallocate,
+    .lseek = ctl_lseek,
 };

@@ -94,6 +94,15 @@ for f in a b; do
 	assert_eq "$got" "$want" "static layout of the clone of $f"
 done
 note "static layout of a: $want"
+# .scatterfs/layout/PATH says the same, and stats has the mount's score.
+sfs_mount "$T/clone.backing" "$M" "config=$T/clone.ini"
+for f in a b; do
+	assert_eq "$(cat "$M/.scatterfs/layout/$f")" "$("$REPORT" --layout "$T/filefrag.$f")" \
+		".scatterfs/layout/$f"
+done
+grep -q '"layout_score": 0\.' "$M/.scatterfs/stats" ||
+	fail "no layout_score below 1 in stats: $(cat "$M/.scatterfs/stats")"
+sfs_umount "$M"
 
 # 2. filefrag -v text as the map (b 8M further: the two maps stay apart)
 printf '[file "a"]\npattern = map\nmap = %s\n[file "b"]\npattern = map\nmap = %s\nmap_base = 8M\n' \
