@@ -17,10 +17,10 @@ struct catalog;
 
 /** What identifies the backing device a catalog belongs to. */
 struct catalog_identity {
-	uint64_t device_size;	  /* bytes */
-	uint32_t block_size;	  /* bytes */
+	uint64_t device_size;     /* bytes */
+	uint32_t block_size;      /* bytes */
 	const char *backing_path; /* absolute */
-	uint64_t backing_id;	  /* st_ino of a regular file, st_rdev of a block device */
+	uint64_t backing_id;      /* st_ino of a regular file, st_rdev of a block device */
 };
 
 /**
@@ -65,7 +65,8 @@ int catalog_link(struct catalog *cat, uint64_t parent, const char *name, uint64_
  * inode.  @dir: 1 = must be a non-empty-checked directory (-ENOTEMPTY,
  * -ENOTDIR), 0 = must not be a directory (-EISDIR).
  */
-int catalog_unlink(struct catalog *cat, uint64_t parent, const char *name, int dir, uint64_t *ino);
+int catalog_unlink(struct catalog *cat, uint64_t parent, const char *name, int dir,
+		   uint64_t *ino);
 /**
  * catalog_rename() - rename(2) semantics with RENAME_NOREPLACE and
  * RENAME_EXCHANGE in one transaction; *@replaced gets the inode whose last
@@ -128,8 +129,8 @@ int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout
 int catalog_setxattr(struct catalog *cat, uint64_t ino, const char *name, const void *value,
 		     size_t size, int flags);
 /** catalog_getxattr() - copies up to @size bytes; *@len gets the value's length. */
-int catalog_getxattr(struct catalog *cat, uint64_t ino, const char *name, void *value, size_t size,
-		     size_t *len);
+int catalog_getxattr(struct catalog *cat, uint64_t ino, const char *name, void *value,
+		     size_t size, size_t *len);
 /** catalog_listxattr() - NUL-separated names into @buf; *@len the needed length. */
 int catalog_listxattr(struct catalog *cat, uint64_t ino, char *buf, size_t size, size_t *len);
 int catalog_removexattr(struct catalog *cat, uint64_t ino, const char *name);
