@@ -110,6 +110,17 @@ printf '[file "a"]\npattern = map\nmap = %s\n[file "b"]\npattern = map\nmap = %s
 check_copy "$T/filefrag.ini" "$E" filefrag "$T/want"
 umount "$E"
 
+# A file FIEMAP cannot map (tmpfs) is named and placed contiguously.
+mkdir -p "$T/tmpfs"
+mount -t tmpfs -o size=1M tmpfs "$T/tmpfs"
+echo data >"$T/tmpfs/t"
+"$PLAN" clone "$T/tmpfs" --out "$T/tmpfs.ini" 2>"$T/tmpfs.err" || fail "clone of tmpfs: $(cat "$T/tmpfs.err")"
+grep -q "^scatterfs-plan: $T/tmpfs/t: .*: placed contiguously$" "$T/tmpfs.err" ||
+	fail "clone of tmpfs does not name t: $(cat "$T/tmpfs.err")"
+grep -A1 -x '\[file "t"\]' "$T/tmpfs.ini" | grep -qx 'pattern = contiguous' ||
+	fail "clone of tmpfs: t is not contiguous: $(cat "$T/tmpfs.ini")"
+umount "$T/tmpfs"
+
 # 3. xfs_bmap -v text of the same kind of files on XFS
 if command -v mkfs.xfs >/dev/null && command -v xfs_bmap >/dev/null; then
 	X=$T/xfs
