@@ -22,9 +22,14 @@
  * named on standard error and gets pattern = contiguous.  Map paths are
  * absolute so the daemon finds them from any working directory.
  *
- * Weak spot: unwritten (preallocated) extents are placed like the others,
- * but whether they stay unwritten on the mount depends on how the data is
- * copied in (cp skips them as holes only when it detects them).
+ * Unwritten (preallocated) extents are in the maps like the others, but a
+ * copy reads them as zeros: cp, which finds them with SEEK_DATA as holes,
+ * leaves holes.  So the clone also writes CONFIG.prealloc, a shell script
+ * of `fallocate -n` calls (util-linux) that, run on the mount after the
+ * copy, allocates each of them where its map says, unwritten (the
+ * configuration sets autoextend.zero_fill = none, or the allocation would
+ * write zeros there); one that the copy wrote is already allocated and
+ * stays as the copy left it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -221,17 +226,36 @@ int plan_clone(const char *dir, const char *out_path)
 		fprintf(stderr, "scatterfs-plan: %s: %s\n", maps, strerror(errno));
 		return 1;
 	}
+	char pre_path[PATH_MAX + 16];
+	snprintf(pre_path, sizeof(pre_path), "%s.prealloc", out_path);
+	FILE *pre = fopen(pre_path, "w");
+	if (pre == NULL) {
+		fprintf(stderr, "scatterfs-plan: %s: %s\n", pre_path, strerror(errno));
+		return 1;
+	}
+	fprintf(pre,
+		"#!/bin/sh\n"
+		"# scatterfs-plan clone %s: after copying its files into a mount of\n"
+		"# %s, run 'sh %s MOUNTPOINT' to allocate the extents that were\n"
+		"# unwritten (preallocated) there, unwritten, where their maps say.\n"
+		"set -e\n",
+		root, out_path, pre_path);
 	out = fopen(out_path, "w");
 	if (out == NULL) {
 		fprintf(stderr, "scatterfs-plan: %s: %s\n", out_path, strerror(errno));
+		fclose(pre);
 		return 1;
 	}
 	fprintf(out,
 		"# scatterfs-plan clone %s: the layout of its %zu regular files (FIEMAP).\n"
 		"# The maps span %" PRIu64 " bytes of the device from offset 0: mount on a\n"
 		"# backing at least that large.\n"
-		"[device]\nblock_size = %" PRIu64 "\n",
-		root, walk.n, span, g);
+		"[device]\nblock_size = %" PRIu64 "\n"
+		"\n"
+		"# New space is not zero-filled, so that what the copy does not write\n"
+		"# (unwritten in the source: %s.prealloc allocates it) stays unwritten.\n"
+		"[autoextend]\nzero_fill = none\n",
+		root, walk.n, span, g, out_path);
 	for (size_t i = 0; i < walk.n; i++) {
 		const struct cfile *f = &walk.files[i];
 		if (strpbrk(f->rel, "\"\n\r") != NULL) {
@@ -269,9 +293,23 @@ int plan_clone(const char *dir, const char *out_path)
 		}
 		fprintf(out, "pattern = map\nmap = %s\nmap_base = %" PRIu64 "\n", mp,
 			f->lowest - lowest);
+		for (size_t k = 0; k < f->n; k++) {
+			if (!(f->v[k].fe_flags & FIEMAP_EXTENT_UNWRITTEN))
+				continue;
+			fprintf(pre, "fallocate -n -o %llu -l %llu \"$1\"/'",
+				(unsigned long long)f->v[k].fe_logical,
+				(unsigned long long)f->v[k].fe_length);
+			for (const char *c = f->rel; *c; c++) /* single quotes: ' is '\'' */
+				fputs(*c == '\'' ? "'\\''" : (char[]){*c, 0}, pre);
+			fputs("'\n", pre);
+		}
 	}
 	status = 0;
 out:
+	if (fclose(pre) != 0 && status == 0) {
+		fprintf(stderr, "scatterfs-plan: %s: %s\n", pre_path, strerror(errno));
+		status = 1;
+	}
 	if (fclose(out) != 0 && status == 0) {
 		fprintf(stderr, "scatterfs-plan: %s: %s\n", out_path, strerror(errno));
 		status = 1;

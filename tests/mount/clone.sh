@@ -83,10 +83,32 @@ for f in a b; do
 	filefrag_rel "$T/filefrag.$f" >"$T/want.$f"
 done
 (($(wc -l <"$T/want.a") > 2)) || fail "ext4 did not fragment a: $(cat "$T/filefrag.a")"
+# c: 16 KiB preallocated, its first 4 KiB written: one written and one unwritten extent.
+fallocate -l 16K "$E/c"
+head -c 4096 /dev/urandom | dd of="$E/c" conv=notrunc,fsync status=none
+filefrag -v "$E/c" >"$T/filefrag.c"
+filefrag_rel "$T/filefrag.c" >"$T/want.c"
+grep -q unwritten "$T/filefrag.c" || fail "c has no unwritten extent: $(cat "$T/filefrag.c")"
 
 # 1. scatterfs-plan clone
 "$PLAN" clone "$E" --out "$T/clone.ini" 2>"$T/clone.err" || fail "clone: $(cat "$T/clone.err")"
 check_copy "$T/clone.ini" "$E" clone "$T/want"
+# c: the copy leaves its unwritten part a hole (--sparse=always: its zeros
+# are not written); CONFIG.prealloc allocates it
+# where the map says, unwritten (flags bit 1 in the catalog).
+sfs_mount "$T/prealloc.backing" "$M" "config=$T/clone.ini,size=64M"
+cp --sparse=always "$E/c" "$M/c"
+sh "$T/clone.ini.prealloc" "$M"
+cmp "$E/c" "$M/c" || fail "c reads back other bytes"
+sfs_extents "$M" c >"$T/prealloc.c.csv"
+sfs_umount "$M"
+extents_rel "$T/prealloc.c.csv" >"$T/prealloc.c.rel"
+cmp -s "$T/prealloc.c.rel" "$T/want.c" ||
+	fail "extents of c differ from the source's (want, got): $(diff "$T/want.c" "$T/prealloc.c.rel")"
+assert_eq "$(sqlite3 "$T/prealloc.backing.scatterfs" \
+	"select logical, flags & 1 from extent_by_path where path = 'c' order by logical" | tr '\n' ' ')" \
+	"0|0 4096|1 " "c's written and unwritten extents"
+note "c: written and unwritten extents as on the source"
 # The static score of the clone is the score of filefrag -v's map.
 for f in a b; do
 	want=$("$REPORT" --layout "$T/filefrag.$f")
