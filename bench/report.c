@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 			if (o.metric < 0)
 				return bad_usage("--metric '%s': expected summary, read_sizes, "
 						 "read_size_buckets, sequentiality, device, "
-						 "device_ios_per_read, seek_distance, autoextend, "
+						 "device_ios_per_read, seek_distance, autoextend, layout_score, "
 						 "latency or latency_buckets",
 						 optarg);
 			break;
