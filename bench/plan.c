@@ -28,6 +28,8 @@
 #include "autoextend.h"
 #include "config.h"
 #include "extmap.h"
+#include "layout_score.h"
+#include "plan_clone.h"
 #include "size.h"
 
 #define DEFAULT_DEVICE_SIZE (UINT64_C(1) << 40) /* 1 TiB when [device] size is unset */
@@ -37,6 +39,7 @@ static void usage(void)
 	printf("usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
 	       "       scatterfs-plan --check [--device-size BYTES] [--parse-only] [CONFIG]\n"
 	       "                      [--set SECTION.KEY=VALUE]...\n"
+	       "       scatterfs-plan clone DIR [--out CONFIG]\n"
 	       "\n"
 	       "Prints the extent map (CSV logical_offset,device_offset,length) that the\n"
 	       "file PATH (relative to the mount root) would get on a scatterfs mount\n"
@@ -44,7 +47,16 @@ static void usage(void)
 	       "bytes (suffixes K, M, G, T = powers of 1024) on an empty backing device of\n"
 	       "[device] size (1T when unset).  A mount uses the backing's real size:\n"
 	       "give it with --device-size to get the same map (the random pattern wraps\n"
-	       "at the device end).\n"
+	       "at the device end).  After the map, a summary line goes to standard\n"
+	       "error: \"# extents=E runs=R blocks=B scored=S contiguous=C\n"
+	       "layout_score=F largest_jump=J\" (Smith and Seltzer's layout score over\n"
+	       "[device] block_size blocks, largest jump in bytes).\n"
+	       "\n"
+	       "clone writes CONFIG (default clone.ini) that reproduces the layout of the\n"
+	       "regular files under DIR (their FIEMAP extent maps, written to CONFIG.maps/):\n"
+	       "one [file] rule with pattern = map per file, keeping the files' relative\n"
+	       "physical positions, the lowest at device offset 0.  Files FIEMAP cannot\n"
+	       "map are named on standard error and placed contiguously.\n"
 	       "\n"
 	       "With --check it prints nothing and exits 0 when the mount would accept\n"
 	       "CONFIG (the built-in defaults without one) with the overrides, in order,\n"
@@ -176,6 +188,14 @@ int main(int argc, char **argv)
 	int rc, status = 1;
 
 	uint64_t forced_size = 0;
+	if (argc > 1 && strcmp(argv[1], "clone") == 0) {
+		if (argc == 3)
+			return plan_clone(argv[2], "clone.ini");
+		if (argc == 5 && strcmp(argv[3], "--out") == 0)
+			return plan_clone(argv[2], argv[4]);
+		fprintf(stderr, "usage: scatterfs-plan clone DIR [--out CONFIG]\n");
+		return 2;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--check") == 0) {
 			/* --check may come anywhere: drop it and pass the rest on. */
@@ -191,8 +211,9 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "--device-size") == 0) {
 		if (argc < 3 || parse_size(argv[2], &forced_size) < 0 || forced_size == 0) {
-			fprintf(stderr, "scatterfs-plan: --device-size needs a size in bytes "
-					"(K/M/G/T suffixes), not '%s'\n",
+			fprintf(stderr,
+				"scatterfs-plan: --device-size needs a size in bytes "
+				"(K/M/G/T suffixes), not '%s'\n",
 				argc < 3 ? "" : argv[2]);
 			return 2;
 		}
@@ -224,7 +245,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "scatterfs-plan: %s: %s\n", argv[1], strerror(-rc));
 		goto out_config;
 	}
-	device_size = forced_size   ? forced_size
+	device_size = forced_size     ? forced_size
 		      : c.device.size ? c.device.size
 				      : DEFAULT_DEVICE_SIZE;
 	rc = config_finish(&c, device_size, err, sizeof(err));
@@ -257,6 +278,16 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "scatterfs-plan: writing the map: %s\n", strerror(-rc));
 		goto out_map;
+	}
+	/*
+	 * The summary goes to standard error so that standard output stays the
+	 * same CSV as .scatterfs/extents/PATH, comparable byte for byte.
+	 */
+	struct layout_stats ls;
+	char line[256];
+	if (layout_score_extmap(&map, c.device.block_size, &ls) == 0) {
+		layout_stats_format(&ls, line, sizeof(line));
+		fprintf(stderr, "# %s\n", line);
 	}
 	status = 0;
 

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "build_config.h"
+#include "extent_map_import.h"
+#include "layout_score.h"
 #include "report.h"
 
 #define TEXT_TOP 20 /* exact sizes per group in text output unless --top */
@@ -26,6 +28,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: scatterfs-report LOG [options]\n"
+		     "       scatterfs-report --layout EXTENTS_CSV [--block-size BYTES]\n"
 		     "\n"
 		     "Summarises a scatterfs request log: CSV with the header\n"
 		     "  " LOG_HEADER_BASE "\n"
@@ -64,6 +67,12 @@ static void usage(FILE *out)
 		"                       smallest value with at least ceil(p/100 x count) values\n"
 		"                       at or below it (as fio's completion-latency\n"
 		"                       percentiles, from exact values here)\n"
+		"  layout_score         dynamic layout score: the device I/Os of each file's\n"
+		"                       reads in log order, cut into --block-size blocks;\n"
+		"                       of the blocks after the file's first, the share that\n"
+		"                       start where the previous block read ended (after\n"
+		"                       Smith and Seltzer, SIGMETRICS 1997); overall, and per\n"
+		"                       file with --by file\n"
 		"  latency_buckets      (with --latency) the same latencies in power-of-two\n"
 		"                       buckets [lo, hi] (text: a bar chart)\n"
 		"\n"
@@ -112,6 +121,12 @@ static void usage(FILE *out)
 		"                       package gnuplot-nox)\n"
 		"  --timeline           with --plot: also each read's size and each of its\n"
 		"                       device I/Os' device offset against time\n"
+		"  --block-size BYTES   block size of the layout scores (default 4096)\n"
+		"  --layout MAP         print the static layout score of the extent map MAP\n"
+		"                       (the CSV of .scatterfs/extents/PATH or scatterfs-plan;\n"
+		"                       also filefrag -v or xfs_bmap -v text) as one line\n"
+		"                       'extents=E runs=R blocks=B scored=S contiguous=C\n"
+		"                       layout_score=F largest_jump=J' and exit (no LOG)\n"
 		"  -h, --help           print this help and exit\n"
 		"  --version            print the version and exit\n"
 		"\n"
@@ -141,6 +156,8 @@ enum {
 	OPT_OP,
 	OPT_SINCE,
 	OPT_UNTIL,
+	OPT_BLOCK_SIZE,
+	OPT_LAYOUT,
 };
 
 static const struct option options[] = {
@@ -162,6 +179,8 @@ static const struct option options[] = {
     {"op", required_argument, NULL, OPT_OP},
     {"since", required_argument, NULL, OPT_SINCE},
     {"until", required_argument, NULL, OPT_UNTIL},
+    {"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
     {NULL, 0, NULL, 0},
 };
 
@@ -178,8 +197,38 @@ static int bad_usage(const char *fmt, ...)
 	return 2;
 }
 
+/* --layout MAP: the static layout score of an extent map. */
+static int print_static_layout(const char *path, uint64_t block_size)
+{
+	struct imported_map m;
+	struct layout_stats st;
+	struct layout_extent *v;
+	char err[512], line[256];
+
+	if (map_import_file(path, MAP_AUTO, &m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "scatterfs-report: %s\n", err);
+		return 1;
+	}
+	v = malloc(m.n * sizeof(*v));
+	if (v == NULL) {
+		imported_map_release(&m);
+		fprintf(stderr, "scatterfs-report: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	for (size_t i = 0; i < m.n; i++)
+		v[i] = (struct layout_extent){m.v[i].logical, m.v[i].physical, m.v[i].length};
+	layout_score(v, m.n, block_size, &st);
+	layout_stats_format(&st, line, sizeof(line));
+	printf("%s\n", line);
+	free(v);
+	imported_map_release(&m);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	const char *layout_map = NULL;
+	uint64_t block_size = 4096;
 	enum report_by by = BY_NONE;
 	struct report_output o = {.format = FMT_TEXT, .metric = -1};
 	long top = -1;
@@ -219,7 +268,7 @@ int main(int argc, char **argv)
 			if (o.metric < 0)
 				return bad_usage("--metric '%s': expected summary, read_sizes, "
 						 "read_size_buckets, sequentiality, device, "
-						 "device_ios_per_read, seek_distance, autoextend, "
+						 "device_ios_per_read, seek_distance, autoextend, layout_score, "
 						 "latency or latency_buckets",
 						 optarg);
 			break;
@@ -246,6 +295,18 @@ int main(int argc, char **argv)
 						 "(at most 6 decimals)",
 						 since ? "since" : "until", optarg);
 			*(since ? &filter.has_since : &filter.has_until) = true;
+			break;
+		}
+		case OPT_LAYOUT:
+			layout_map = optarg;
+			break;
+		case OPT_BLOCK_SIZE: {
+			char *end;
+			errno = 0;
+			unsigned long long b = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || b == 0 || optarg[0] == '-')
+				return bad_usage("--block-size '%s': expected bytes > 0", optarg);
+			block_size = b;
 			break;
 		}
 		case OPT_TOP: {
@@ -297,6 +358,12 @@ int main(int argc, char **argv)
 			return bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (layout_map != NULL) {
+		if (optind < argc)
+			return bad_usage("--layout takes no LOG; extra argument '%s'",
+					 argv[optind]);
+		return print_static_layout(layout_map, block_size);
+	}
 	if (optind >= argc)
 		return bad_usage("%s", "missing the request log (LOG)");
 	if (optind + 1 < argc)
@@ -323,6 +390,7 @@ int main(int argc, char **argv)
 
 	report_init(&rep, by);
 	rep.latency = latency;
+	rep.block_size = block_size;
 	if (log_reader_open(log_path, &r, err, sizeof(err)) < 0) {
 		fprintf(stderr, "scatterfs-report: %s\n", err);
 		goto out;

@@ -220,9 +220,27 @@ enum lat_column { LAT_LATENCY_US, LAT_MODEL_US, LAT_COLUMNS };
 /** Latencies of one group, microseconds: per op, per column. */
 typedef struct hist latency_hists[LOG_OP_COUNT][LAT_COLUMNS];
 
+/**
+ * The dynamic layout score (after Smith and Seltzer's static one, SIGMETRICS
+ * 1997, over the blocks actually read, as Conway et al. use it, FAST 2017):
+ * over the device I/Os of read rows of one file in log order, each cut into
+ * blocks of report.block_size bytes (a partial block counts as one), the
+ * blocks that have a previous block read of the same file (every block but
+ * the file's very first) are @scored; of those, @contiguous follow it on the
+ * device: every block inside an I/O, and an I/O's first block when the I/O
+ * starts where the file's previous device I/O ended.  The overall figure
+ * adds the files' counts.  score = contiguous / scored (1 when 0 scored).
+ */
+struct dyn_layout {
+	uint64_t blocks; /* blocks read */
+	uint64_t scored;
+	uint64_t contiguous;
+};
+
 struct report_group {
-	char *key;	    /* "all", the path, the pid in decimal, or the op name */
-	struct hist hist;   /* request sizes, bytes */
+	char *key;		  /* "all", the path, the pid in decimal, or the op name */
+	struct dyn_layout layout; /* "all" and --by file groups: dynamic layout score */
+	struct hist hist;	  /* request sizes, bytes */
 	latency_hists *lat; /* with --latency: latencies of every row; NULL before the first */
 };
 
@@ -282,8 +300,9 @@ struct pid_group;
 /** All metrics of one log, fed one row at a time. */
 struct report {
 	enum report_by by;
-	bool latency;	   /* collect latencies (--latency); set after report_init() */
-	bool has_model_us; /* a row had the model_us column */
+	uint64_t block_size; /* bytes, for the dynamic layout score; report_init() sets 4096 */
+	bool latency;	     /* collect latencies (--latency); set after report_init() */
+	bool has_model_us;   /* a row had the model_us column */
 	uint64_t rows;
 	uint64_t first_ts_us, last_ts_us;
 	struct op_summary ops[LOG_OP_COUNT];
@@ -328,6 +347,8 @@ double report_share_pct(uint64_t part, uint64_t whole); /* 100 * part / whole */
 double report_device_ios_per_read(const struct report *rep);
 double report_extend_mean_us(const struct report *rep);
 double report_extend_us_per_mib(const struct report *rep);
+/** report_layout_score() - @l->contiguous / @l->scored; 1.0 when nothing is scored. */
+double report_layout_score(const struct dyn_layout *l);
 
 /** report_file_count() - distinct paths seen (any op). */
 size_t report_file_count(const struct report *rep);
@@ -346,6 +367,7 @@ enum report_metric {
 	M_DEVICE_IOS_PER_READ,
 	M_SEEK_DISTANCE,
 	M_AUTOEXTEND,
+	M_LAYOUT_SCORE,
 	M_LATENCY,	   /* with --latency only */
 	M_LATENCY_BUCKETS, /* with --latency only */
 	M_COUNT

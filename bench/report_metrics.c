@@ -29,6 +29,8 @@ struct file_state {
 	size_t len;
 	bool has_read;		   /* a read of this file was seen */
 	uint64_t next_offset;	   /* where its previous read ended */
+	bool has_dev;		   /* a device I/O of a read of this file was seen */
+	uint64_t dev_end;	   /* where the last one ended on the device */
 	struct report_group group; /* --by file */
 	UT_hash_handle hh;
 };
@@ -43,6 +45,7 @@ void report_init(struct report *rep, enum report_by by)
 {
 	memset(rep, 0, sizeof(*rep));
 	rep->by = by;
+	rep->block_size = 4096;
 	rep->all.key = (char *)"all";
 	for (int op = 0; op < LOG_OP_COUNT; op++)
 		rep->by_op[op].key = (char *)log_op_names[op];
@@ -108,6 +111,33 @@ static int add_device_ios(struct device_metrics *d, const struct log_row *row)
 		d->device_ios++;
 	}
 	return 0;
+}
+
+/* Adds the device I/Os of the read @row of file @f to the dynamic layout score. */
+static void add_dyn_layout(struct report *rep, struct file_state *f, const struct log_row *row)
+{
+	uint64_t bs = rep->block_size ? rep->block_size : 4096;
+
+	for (size_t i = 0; i < row->ndev; i++) {
+		const struct devio *io = &row->dev[i];
+		uint64_t blocks = (io->length + bs - 1) / bs;
+		struct dyn_layout d = {blocks, blocks ? blocks - 1 : 0, blocks ? blocks - 1 : 0};
+
+		if (blocks == 0)
+			continue;
+		if (f->has_dev) {
+			d.scored++;
+			d.contiguous += io->offset == f->dev_end;
+		}
+		f->has_dev = true;
+		f->dev_end = io->offset + io->length;
+		for (int k = 0; k < 2; k++) {
+			struct dyn_layout *t = k ? &f->group.layout : &rep->all.layout;
+			t->blocks += d.blocks;
+			t->scored += d.scored;
+			t->contiguous += d.contiguous;
+		}
+	}
 }
 
 /* Counts @row's latency_us (and model_us) in @g's latencies of its op. */
@@ -189,6 +219,7 @@ int report_add(struct report *rep, const struct log_row *row)
 			if ((rc = hist_add(&g->group.hist, row->size)) < 0)
 				return rc;
 		}
+		add_dyn_layout(rep, f, row);
 		rep->dev.reads++;
 		rep->dev.read_device_ios += row->ndev;
 		if ((rc = hist_add(&rep->dev.per_read, row->ndev)) < 0)
@@ -350,6 +381,11 @@ void report_free(struct report *rep)
 double report_share_pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+double report_layout_score(const struct dyn_layout *l)
+{
+	return l->scored ? (double)l->contiguous / (double)l->scored : 1.0;
 }
 
 double report_device_ios_per_read(const struct report *rep)

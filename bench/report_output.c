@@ -24,9 +24,10 @@
 #define BAR_WIDTH 40 /* characters of the longest bar */
 
 static const char *const metric_names[M_COUNT] = {
-    "summary", "read_sizes",	      "read_size_buckets", "sequentiality",
-    "device",  "device_ios_per_read", "seek_distance",	   "autoextend",
-    "latency", "latency_buckets",
+    "summary",	     "read_sizes",	"read_size_buckets",
+    "sequentiality", "device",		"device_ios_per_read",
+    "seek_distance", "autoextend",	"layout_score",
+    "latency",	     "latency_buckets",
 };
 
 static const char *by_name(enum report_by by)
@@ -98,7 +99,7 @@ int report_metric_parse(const char *name)
 
 /* ---- tables for CSV and JSON ----------------------------------------------- */
 
-enum cell_kind { C_U64, C_I64, C_STR, C_PCT, C_MEAN };
+enum cell_kind { C_U64, C_I64, C_STR, C_PCT, C_MEAN, C_SCORE };
 
 struct cell {
 	enum cell_kind kind;
@@ -108,10 +109,11 @@ struct cell {
 	const char *s;
 };
 
-#define CU(v)	 ((struct cell){.kind = C_U64, .u = (v)})
-#define CS(v)	 ((struct cell){.kind = C_STR, .s = (v)})
-#define CPCT(v)	 ((struct cell){.kind = C_PCT, .d = (v)})
-#define CMEAN(v) ((struct cell){.kind = C_MEAN, .d = (v)})
+#define CU(v)	  ((struct cell){.kind = C_U64, .u = (v)})
+#define CS(v)	  ((struct cell){.kind = C_STR, .s = (v)})
+#define CPCT(v)	  ((struct cell){.kind = C_PCT, .d = (v)})
+#define CMEAN(v)  ((struct cell){.kind = C_MEAN, .d = (v)})
+#define CSCORE(v) ((struct cell){.kind = C_SCORE, .d = (v)}) /* a fraction, 4 decimals */
 
 struct table {
 	FILE *out;
@@ -127,7 +129,7 @@ struct table {
 
 static double rounded(double v, int decimals)
 {
-	double k = decimals == 2 ? 100.0 : 1000.0;
+	double k = decimals == 2 ? 100.0 : decimals == 3 ? 1000.0 : 10000.0;
 	return round(v * k) / k;
 }
 
@@ -193,6 +195,9 @@ static void table_row(struct table *t, const struct cell *c)
 			case C_MEAN:
 				fprintf(t->out, "%.3f", c[i].d);
 				break;
+			case C_SCORE:
+				fprintf(t->out, "%.4f", c[i].d);
+				break;
 			}
 		}
 		fputc('\n', t->out);
@@ -220,6 +225,9 @@ static void table_row(struct table *t, const struct cell *c)
 			break;
 		case C_MEAN:
 			v = json_real(rounded(c[i].d, 3));
+			break;
+		case C_SCORE:
+			v = json_real(rounded(c[i].d, 4));
 			break;
 		}
 		if (v == NULL || json_object_set_new(obj, t->cols[i], v) < 0)
@@ -314,6 +322,34 @@ static int t_per_read(struct table *t, struct report *rep)
 		table_row(t, (struct cell[]){CU(v[i].value), CU(v[i].count),
 					     CPCT(report_share_pct(v[i].count, rep->dev.reads))});
 	free(v);
+	return 0;
+}
+
+static const char *const cols_layout[] = {"by",	    "group",	  "blocks_read",
+					  "scored", "contiguous", "layout_score"};
+
+static void layout_row(struct table *t, const char *by, const struct report_group *g)
+{
+	table_row(t, (struct cell[]){CS(by), CS(g->key), CU(g->layout.blocks), CU(g->layout.scored),
+				     CU(g->layout.contiguous),
+				     CSCORE(report_layout_score(&g->layout))});
+}
+
+/* Overall, then per file with --by file (the files with reads, as report_groups()). */
+static int t_layout(struct table *t, struct report *rep)
+{
+	size_t n = 0;
+	struct report_group **g = NULL;
+
+	layout_row(t, "all", &rep->all);
+	if (rep->by != BY_FILE)
+		return 0;
+	g = report_groups(rep, &n);
+	if (g == NULL && n > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		layout_row(t, "file", g[i]);
+	free(g);
 	return 0;
 }
 
@@ -434,6 +470,11 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 						      CMEAN(report_extend_mean_us(rep)),
 						      CU(rep->ext.max_us),
 						      CMEAN(report_extend_us_per_mib(rep))});
+			break;
+		case M_LAYOUT_SCORE:
+			table_begin(&t, out, o, root, M_LAYOUT_SCORE, cols_layout,
+				    NCOLS(cols_layout), false);
+			rc = t_layout(&t, rep);
 			break;
 		case M_LATENCY:
 			table_begin(&t, out, o, root, M_LATENCY, cols_latency, NCOLS(cols_latency),
@@ -674,6 +715,27 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 			rep->ext.extends, rep->ext.bytes, (double)rep->ext.bytes / 1048576.0,
 			rep->ext.zero_fill_us, report_extend_mean_us(rep), rep->ext.max_us,
 			report_extend_us_per_mib(rep));
+	if (all || m == M_LAYOUT_SCORE) {
+		fprintf(out,
+			"\nDynamic layout score (blocks of %" PRIu64 " bytes read right after the "
+			"previous block read of their file)\n"
+			"    blocks read %" PRIu64 ", after a block of the same file %" PRIu64
+			", contiguous %" PRIu64 ": layout score %.4f\n",
+			rep->block_size, rep->all.layout.blocks, rep->all.layout.scored,
+			rep->all.layout.contiguous, report_layout_score(&rep->all.layout));
+		if (rep->by == BY_FILE) {
+			size_t n = 0;
+			struct report_group **g = report_groups(rep, &n);
+			if (g == NULL && n > 0)
+				return -ENOMEM;
+			for (size_t i = 0; i < n; i++)
+				fprintf(out,
+					"    file %s: blocks read %" PRIu64 ", layout score %.4f\n",
+					g[i]->key, g[i]->layout.blocks,
+					report_layout_score(&g[i]->layout));
+			free(g);
+		}
+	}
 	if (rep->latency && (all || m == M_LATENCY || m == M_LATENCY_BUCKETS))
 		rc = print_text_latency(out, rep, m);
 	return rc;

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "layout_score.h"
 #include "units.h"
 
 #define CATALOG_MAGIC "scatterfs-catalog"
@@ -1027,6 +1028,72 @@ int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents)
 		sqlite3_finalize(s);
 	}
 	pthread_mutex_unlock(&cat->lock);
+	return err;
+}
+
+/* Scores the @n extents of one file at @v and adds them to @out. */
+static void add_file_layout(struct layout_extent *v, size_t n, uint64_t block_size,
+			    struct layout_stats *out)
+{
+	struct layout_stats one;
+
+	layout_score(v, n, block_size, &one);
+	layout_stats_add(out, &one);
+}
+
+int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout_stats *out)
+{
+	struct layout_extent *v = NULL;
+	size_t n = 0, cap = 0;
+	int64_t cur = -1;
+	sqlite3_stmt *s;
+	int err = 0, rc;
+
+	*out = (struct layout_stats){0};
+	pthread_mutex_lock(&cat->lock);
+	if (sqlite3_prepare_v2(cat->db,
+			       "SELECT ino, logical, device, length, flags FROM extent "
+			       "ORDER BY ino, logical",
+			       -1, &s, NULL) != SQLITE_OK) {
+		pthread_mutex_unlock(&cat->lock);
+		return -EIO;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t ino = sqlite3_column_int64(s, 0);
+		struct layout_extent e = {(uint64_t)sqlite3_column_int64(s, 1),
+					  (uint64_t)sqlite3_column_int64(s, 2),
+					  (uint64_t)sqlite3_column_int64(s, 3)};
+		unsigned flags = (unsigned)sqlite3_column_int(s, 4);
+
+		if (ino != cur) {
+			add_file_layout(v, n, block_size, out);
+			n = 0;
+			cur = ino;
+		}
+		/* Pieces of one allocation extent split by state are one extent. */
+		if (n > 0 && !(flags & EXTENT_START) &&
+		    e.logical == v[n - 1].logical + v[n - 1].length &&
+		    e.device == v[n - 1].device + v[n - 1].length) {
+			v[n - 1].length += e.length;
+			continue;
+		}
+		if (n == cap) {
+			struct layout_extent *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*w));
+			if (w == NULL) {
+				err = -ENOMEM;
+				break;
+			}
+			v = w;
+		}
+		v[n++] = e;
+	}
+	if (err == 0 && rc != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&cat->lock);
+	if (err == 0)
+		add_file_layout(v, n, block_size, out);
+	free(v);
 	return err;
 }
 

@@ -118,6 +118,14 @@ int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes);
 /** catalog_counts() - number of regular files and of extents in the catalog. */
 int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents);
 
+struct layout_stats;
+/**
+ * catalog_layout_stats() - the static layout (layout_score.h) of every
+ * file in the catalog over blocks of @block_size bytes, added up file by
+ * file (layout_stats_add()).  @return 0, -ENOMEM, -EIO.
+ */
+int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout_stats *out);
+
 int catalog_setxattr(struct catalog *cat, uint64_t ino, const char *name, const void *value,
 		     size_t size, int flags);
 /** catalog_getxattr() - copies up to @size bytes; *@len gets the value's length. */

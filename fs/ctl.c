@@ -6,6 +6,7 @@
  *   stats          JSON counters of the mount
  *   config         the effective configuration as INI
  *   extents/PATH   CSV extent map of the file at PATH
+ *   layout/PATH    the file's static layout: one line of layout_stats_format()
  *
  * Every request on a control inode, or on a name that would put something
  * into the control directory or take it out, comes here through ctl_ops
@@ -14,7 +15,8 @@
  *
  * Inode numbers: CTL_INO_BASE + small constants for the fixed nodes, and
  * CTL_INO_BASE + EXTENTS_BIT + ino for the extents/ mirror of inode ino
- * (ino 1, the root, is extents/ itself).  File contents are generated at
+ * (ino 1, the root, is extents/ itself); the layout/ mirror is the same
+ * with LAYOUT_BIT.  File contents are generated at
  * open (and at getattr, for an exact st_size) and served from memory.
  */
 #include <errno.h>
@@ -26,6 +28,7 @@
 
 #include "build_config.h"
 #include "catalog.h"
+#include "layout_score.h"
 #include "reqlog.h"
 #include "sfs.h"
 
@@ -34,6 +37,8 @@
 #define CTL_CONFIG (CTL_INO_BASE + 3)
 #define EXTENTS_BIT (1ull << 61)
 #define CTL_EXTENTS(ino) (CTL_INO_BASE + EXTENTS_BIT + (ino))
+#define LAYOUT_BIT (1ull << 60)
+#define CTL_LAYOUT(ino) (CTL_INO_BASE + LAYOUT_BIT + (ino))
 
 struct ctl_buf {
 	char *data;
@@ -48,6 +53,17 @@ bool ctl_is_ino(uint64_t ino)
 static bool is_extents(uint64_t ino)
 {
 	return ino >= CTL_EXTENTS(0);
+}
+
+static bool is_layout(uint64_t ino)
+{
+	return ino >= CTL_LAYOUT(0) && !is_extents(ino);
+}
+
+/* Where the mirror directory tree (extents/ or layout/) of @ino starts. */
+static uint64_t mirror_base(uint64_t ino)
+{
+	return is_extents(ino) ? CTL_EXTENTS(0) : CTL_LAYOUT(0);
 }
 
 static char *stats_json(struct sfs *fs)
@@ -91,6 +107,12 @@ static char *stats_json(struct sfs *fs)
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
 		(json_int_t)queued);
+	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
+	struct layout_stats ls;
+	if (o && catalog_layout_stats(fs->cat, fs->dev[0]->block_size, &ls) == 0) {
+		json_object_set_new(o, "layout_score", json_real(layout_stats_score(&ls)));
+		json_object_set_new(o, "physical_runs", json_integer((json_int_t)ls.runs));
+	}
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {
@@ -131,6 +153,41 @@ static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return err;
 }
 
+/* layout/PATH: the static layout of file @ino, one line. */
+static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
+{
+	struct extent_map m;
+	struct run_vec gaps = {0};
+	struct layout_stats ls;
+	char line[256];
+	int err;
+
+	extmap_init(&m);
+	struct inode *in = inode_find(fs, ino);
+	if (in) {
+		inode_wrlock(in);
+		err = inode_load_map(fs, in);
+		if (!err)
+			err = layout_score_extmap(&in->map, fs->dev[0]->block_size, &ls);
+		pthread_rwlock_unlock(&in->lock);
+	} else {
+		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
+		if (!err)
+			err = layout_score_extmap(&m, fs->dev[0]->block_size, &ls);
+	}
+	extmap_release(&m);
+	run_vec_release(&gaps);
+	if (err)
+		return err;
+	layout_stats_format(&ls, line, sizeof(line));
+	if (asprintf(&b->data, "%s\n", line) < 0) {
+		b->data = NULL;
+		return -ENOMEM;
+	}
+	b->len = strlen(b->data);
+	return 0;
+}
+
 /* Generates the contents of control file @ino. */
 static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
@@ -142,6 +199,8 @@ static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		b->data = config_write_ini(&fs->cfg);
 	else if (is_extents(ino))
 		return extents_csv(fs, ino - CTL_EXTENTS(0), b);
+	else if (is_layout(ino))
+		return layout_line(fs, ino - CTL_LAYOUT(0), b);
 	else
 		return -EISDIR;
 	if (!b->data)
@@ -157,14 +216,14 @@ static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 	st->st_ino = ino;
 	st->st_nlink = 1;
 	st->st_atim = st->st_mtim = st->st_ctim = fs->start_realtime;
-	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID)) {
+	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID) || ino == CTL_LAYOUT(FUSE_ROOT_ID)) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
 		return 0;
 	}
-	if (is_extents(ino)) {
+	if (is_extents(ino) || is_layout(ino)) {
 		struct inode_attr a;
-		int err = catalog_get_attr(fs->cat, ino - CTL_EXTENTS(0), &a);
+		int err = catalog_get_attr(fs->cat, ino - mirror_base(ino), &a);
 		if (err)
 			return err;
 		if (S_ISDIR(a.mode)) {
@@ -212,12 +271,14 @@ static void ctl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			ino = CTL_CONFIG;
 		else if (strcmp(name, "extents") == 0)
 			ino = CTL_EXTENTS(FUSE_ROOT_ID);
+		else if (strcmp(name, "layout") == 0)
+			ino = CTL_LAYOUT(FUSE_ROOT_ID);
 		else
 			err = -ENOENT;
-	} else if (is_extents(parent)) {
+	} else if (is_extents(parent) || is_layout(parent)) {
 		uint64_t real;
-		err = catalog_lookup(fs->cat, parent - CTL_EXTENTS(0), name, &real);
-		ino = CTL_EXTENTS(real);
+		err = catalog_lookup(fs->cat, parent - mirror_base(parent), name, &real);
+		ino = mirror_base(parent) + real;
 	} else {
 		err = -ENOTDIR;
 	}
@@ -316,6 +377,7 @@ struct ctl_names {
 	uint64_t ino[256];
 	int64_t cookie[256];
 	size_t n;
+	uint64_t base; /* CTL_EXTENTS(0) or CTL_LAYOUT(0) */
 };
 
 static int ctl_collect(void *opaque, const struct catalog_dirent *d)
@@ -326,7 +388,7 @@ static int ctl_collect(void *opaque, const struct catalog_dirent *d)
 	if (!S_ISDIR(d->mode) && !S_ISREG(d->mode))
 		return 0;
 	c->name[c->n] = strdup(d->name);
-	c->ino[c->n] = CTL_EXTENTS(d->ino);
+	c->ino[c->n] = c->base + d->ino;
 	c->cookie[c->n] = d->cookie;
 	c->n++;
 	return 0;
@@ -361,14 +423,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		return;
 	}
 	if (ino == CTL_ROOT) {
-		static const char *const names[] = {"stats", "config", "extents"};
-		const uint64_t inos[] = {CTL_STATS, CTL_CONFIG, CTL_EXTENTS(FUSE_ROOT_ID)};
-		for (off_t i = off; i < 3; i++)
+		static const char *const names[] = {"stats", "config", "extents", "layout"};
+		const uint64_t inos[] = {CTL_STATS, CTL_CONFIG, CTL_EXTENTS(FUSE_ROOT_ID),
+					 CTL_LAYOUT(FUSE_ROOT_ID)};
+		for (off_t i = off; i < 4; i++)
 			if (!add_entry(req, buf, size, &used, names[i], inos[i], i + 1, plus))
 				break;
 	} else {
-		struct ctl_names c = {.n = 0};
-		int err = catalog_readdir(fs->cat, ino - CTL_EXTENTS(0), off, ctl_collect, &c);
+		struct ctl_names c = {.n = 0, .base = mirror_base(ino)};
+		int err = catalog_readdir(fs->cat, ino - c.base, off, ctl_collect, &c);
 		for (size_t i = 0; !err && i < c.n; i++)
 			if (!add_entry(req, buf, size, &used, c.name[i], c.ino[i], c.cookie[i],
 				       plus))

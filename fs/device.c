@@ -85,13 +85,12 @@ int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t p
 					 "emulated disk",
 					 (unsigned long long)disk->capacity,
 					 (unsigned long long)d->size);
+			else if (disk->model->explain)
+				disk->model->explain(disk, err, errlen);
 			else
 				snprintf(err, errlen,
-					 "the [disk] parameters (rpm = %g, transfer_mib_s = %g,%g, "
-					 "prefetch = %g) give a revolution or a track the model cannot "
-					 "represent (from under one unit to 10^18 ns or bytes)",
-					 disk->rpm, disk->transfer_outer_mib_s,
-					 disk->transfer_inner_mib_s, disk->prefetch);
+					 "[disk] model = %s cannot be built with these parameters",
+					 disk->model->name);
 			return rc;
 		}
 		top = t;

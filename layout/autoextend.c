@@ -172,7 +172,8 @@ static uint64_t skip_tiles(const struct layout_params *p, uint64_t t, uint64_t p
 {
 	uint64_t size;
 
-	if (p->extent_size == 0 || t >= pos || (t == 0 && placement_first_extent(p)))
+	if (p->extent_size == 0 || t >= pos || (t == 0 && placement_first_extent(p)) ||
+	    (p->pattern && p->pattern->extent_size_at)) /* sizes vary: walk */
 		return t;
 	size = extent_size_at(p, t, block);
 	return t + (pos - t) / size * size;

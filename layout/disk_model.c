@@ -335,6 +335,15 @@ static int hdd_create(const struct disk_params *p, uint64_t device_size, void **
 	return 0;
 }
 
+static void hdd_explain(const struct disk_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "the [disk] parameters (rpm = %g, transfer_mib_s = %g,%g, prefetch = %g) give a "
+		 "revolution or a track the model cannot represent (from under one unit to 10^18 "
+		 "ns or bytes)",
+		 p->rpm, p->transfer_outer_mib_s, p->transfer_inner_mib_s, p->prefetch);
+}
+
 static uint64_t hdd_submit(void *model, uint64_t now_ns, uint64_t offset, uint64_t length,
 			   enum disk_dir dir, struct disk_io_cost *cost)
 {
@@ -348,6 +357,7 @@ const struct disk_model_ops hdd_model = {
     .nkeys = sizeof(hdd_keys) / sizeof(hdd_keys[0]),
     .check = hdd_check,
     .create = hdd_create,
+    .explain = hdd_explain,
     .submit = hdd_submit,
     .destroy = free,
 };

@@ -128,6 +128,11 @@ struct disk_model_ops {
 	 * @device_size bytes, in *@out.  0, -EINVAL, -ENOMEM.
 	 */
 	int (*create)(const struct disk_params *p, uint64_t device_size, void **out);
+	/*
+	 * Optional: one line saying why create() refused @p with -EINVAL
+	 * (which parameters the model cannot represent), into @buf.
+	 */
+	void (*explain)(const struct disk_params *p, char *buf, size_t len);
 	/* Queues one I/O (see disk_model_submit()); returns its completion time in ns. */
 	uint64_t (*submit)(void *model, uint64_t now_ns, uint64_t offset, uint64_t length,
 			   enum disk_dir dir, struct disk_io_cost *cost);

@@ -107,6 +107,8 @@ uint64_t extent_size_at(const struct layout_params *p, uint64_t logical, uint32_
 		size = p->extent_size;
 	else
 		size = auto_extent_size(logical);
+	if (p->pattern && p->pattern->extent_size_at)
+		size = p->pattern->extent_size_at(p, logical, size, block_size);
 	if (block_size == 0)
 		return size;
 	return round_up(size, block_size);

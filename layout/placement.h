@@ -71,6 +71,14 @@ struct placement_ops {
 	 * pattern sizes it itself; 0 = extent_size as for any extent.
 	 */
 	uint64_t (*first_extent_size)(const struct layout_params *p);
+	/*
+	 * Optional: the size in bytes of the extent that starts at @logical,
+	 * given the size @size that extent_size_at() would choose otherwise;
+	 * for a pattern whose extents have sizes of their own at every
+	 * offset (map: the map's lengths).  @block_size: bytes, may be 0.
+	 */
+	uint64_t (*extent_size_at)(const struct layout_params *p, uint64_t logical, uint64_t size,
+				   uint32_t block_size);
 };
 
 /*

@@ -480,7 +480,8 @@ Test(config, error_unknown_key_exact_message)
 	cr_assert_eq(rc, -EINVAL);
 	snprintf(want, sizeof(want),
 		 "%s:3: [layout] unknown key 'gapp'; allowed: pattern, extent_size, initial_size, "
-		 "gap, gap_max, contiguous_ratio, seed",
+		 "gap, gap_max, contiguous_ratio, seed, layout_score, map, map_format, map_base, "
+		 "map_then",
 		 path);
 	cr_assert_str_eq(errbuf, want);
 	config_free(&c);
@@ -518,8 +519,9 @@ Test(config, error_unknown_key_in_rule)
 {
 	load_fails("[file \"*.dbf\"]\npattern = random\nblock_size = 2K\n", 3, "block_size");
 	assert_has(errbuf, "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
-			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, next, "
-			   "max_size, zero_fill, sparse, mode, readahead");
+			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, "
+			   "layout_score, map, map_format, map_base, map_then, next, max_size, "
+			   "zero_fill, sparse, mode, readahead");
 }
 
 Test(config, error_bad_enums)

@@ -711,3 +711,22 @@ Test(disk_model, registry_runs_the_hdd_model)
 	p.rpm = 0;
 	cr_assert_eq(ops->create(&p, 1 * GiB, &m), -EINVAL);
 }
+
+/*
+ * A model says itself why it cannot be built (the daemon prints it when
+ * create() refuses): the hdd model names its own parameters, so a message
+ * about rpm and transfer rates is never printed for another model.
+ */
+Test(disk_model, hdd_explains_a_refusal)
+{
+	struct disk_params p = params(1e-12, 1.0, 8.5, 18, 150, 150, 0, ROTATION_PHASE);
+	void *m = NULL;
+	char why[256];
+
+	cr_assert_eq(hdd_model.create(&p, 1 * GiB, &m), -EINVAL);
+	cr_assert_not_null(hdd_model.explain);
+	hdd_model.explain(&p, why, sizeof(why));
+	cr_assert_str_eq(why, "the [disk] parameters (rpm = 1e-12, transfer_mib_s = 150,150, "
+			      "prefetch = 0) give a revolution or a track the model cannot "
+			      "represent (from under one unit to 10^18 ns or bytes)");
+}

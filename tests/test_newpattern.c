@@ -19,6 +19,7 @@
 #include "units.h"
 
 extern const struct placement_ops stripe_ops;
+extern const struct placement_ops map_ops; /* layout/pattern_map.c */
 
 static char errbuf[1024];
 
@@ -33,7 +34,7 @@ static uint32_t stripes_of(const struct layout_params *l)
 
 Test(newpattern, registered_with_the_built_in_ones)
 {
-	cr_assert_eq(placement_count(), 6);
+	cr_assert_eq(placement_count(), 7);
 	cr_assert_eq(placement_find("stripe"), &stripe_ops);
 	cr_assert_eq(placement_find("STRIPE"), &stripe_ops);
 	cr_assert_eq(placement_find("contiguous"), &contiguous_ops);
@@ -41,8 +42,9 @@ Test(newpattern, registered_with_the_built_in_ones)
 	/* Built-ins in their order whatever the link order; a pattern without one after them. */
 	cr_assert_eq(placement_at(0), &contiguous_ops);
 	cr_assert_eq(placement_at(4), &reverse_ops);
-	cr_assert_eq(placement_at(5), &stripe_ops);
-	cr_assert_null(placement_at(6));
+	cr_assert_eq(placement_at(5), &map_ops);
+	cr_assert_eq(placement_at(6), &stripe_ops);
+	cr_assert_null(placement_at(7));
 }
 
 Test(newpattern, listed_after_the_built_in_ones)
@@ -53,11 +55,13 @@ Test(newpattern, listed_after_the_built_in_ones)
 	cr_assert_eq(config_set(&c, "layout.pattern=spiral", errbuf, sizeof(errbuf)), -EINVAL);
 	cr_assert_str_eq(errbuf, "option -o layout.pattern=spiral: [layout] pattern = spiral: "
 				 "unknown value; allowed: contiguous, single, interleaved, random, "
-				 "reverse, stripe");
+				 "reverse, map, stripe");
 	cr_assert_eq(config_set(&c, "layout.nope=1", errbuf, sizeof(errbuf)), -EINVAL);
-	cr_assert_str_eq(errbuf, "option -o layout.nope=1: [layout] unknown key 'nope'; allowed: "
-				 "pattern, extent_size, initial_size, gap, gap_max, "
-				 "contiguous_ratio, seed, stripes");
+	cr_assert_str_eq(
+	    errbuf, "option -o layout.nope=1: [layout] unknown key 'nope'; allowed: "
+		    "pattern, extent_size, initial_size, gap, gap_max, "
+		    "contiguous_ratio, seed, layout_score, map, map_format, map_base, map_then, "
+		    "stripes");
 	config_free(&c);
 }
 

@@ -320,6 +320,48 @@ Test(metrics, seek_distance_and_sequential_device_share)
 	report_free(&rep);
 }
 
+/*
+ * Dynamic layout score, 4 KiB blocks.  t.db's read device I/Os in log order
+ * (the write between them does not count): 0+8192 (2 blocks, the first of
+ * the file: 1 scored, 1 contiguous); 8192+8192 (starts at the previous end:
+ * 2, 2); 65536+8192 (previous end 16384: 2, 1); 131072+8192 (previous end
+ * 73728: 2, 1); 196608+8192 (previous end 139264: 2, 1).  10 blocks, 9
+ * scored, 6 contiguous.  a,"b".db reads no device block.
+ * With 8 KiB blocks: 5 blocks, 4 scored, 1 contiguous.
+ */
+Test(metrics, dynamic_layout_score)
+{
+	struct report rep;
+
+	load(&rep, ref_log, BY_FILE);
+	cr_assert_eq(rep.all.layout.blocks, 10);
+	cr_assert_eq(rep.all.layout.scored, 9);
+	cr_assert_eq(rep.all.layout.contiguous, 6);
+	cr_assert_float_eq(report_layout_score(&rep.all.layout), 6.0 / 9.0, 1e-12);
+	char *out = printed(&rep, FMT_CSV, M_LAYOUT_SCORE);
+	cr_assert_str_eq(out, "by,group,blocks_read,scored,contiguous,layout_score\n"
+			      "all,all,10,9,6,0.6667\n"
+			      "file,t.db,10,9,6,0.6667\n"
+			      "file,\"a,\"\"b\"\".db\",0,0,0,1.0000\n");
+	free(out);
+	report_free(&rep);
+
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open_mem(ref_log, strlen(ref_log), "ref.csv", &r, err, sizeof(err)),
+		     0);
+	report_init(&rep, BY_NONE);
+	rep.block_size = 8192;
+	while (log_reader_next(r, &row) > 0)
+		cr_assert_eq(report_add(&rep, &row), 0);
+	log_reader_close(r);
+	cr_assert_eq(rep.all.layout.blocks, 5);
+	cr_assert_eq(rep.all.layout.scored, 4);
+	cr_assert_eq(rep.all.layout.contiguous, 1);
+	report_free(&rep);
+}
+
 Test(metrics, autoextend)
 {
 	struct report rep;
@@ -513,7 +555,11 @@ Test(output, csv_exact)
 			 "\n"
 			 "# autoextend\n"
 			 "extends,bytes,zero_fill_us,mean_us,max_us,us_per_mib\n"
-			 "2,3145728,8000,4000.000,5000,2666.667\n");
+			 "2,3145728,8000,4000.000,5000,2666.667\n"
+			 "\n"
+			 "# layout_score\n"
+			 "by,group,blocks_read,scored,contiguous,layout_score\n"
+			 "all,all,10,9,6,0.6667\n");
 	free(out);
 	report_free(&rep);
 }

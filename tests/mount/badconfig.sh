@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bad input at mount time, table-driven: 40 malformed configuration files and
+# Bad input at mount time, table-driven: 45 malformed configuration files and
 # option sets, each refused with a non-zero exit and a message that names
 # the problem (the key, the value or the file), mounting nothing and
 # leaving the backing and its catalog byte for byte unchanged.
@@ -74,5 +74,18 @@ case_ option-list-with-comma "not understood|unknown option" - "log.ops=read,wri
 case_ option-bad-section "nosuch" - "nosuch.key=1"
 case_ missing-config-file "nonexistent" - "config=$T/nonexistent.ini"
 case_ config-is-directory "directory|Is a directory|read" - "config=$T"
+# Bad extent maps for pattern = map (issue 14): the map file, its line and the reason.
+h='logical_offset,device_offset,length\n'
+printf "${h}8192,0,4096\n0,4096,4096\n" >"$T/unsorted.map"
+printf "${h}0,0,4096\nnot,a,row\n" >"$T/garbage.map"
+: >"$T/empty.map"
+printf "${h}0,0,4096\n4096,67108864,4096\n" >"$T/past.map"
+printf "${h}0,0,8192\n" >"$T/one.map"
+printf "${h}0,4096,4096\n" >"$T/two.map"
+case_ map-unsorted "unsorted.map:3: logical offset 0 is before the end of line 2's extent" "[file \"f\"]\npattern = map\nmap = $T/unsorted.map\n"
+case_ map-garbage "garbage.map:3: expected LOGICAL_OFFSET,DEVICE_OFFSET,LENGTH" "[file \"f\"]\npattern = map\nmap = $T/garbage.map\n"
+case_ map-empty "empty.map:0: no extents in the map" "[file \"f\"]\npattern = map\nmap = $T/empty.map\n"
+case_ map-past-device "past.map:3: extent ends at device offset 67112960, past the device" "[file \"f\"]\npattern = map\nmap = $T/past.map\n"
+case_ map-overlap "two.map:2: overlaps the map of \\[file \"a\"\\] \\($T/one.map:2\\)" "[file \"a\"]\npattern = map\nmap = $T/one.map\n[file \"b\"]\npattern = map\nmap = $T/two.map\n"
 note "$n bad configurations and option sets refused, nothing changed"
 ((n >= 30)) || fail "only $n cases"

@@ -132,7 +132,7 @@ for what, fn, want in checks:
 # Nothing above may have changed the tree or the control files.
 if sorted(os.listdir(".")) != ["d", "g"]:
     fails.append(f"root after the checks: {sorted(os.listdir('.'))}, expected ['d', 'g']")
-if sorted(os.listdir(C)) != ["config", "extents", "stats"]:
+if sorted(os.listdir(C)) != ["config", "extents", "layout", "stats"]:
     fails.append(f".scatterfs after the checks: {sorted(os.listdir(C))}")
 if open("d/f").read() != "data\n" or open("g").read() != "other\n":
     fails.append("d/f or g changed")

@@ -46,8 +46,8 @@ $(diff "$T/want.$n" "$T/map.$n" | head -n 20)"
 	sfs_umount "$M"
 	cmp -s "$T/map.$n" "$T/map2.$n" || fail "stripes=$n: extent map changed across a remount"
 	printf '[layout]\npattern = stripe\nextent_size = 1M\nstripes = %s\n' "$n" >"$T/stripe.$n.ini"
-	"$SFS_BUILD/tests/scatterfs-plan-stripe" --device-size 64M "$T/stripe.$n.ini" f 8M >"$T/plan.$n" 2>&1 ||
-		fail "scatterfs-plan-stripe: $(cat "$T/plan.$n")"
+	"$SFS_BUILD/tests/scatterfs-plan-stripe" --device-size 64M "$T/stripe.$n.ini" f 8M >"$T/plan.$n" 2>"$T/plan.$n.err" ||
+		fail "scatterfs-plan-stripe: $(cat "$T/plan.$n.err")"
 	cmp -s "$T/map.$n" "$T/plan.$n" ||
 		fail "stripes=$n: scatterfs-plan-stripe predicts another map:
 $(diff "$T/plan.$n" "$T/map.$n" | head -n 20)"

@@ -51,7 +51,7 @@ $(head -n 20 "$csv")"
 # same_as_plan CONF NAME - scatterfs-plan predicts the mount's map exactly
 same_as_plan() {
 	[[ -x $PLAN ]] || fail "scatterfs-plan not built: $PLAN"
-	"$PLAN" "$SFS_ROOT/conf/$1.ini" "$F" $SIZE >"$T/$2.plan" 2>&1 || fail "scatterfs-plan: $(cat "$T/$2.plan")"
+	"$PLAN" "$SFS_ROOT/conf/$1.ini" "$F" $SIZE >"$T/$2.plan" 2>"$T/$2.plan.err" || fail "scatterfs-plan: $(cat "$T/$2.plan.err")"
 	cmp -s "$T/$2.plan" "$T/$2.csv" ||
 		fail "extents of $F on $1 differ from scatterfs-plan's prediction:
 $(diff "$T/$2.plan" "$T/$2.csv" | head -n 20)"
