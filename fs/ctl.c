@@ -3,7 +3,7 @@
  * readdir of the root (initdb wants an empty directory) but reachable by
  * name, read-only.
  *
- *   stats          JSON counters of the mount
+ *   stats          JSON counters of the mount; opening it flushes the log
  *   config         the effective configuration as INI
  *   extents/PATH   CSV extent map of the file at PATH
  *
@@ -74,7 +74,7 @@ static char *stats_json(struct sfs *fs)
 	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
 	json_t *o = json_pack(
 		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:f, s:I, s:I, s:I, s:I, s:I}",
+		"s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"version", PACKAGE_VERSION, "mount_start_us",
 		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
 			fs->start_realtime.tv_nsec / 1000,
@@ -87,7 +87,9 @@ static char *stats_json(struct sfs *fs)
 		(json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
 		(json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
 		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
-		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
+		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_rows_written",
+		(json_int_t)reqlog_rows_written(fs->log), "log_rows_lost",
+		(json_int_t)reqlog_write_errors(fs->log), "log_stalls",
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
 		(json_int_t)queued);
@@ -248,6 +250,14 @@ static void ctl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
+	/*
+	 * The log's completeness guarantee: once stats is open, every row of
+	 * a request answered before the open is in the log file, so
+	 * `cat stats; scatterfs-report LOG` sees them all.  A failed log
+	 * writer does not fail the read: its lost rows are in the counters.
+	 */
+	if (ino == CTL_STATS)
+		(void)reqlog_flush(fs->log);
 	struct ctl_buf *b = malloc(sizeof *b);
 	int err = b ? generate(fs, ino, b) : -ENOMEM;
 	if (err) {
