@@ -152,34 +152,61 @@ static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return 0;
 }
 
-/* The stat of control node @ino. */
+/*
+ * The attributes of file-system inode @ino: the in-memory inode's when it
+ * has one (a chmod or chown may not be in the catalog yet), else the
+ * catalog's.
+ */
+static int real_attr(struct sfs *fs, uint64_t ino, struct inode_attr *a)
+{
+	struct inode *in = inode_find(fs, ino);
+	if (!in)
+		return catalog_get_attr(fs->cat, ino, a);
+	pthread_rwlock_rdlock(&in->lock);
+	*a = in->attr;
+	pthread_rwlock_unlock(&in->lock);
+	return 0;
+}
+
+/*
+ * The stat of control node @ino.  An extents/ node carries the owner,
+ * group and permission bits of what it mirrors, so that the kernel
+ * (default_permissions) refuses there what it refuses on the file or
+ * directory itself: a 0700 directory's names and its files' maps stay
+ * its owner's.  Files keep only their read and write bits (an extent map
+ * is not a program); every write still gets EROFS.
+ */
 static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino;
 	st->st_nlink = 1;
 	st->st_atim = st->st_mtim = st->st_ctim = fs->start_realtime;
-	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID)) {
+	if (ino == CTL_ROOT) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
 		return 0;
 	}
 	if (is_extents(ino)) {
 		struct inode_attr a;
-		int err = catalog_get_attr(fs->cat, ino - CTL_EXTENTS(0), &a);
+		int err = real_attr(fs, ino - CTL_EXTENTS(0), &a);
 		if (err)
 			return err;
+		st->st_uid = a.uid;
+		st->st_gid = a.gid;
 		if (S_ISDIR(a.mode)) {
-			st->st_mode = S_IFDIR | 0555;
+			st->st_mode = S_IFDIR | (a.mode & 0777);
 			st->st_nlink = 2;
 			return 0;
 		}
 		if (!S_ISREG(a.mode))
 			return -ENOENT;
+		st->st_mode = S_IFREG | (a.mode & 0666);
 	} else if (ino != CTL_STATS && ino != CTL_CONFIG) {
 		return -ENOENT;
+	} else {
+		st->st_mode = S_IFREG | 0444;
 	}
-	st->st_mode = S_IFREG | 0444;
 	struct ctl_buf b;
 	if (generate(fs, ino, &b) == 0)
 		st->st_size = (off_t)b.len;

@@ -561,6 +561,13 @@ int main(int argc, char *argv[])
 	if (cat_created && !created)
 		fprintf(stderr, "scatterfs: no catalog %s: starting an empty file system on %s\n",
 			fs->meta_path, fs->backing_path);
+	/* A new one is 0600 (catalog_open()); an old one may predate that. */
+	struct stat cst;
+	if (!cat_created && stat(fs->meta_path, &cst) == 0 && (cst.st_mode & (S_IRGRP | S_IROTH)))
+		fprintf(stderr,
+			"scatterfs: warning: catalog %s is readable by other users (mode %04o) and "
+			"holds every file's name, owner, size and extents: chmod 600 it\n",
+			fs->meta_path, (unsigned)(cst.st_mode & 07777));
 	if (meta_fd < 0) {
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
