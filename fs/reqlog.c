@@ -104,13 +104,13 @@ struct reqlog {
 	int err;	  /* first -errno from write(2); set by the writer (atomic) */
 
 	/* Flush barrier: byte counts since open, never wrapping. */
-	uint64_t queued;     /* under lock: bytes ever put in the ring */
-	uint64_t row_end;    /* under lock: queued at the end of the last complete row */
-	uint64_t done;	     /* under lock: bytes the writer consumed */
-	uint64_t flush_to;   /* under lock: largest target of a waiting barrier */
-	bool writer_gone;    /* under lock: the writer thread has returned */
+	uint64_t queued;	/* under lock: bytes ever put in the ring */
+	uint64_t row_end;	/* under lock: queued at the end of the last complete row */
+	uint64_t done;		/* under lock: bytes the writer consumed */
+	uint64_t flush_to;	/* under lock: largest target of a waiting barrier */
+	bool writer_gone;	/* under lock: the writer thread has returned */
 	pthread_cond_t flushed; /* barriers wait: done advanced, or writer gone */
-	bool in_quote;	     /* writer only: row counting is inside a quoted path */
+	bool in_quote;		/* writer only: row counting is inside a quoted path */
 
 	/* Holds (see the file comment); hold_lock serializes barriers' epoch flips. */
 	unsigned hold_epoch;

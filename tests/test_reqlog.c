@@ -652,8 +652,8 @@ Test(reqlog, flush_writes_every_row_before_it_returns)
 			reqlog_append(log, &r);
 		rows += (size_t)round;
 		cr_assert_eq(reqlog_flush(log), 0);
-		cr_assert_eq(file_size(log_path), strlen(HEADER) + rows * row_bytes,
-			     "round %d", round);
+		cr_assert_eq(file_size(log_path), strlen(HEADER) + rows * row_bytes, "round %d",
+			     round);
 		cr_assert_eq(reqlog_rows_written(log), rows, "round %d", round);
 	}
 	cr_assert_eq(rows, 210);
