@@ -778,7 +778,7 @@ static void *append_thread(void *arg)
 	return NULL;
 }
 
-Test(reqlog, flush_under_concurrent_appends, .timeout = 60)
+Test(reqlog, flush_under_concurrent_appends)
 {
 	struct reqlog *log = NULL;
 	cr_assert_eq(reqlog_open_ring(log_path, ALL_OPS, 256, &log), 0);
