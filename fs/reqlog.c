@@ -9,9 +9,10 @@
  * into the ring.  The writer takes the lock only to read and advance the
  * ring's tail; it calls write(2) with the lock released, on bytes no
  * producer can touch until the tail moves.  It writes when 256 KiB are
- * queued, when an appender is stalled, when ~100 ms have passed, or at
- * close; so the log file gets large writes and the I/O path never waits on
- * the log file's disk unless the ring is full.
+ * queued, when an appender is stalled, when ~100 ms have passed, when a
+ * flush barrier waits (a read of .scatterfs/stats), or at close; so the
+ * log file gets large writes and the I/O path never waits on the log
+ * file's disk unless the ring is full.
  *
  * Why a byte ring rather than a queue of fixed-size buffers: rows vary from
  * ~40 bytes to hundreds of KiB (a read that crossed thousands of extents),
@@ -49,8 +50,10 @@
  * wait for the requests that may have answered without having appended
  * yet.  Holds are counted in two counters chosen by the parity of an
  * epoch; a barrier flips the epoch and waits for the old parity to drain,
- * twice, as userspace RCU's grace period does, so it never waits for holds
- * taken after it began and cannot be starved by a stream of new ones.
+ * twice, as userspace RCU's grace period does: every hold taken before the
+ * barrier began is in one of the two drained parities, and while it waits
+ * for one parity new holds go to the other, so a stream of new reads
+ * cannot starve it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -204,7 +207,8 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&log->lock);
 	for (;;) {
 		/* Write when there is data and a reason: the period expired, the
-		 * flush size is reached, an appender is stalled, or close. */
+		 * flush size is reached, an appender is stalled, a flush barrier
+		 * waits, or close. */
 		while (!log->closing &&
 		       (log->used == 0 || (drain == 0 && log->used < log->flush_bytes &&
 					   log->waiting == 0 && log->done >= log->flush_to))) {
