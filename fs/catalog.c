@@ -27,6 +27,7 @@
  * the data path touches the catalog only on fsync, release and forget.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -366,6 +367,20 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
 	if (!cat)
 		return -ENOMEM;
 	pthread_mutex_init(&cat->lock, NULL);
+	if (!exists) {
+		/*
+		 * Created here with mode 0600 whatever the umask, because it holds
+		 * every name, owner, size and extent of the file system; SQLite
+		 * gives the -wal and -shm files the mode of the database file.  An
+		 * empty file is a new database to SQLite.  When this fails,
+		 * sqlite3_open_v2() below fails too and says why.
+		 */
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			(void)fchmod(fd, 0600); /* a umask such as 0277 took more */
+			close(fd);
+		}
+	}
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (exists ? 0 : SQLITE_OPEN_CREATE);
 	int rc = sqlite3_open_v2(path, &cat->db, flags, NULL);
 	int ret = 0;

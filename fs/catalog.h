@@ -24,7 +24,8 @@ struct catalog_identity {
 };
 
 /**
- * catalog_open() - opens @path, or creates it when absent (root directory
+ * catalog_open() - opens @path, or creates it when absent (file mode 0600
+ * whatever the umask, and so its -wal and -shm files; root directory
  * owned by @root_uid/@root_gid, mode 0755).  An existing catalog must be a
  * scatterfs catalog whose block size equals @id's, whose device size is at
  * most @id's (a grown backing is accepted and recorded), and that belongs

@@ -3,7 +3,7 @@
  * readdir of the root (initdb wants an empty directory) but reachable by
  * name, read-only.
  *
- *   stats          JSON counters of the mount
+ *   stats          JSON counters of the mount; opening it flushes the log
  *   config         the effective configuration as INI
  *   extents/PATH   CSV extent map of the file at PATH
  *   layout/PATH    the file's static layout: one line of layout_stats_format()
@@ -90,7 +90,7 @@ static char *stats_json(struct sfs *fs)
 	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
 	json_t *o = json_pack(
 		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-		"s:f, s:I, s:I, s:I, s:I, s:I}",
+		"s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"version", PACKAGE_VERSION, "mount_start_us",
 		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
 			fs->start_realtime.tv_nsec / 1000,
@@ -103,7 +103,9 @@ static char *stats_json(struct sfs *fs)
 		(json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
 		(json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
 		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
-		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
+		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_rows_written",
+		(json_int_t)reqlog_rows_written(fs->log), "log_rows_lost",
+		(json_int_t)reqlog_write_errors(fs->log), "log_stalls",
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
 		(json_int_t)queued);
@@ -209,34 +211,61 @@ static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return 0;
 }
 
-/* The stat of control node @ino. */
+/*
+ * The attributes of file-system inode @ino: the in-memory inode's when it
+ * has one (a chmod or chown may not be in the catalog yet), else the
+ * catalog's.
+ */
+static int real_attr(struct sfs *fs, uint64_t ino, struct inode_attr *a)
+{
+	struct inode *in = inode_find(fs, ino);
+	if (!in)
+		return catalog_get_attr(fs->cat, ino, a);
+	pthread_rwlock_rdlock(&in->lock);
+	*a = in->attr;
+	pthread_rwlock_unlock(&in->lock);
+	return 0;
+}
+
+/*
+ * The stat of control node @ino.  An extents/ node carries the owner,
+ * group and permission bits of what it mirrors, so that the kernel
+ * (default_permissions) refuses there what it refuses on the file or
+ * directory itself: a 0700 directory's names and its files' maps stay
+ * its owner's.  Files keep only their read and write bits (an extent map
+ * is not a program); every write still gets EROFS.
+ */
 static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino;
 	st->st_nlink = 1;
 	st->st_atim = st->st_mtim = st->st_ctim = fs->start_realtime;
-	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID) || ino == CTL_LAYOUT(FUSE_ROOT_ID)) {
+	if (ino == CTL_ROOT) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
 		return 0;
 	}
 	if (is_extents(ino) || is_layout(ino)) {
 		struct inode_attr a;
-		int err = catalog_get_attr(fs->cat, ino - mirror_base(ino), &a);
+		int err = real_attr(fs, ino - mirror_base(ino), &a);
 		if (err)
 			return err;
+		st->st_uid = a.uid;
+		st->st_gid = a.gid;
 		if (S_ISDIR(a.mode)) {
-			st->st_mode = S_IFDIR | 0555;
+			st->st_mode = S_IFDIR | (a.mode & 0777);
 			st->st_nlink = 2;
 			return 0;
 		}
 		if (!S_ISREG(a.mode))
 			return -ENOENT;
+		st->st_mode = S_IFREG | (a.mode & 0666);
 	} else if (ino != CTL_STATS && ino != CTL_CONFIG) {
 		return -ENOENT;
+	} else {
+		st->st_mode = S_IFREG | 0444;
 	}
-	st->st_mode = S_IFREG | 0444;
 	struct ctl_buf b;
 	if (generate(fs, ino, &b) == 0)
 		st->st_size = (off_t)b.len;
@@ -309,6 +338,14 @@ static void ctl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
+	/*
+	 * The log's completeness guarantee: once stats is open, every row of
+	 * a request answered before the open is in the log file, so
+	 * `cat stats; scatterfs-report LOG` sees them all.  A failed log
+	 * writer does not fail the read: its lost rows are in the counters.
+	 */
+	if (ino == CTL_STATS)
+		(void)reqlog_flush(fs->log);
 	struct ctl_buf *b = malloc(sizeof *b);
 	int err = b ? generate(fs, ino, b) : -ENOMEM;
 	if (err) {

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "reqlog.h"
 #include "sfs.h"
 
 static bool ctl_name(fuse_ino_t parent, const char *name)
@@ -134,10 +135,24 @@ static void d_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	by_ino(ino)->open(req, ino, fi);
 }
 
+/*
+ * A read answers before it appends its log row (its latency includes the
+ * reply), so it holds the log until its handler returns: a read of
+ * .scatterfs/stats that follows the answer then still waits for the row
+ * (reqlog_flush()).  A read the completion thread answers takes its own
+ * hold before this one ends (io_queue.c).
+ */
 static void d_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
-	by_ino(ino)->read(req, ino, size, off, fi);
+	struct sfs *fs = fuse_req_userdata(req);
+	if (ctl_is_ino(ino) || !reqlog_wants(fs->log, LOG_READ)) {
+		by_ino(ino)->read(req, ino, size, off, fi);
+		return;
+	}
+	unsigned hold = reqlog_hold(fs->log);
+	sfs_file_ops.read(req, ino, size, off, fi);
+	reqlog_unhold(fs->log, hold);
 }
 
 static void d_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,

@@ -38,6 +38,7 @@ struct queued_read {
 	struct dev_req r;
 	atomic_int pending; /* runs not yet complete, plus one while submitting */
 	atomic_int err;     /* first -errno */
+	unsigned hold;      /* reqlog_hold() token: answered before logged */
 	struct dev_aio io[MAX_SEGS];
 };
 
@@ -125,9 +126,11 @@ static void queued_read_finish(struct queued_read *q)
 	} else {
 		fuse_reply_err(q->req, -err);
 	}
-	if (reqlog_wants(fs->log, LOG_READ))
+	if (reqlog_wants(fs->log, LOG_READ)) {
 		io_log_request(fs, LOG_READ, q->pid, q->in, q->off, q->want,
 			       err ? err : (int64_t)q->size, q->ts, &q->r);
+		reqlog_unhold(fs->log, q->hold);
+	}
 	pins_drop(&q->in->pins);
 	dev_req_release(&q->r);
 	queued_read_put(fs->rq, q);
@@ -202,9 +205,15 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 		return 1;
 	}
 	pins_take(&in->pins);
+	/* The completion thread answers, then logs: .scatterfs/stats must wait
+	 * for the row (the worker's own hold ends when this returns). */
+	if (reqlog_wants(fs->log, LOG_READ))
+		q->hold = reqlog_hold(fs->log);
 	atomic_store(&q->pending, (int)nio + 1);
 	if (nio && dev_submit_reads(d, &q->r, q->io, nio)) {
 		/* The stack would not queue after all: read it here. */
+		if (reqlog_wants(fs->log, LOG_READ))
+			reqlog_unhold(fs->log, q->hold);
 		pins_drop(&in->pins);
 		dev_req_release(&q->r);
 		queued_read_put(rq, q);

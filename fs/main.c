@@ -45,6 +45,7 @@ struct cmdline {
 	char **overrides; /* SECTION.KEY=VALUE, in order */
 	size_t noverrides;
 	int nonopts;
+	int nonempty; /* -o nonempty: mount over a mount point */
 };
 
 #define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
@@ -54,6 +55,8 @@ static const struct fuse_opt sfs_opts[] = {
 	SFS_OPT("log=%s", log),
 	SFS_OPT("meta=%s", meta),
 	SFS_OPT("size=%s", size),
+	/* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
+	{"nonempty", offsetof(struct cmdline, nonempty), 1},
 	FUSE_OPT_END,
 };
 
@@ -106,6 +109,8 @@ static void usage(const char *prog)
 	       "                           block device)\n"
 	       "    -o size=BYTES          create or grow a regular-file BACKING to BYTES\n"
 	       "                           (K/M/G/T suffixes; same as [device] size)\n"
+	       "    -o nonempty            mount even where something is mounted already\n"
+	       "                           (refused otherwise)\n"
 	       "    -o SECTION.KEY=VALUE   override any INI key, e.g. layout.pattern=random;\n"
 	       "                           lists use ':' (log.ops=read:write); the disk\n"
 	       "                           timing model is disk.model=hdd (presets in\n"
@@ -121,6 +126,63 @@ static void usage(const char *prog)
 	       prog);
 	config_write_help(stdout);
 	printf("\n");
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space, proc_pid_mountinfo(5)) in place. */
+static void mountinfo_unescape(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/*
+ * Whether something is mounted on @dir (an absolute path without symbolic
+ * links), from /proc/self/mountinfo: the last line for @dir is the mount
+ * on top, whose fstype and source are copied to @fstype and @source.
+ */
+static bool mounted_on(const char *dir, char *fstype, size_t ftlen, char *source, size_t srclen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	while (getline(&line, &cap, f) > 0) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE ... */
+		char *save = NULL, *field[5], *t;
+		int n = 0;
+		while (n < 5 && (field[n] = strtok_r(n ? NULL : line, " \n", &save)) != NULL)
+			n++;
+		if (n < 5)
+			continue;
+		mountinfo_unescape(field[4]);
+		if (strcmp(field[4], dir) != 0)
+			continue;
+		while ((t = strtok_r(NULL, " \n", &save)) && strcmp(t, "-") != 0)
+			;
+		char *type = t ? strtok_r(NULL, " \n", &save) : NULL;
+		char *src = type ? strtok_r(NULL, " \n", &save) : NULL;
+		if (type)
+			mountinfo_unescape(type);
+		if (src)
+			mountinfo_unescape(src);
+		snprintf(fstype, ftlen, "%s", type ? type : "?");
+		snprintf(source, srclen, "%s", src ? src : "?");
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found;
 }
 
 /* Child -> parent status pipe of the start-up fork. */
@@ -389,6 +451,23 @@ int main(int argc, char *argv[])
 				errno ? strerror(errno) : "not a directory");
 		return 1;
 	}
+	/*
+	 * A mount over a live mount hides it: its files vanish from under
+	 * whatever uses them (a second scatterfs over the first, or over a
+	 * database's own file system), so it takes -o nonempty to say so.
+	 */
+	char *mreal = realpath(opts.mountpoint, NULL);
+	char mtype[256], msource[PATH_MAX];
+	if (!cl.nonempty && mreal && strcmp(mreal, "/") != 0 &&
+	    mounted_on(mreal, mtype, sizeof mtype, msource, sizeof msource)) {
+		fprintf(stderr,
+			"scatterfs: %s is already a mount point (%s from %s); unmount it first, or "
+			"give -o nonempty to mount over it\n",
+			opts.mountpoint, mtype, msource);
+		free(mreal);
+		return 1;
+	}
+	free(mreal);
 	if (!opts.foreground)
 		fork_and_wait();
 
@@ -511,6 +590,13 @@ int main(int argc, char *argv[])
 	if (cat_created && !created)
 		fprintf(stderr, "scatterfs: no catalog %s: starting an empty file system on %s\n",
 			fs->meta_path, fs->backing_path);
+	/* A new one is 0600 (catalog_open()); an old one may predate that. */
+	struct stat cst;
+	if (!cat_created && stat(fs->meta_path, &cst) == 0 && (cst.st_mode & (S_IRGRP | S_IROTH)))
+		fprintf(stderr,
+			"scatterfs: warning: catalog %s is readable by other users (mode %04o) and "
+			"holds every file's name, owner, size and extents: chmod 600 it\n",
+			fs->meta_path, (unsigned)(cst.st_mode & 07777));
 	if (meta_fd < 0) {
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {

@@ -9,9 +9,10 @@
  * into the ring.  The writer takes the lock only to read and advance the
  * ring's tail; it calls write(2) with the lock released, on bytes no
  * producer can touch until the tail moves.  It writes when 256 KiB are
- * queued, when an appender is stalled, when ~100 ms have passed, or at
- * close; so the log file gets large writes and the I/O path never waits on
- * the log file's disk unless the ring is full.
+ * queued, when an appender is stalled, when ~100 ms have passed, when a
+ * flush barrier waits (a read of .scatterfs/stats), or at close; so the
+ * log file gets large writes and the I/O path never waits on the log
+ * file's disk unless the ring is full.
  *
  * Why a byte ring rather than a queue of fixed-size buffers: rows vary from
  * ~40 bytes to hundreds of KiB (a read that crossed thousands of extents),
@@ -34,6 +35,25 @@
  * would look complete to scatterfs-report), discards what is queued so
  * appenders are not blocked forever, and counts the lost rows; close
  * reports them.
+ *
+ * Flush barrier (reqlog_flush()): positions in the ring wrap, so the
+ * barrier compares byte counts that never wrap: row_end, the bytes queued
+ * up to the end of the last complete row, and done, the bytes the writer
+ * has consumed (written or discarded).  A barrier takes row_end as its
+ * target and waits until done reaches it; the writer treats a pending
+ * target as a reason to write at once.  Because a failed writer still
+ * consumes (and discards) what is queued, a barrier never waits for a
+ * writer that has given up.
+ *
+ * Holds (reqlog_hold()): a read answers its caller before it appends its
+ * row (so that its latency includes the reply), so a barrier must also
+ * wait for the requests that may have answered without having appended
+ * yet.  Holds are counted in two counters chosen by the parity of an
+ * epoch; a barrier flips the epoch and waits for the old parity to drain,
+ * twice, as userspace RCU's grace period does: every hold taken before the
+ * barrier began is in one of the two drained parities, and while it waits
+ * for one parity new holds go to the other, so a stream of new reads
+ * cannot starve it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,19 +103,58 @@ struct reqlog {
 	uint64_t rows;	 /* rows fully queued */
 	uint64_t stalls; /* appends that waited for room */
 	uint64_t lost;	 /* rows the writer failed to write */
-	int err;	 /* writer only (read after join): first -errno from write(2) */
+	uint64_t written; /* rows the writer wrote to the file */
+	int err;	  /* first -errno from write(2); set by the writer (atomic) */
+
+	/* Flush barrier: byte counts since open, never wrapping. */
+	uint64_t queued;	/* under lock: bytes ever put in the ring */
+	uint64_t row_end;	/* under lock: queued at the end of the last complete row */
+	uint64_t done;		/* under lock: bytes the writer consumed */
+	uint64_t flush_to;	/* under lock: largest target of a waiting barrier */
+	bool writer_gone;	/* under lock: the writer thread has returned */
+	pthread_cond_t flushed; /* barriers wait: done advanced, or writer gone */
+	bool in_quote;		/* writer only: row counting is inside a quoted path */
+
+	/* Holds (see the file comment); hold_lock serializes barriers' epoch flips. */
+	unsigned hold_epoch;
+	uint64_t holds[2];
+	pthread_mutex_t hold_lock;
 };
 
 /* ---- writer thread ---------------------------------------------------- */
 
-static uint64_t count_rows(const char *p, size_t n)
+/*
+ * Rows that end in [p, p+n): newlines outside quotes.  A quoted path may
+ * hold a newline (RFC 4180), and a chunk may end inside a quote, so the
+ * quote state carries over from one call to the next in log->in_quote; a
+ * doubled quote inside a path toggles it twice.
+ */
+static uint64_t count_rows(struct reqlog *log, const char *p, size_t n)
 {
 	uint64_t rows = 0;
 	const char *end = p + n;
 
-	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		rows++;
-		p++;
+	while (p < end) {
+		size_t left = (size_t)(end - p);
+		if (log->in_quote) {
+			const char *q = memchr(p, '"', left);
+			if (q == NULL)
+				break;
+			log->in_quote = false;
+			p = q + 1;
+			continue;
+		}
+		const char *nl = memchr(p, '\n', left);
+		const char *q = memchr(p, '"', nl ? (size_t)(nl - p) : left);
+		if (q != NULL) {
+			log->in_quote = true;
+			p = q + 1;
+		} else if (nl != NULL) {
+			rows++;
+			p = nl + 1;
+		} else {
+			break;
+		}
 	}
 	return rows;
 }
@@ -103,24 +162,29 @@ static uint64_t count_rows(const char *p, size_t n)
 /* Writes [p, p+n) to the log file; after the first failure only counts. */
 static void write_out(struct reqlog *log, const char *p, size_t n)
 {
-	while (n > 0 && log->err == 0) {
+	int err = __atomic_load_n(&log->err, __ATOMIC_RELAXED);
+
+	while (n > 0 && err == 0) {
 		ssize_t w = write(log->fd, p, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			log->err = -errno;
+			err = -errno;
 			break;
 		}
 		if (w == 0) { /* not expected from a file; do not spin */
-			log->err = -EIO;
+			err = -EIO;
 			break;
 		}
+		__atomic_add_fetch(&log->written, count_rows(log, p, (size_t)w), __ATOMIC_RELAXED);
 		p += w;
 		n -= (size_t)w;
 	}
+	if (err != 0)
+		__atomic_store_n(&log->err, err, __ATOMIC_RELAXED);
 	if (n > 0)
-		__atomic_add_fetch(&log->lost, count_rows(p, n), __ATOMIC_RELAXED);
+		__atomic_add_fetch(&log->lost, count_rows(log, p, n), __ATOMIC_RELAXED);
 }
 
 static void deadline_after(struct timespec *ts, long ns)
@@ -143,10 +207,11 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&log->lock);
 	for (;;) {
 		/* Write when there is data and a reason: the period expired, the
-		 * flush size is reached, an appender is stalled, or close. */
+		 * flush size is reached, an appender is stalled, a flush barrier
+		 * waits, or close. */
 		while (!log->closing &&
-		       (log->used == 0 ||
-			(drain == 0 && log->used < log->flush_bytes && log->waiting == 0))) {
+		       (log->used == 0 || (drain == 0 && log->used < log->flush_bytes &&
+					   log->waiting == 0 && log->done >= log->flush_to))) {
 			if (pthread_cond_timedwait(&log->data, &log->lock, &deadline) ==
 			    ETIMEDOUT) {
 				drain = log->used;
@@ -169,9 +234,14 @@ static void *writer_main(void *arg)
 
 		log->tail = (log->tail + n) % log->cap;
 		log->used -= n;
+		log->done += n;
 		drain = drain > n ? drain - n : 0;
 		pthread_cond_broadcast(&log->room);
+		if (log->flush_to > log->done - n)
+			pthread_cond_broadcast(&log->flushed);
 	}
+	log->writer_gone = true;
+	pthread_cond_broadcast(&log->flushed);
 	pthread_mutex_unlock(&log->lock);
 	return NULL;
 }
@@ -223,12 +293,15 @@ static void rb_spill(struct rowbuf *rb, bool final)
 		memcpy(log->ring + log->head, p, k);
 		log->head = (log->head + k) % log->cap;
 		log->used += k;
+		log->queued += k;
 		p += k;
 		n -= k;
 	}
 	if (log->used >= log->flush_bytes)
 		pthread_cond_signal(&log->data); /* cheap when the writer is not waiting */
 	if (final) {
+		/* No other row got in while this one was incomplete (busy). */
+		log->row_end = log->queued;
 		__atomic_add_fetch(&log->rows, 1, __ATOMIC_RELAXED);
 		if (rb->holding) {
 			rb->holding = false;
@@ -464,6 +537,8 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	pthread_cond_init(&log->data, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&log->room, NULL);
+	pthread_cond_init(&log->flushed, NULL);
+	pthread_mutex_init(&log->hold_lock, NULL);
 
 	/* Signals belong to the FUSE session's thread, not to the writer. */
 	sigset_t all, old;
@@ -472,6 +547,8 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	rc = -pthread_create(&log->writer, NULL, writer_main, log);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
+		pthread_mutex_destroy(&log->hold_lock);
+		pthread_cond_destroy(&log->flushed);
 		pthread_cond_destroy(&log->room);
 		pthread_cond_destroy(&log->data);
 		pthread_mutex_destroy(&log->lock);
@@ -511,6 +588,63 @@ uint64_t reqlog_write_errors(const struct reqlog *log)
 	return log ? __atomic_load_n(&log->lost, __ATOMIC_RELAXED) : 0;
 }
 
+uint64_t reqlog_rows_written(const struct reqlog *log)
+{
+	return log ? __atomic_load_n(&log->written, __ATOMIC_RELAXED) : 0;
+}
+
+unsigned reqlog_hold(struct reqlog *log)
+{
+	if (log == NULL)
+		return 0;
+	unsigned e = __atomic_load_n(&log->hold_epoch, __ATOMIC_SEQ_CST) & 1;
+	__atomic_add_fetch(&log->holds[e], 1, __ATOMIC_SEQ_CST);
+	return e;
+}
+
+void reqlog_unhold(struct reqlog *log, unsigned hold)
+{
+	if (log != NULL)
+		__atomic_sub_fetch(&log->holds[hold & 1], 1, __ATOMIC_SEQ_CST);
+}
+
+/* Waits until every hold taken before the call is released. */
+static void wait_holds(struct reqlog *log)
+{
+	const struct timespec pause = {.tv_nsec = 20000};
+
+	pthread_mutex_lock(&log->hold_lock);
+	for (int flip = 0; flip < 2; flip++) {
+		unsigned old = __atomic_fetch_xor(&log->hold_epoch, 1, __ATOMIC_SEQ_CST) & 1;
+		/* A hold lasts one request, so polling costs little and needs
+		 * nothing of the hot path. */
+		while (__atomic_load_n(&log->holds[old], __ATOMIC_SEQ_CST) != 0)
+			nanosleep(&pause, NULL);
+	}
+	pthread_mutex_unlock(&log->hold_lock);
+}
+
+int reqlog_flush(struct reqlog *log)
+{
+	if (log == NULL)
+		return 0;
+	wait_holds(log);
+
+	pthread_mutex_lock(&log->lock);
+	uint64_t target = log->row_end;
+	if (log->done < target && !log->writer_gone) {
+		if (log->flush_to < target)
+			log->flush_to = target;
+		pthread_cond_signal(&log->data);
+		while (log->done < target && !log->writer_gone)
+			pthread_cond_wait(&log->flushed, &log->lock);
+	}
+	/* The writer stores err before it takes the lock to advance done. */
+	int rc = __atomic_load_n(&log->err, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&log->lock);
+	return rc;
+}
+
 int reqlog_close(struct reqlog *log)
 {
 	if (log == NULL)
@@ -522,7 +656,7 @@ int reqlog_close(struct reqlog *log)
 	pthread_mutex_unlock(&log->lock);
 	pthread_join(log->writer, NULL);
 
-	int rc = log->err;
+	int rc = __atomic_load_n(&log->err, __ATOMIC_RELAXED);
 	uint64_t lost = log->lost;
 	if (rc < 0)
 		fprintf(stderr, "scatterfs: request log %s: %" PRIu64 " rows lost: %s\n", log->path,
@@ -538,6 +672,8 @@ int reqlog_close(struct reqlog *log)
 		fprintf(stderr, "scatterfs: request log %s: close: %s\n", log->path, strerror(-rc));
 	}
 
+	pthread_mutex_destroy(&log->hold_lock);
+	pthread_cond_destroy(&log->flushed);
 	pthread_cond_destroy(&log->room);
 	pthread_cond_destroy(&log->data);
 	pthread_mutex_destroy(&log->lock);

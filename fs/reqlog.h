@@ -58,6 +58,35 @@ uint64_t reqlog_rows(const struct reqlog *log);
 uint64_t reqlog_stall_count(const struct reqlog *log);
 /** reqlog_write_errors() - rows the writer failed to write (disk full...); reported at close. */
 uint64_t reqlog_write_errors(const struct reqlog *log);
+/** reqlog_rows_written() - rows written to the log file so far (write(2) returned). */
+uint64_t reqlog_rows_written(const struct reqlog *log);
+
+/**
+ * reqlog_flush() - the log's flush barrier.  Returns once every row whose
+ * reqlog_append() returned before this call, and every row of a request
+ * that held the log (reqlog_hold()) before this call, has been passed to
+ * write(2) on the log file (not fsync'ed: the rows are in the file as
+ * other processes read it, not necessarily on its disk).  Rows appended
+ * later may be written too, and a very long row still being appended may
+ * be written in part.  Wakes the writer instead of waiting for its period.
+ * Never waits for a writer that has failed: its rows are counted lost.
+ * Thread-safe; a NULL log returns 0 at once.
+ * @return 0, or the -errno of the writer's first failed write(2) (rows were
+ * lost, see reqlog_write_errors()).
+ */
+int reqlog_flush(struct reqlog *log);
+
+/**
+ * reqlog_hold() - declares that the calling request will append its row
+ * only after it has answered, so reqlog_flush() called after the answer
+ * must still wait for that row.  Take it before answering, release it
+ * with reqlog_unhold() after the append (or when no row will come); a
+ * hold is two atomic operations.  @return the token for reqlog_unhold();
+ * a NULL log returns 0 and reqlog_unhold() ignores it.
+ */
+unsigned reqlog_hold(struct reqlog *log);
+/** reqlog_unhold() - releases a hold taken by reqlog_hold(), @hold its token. */
+void reqlog_unhold(struct reqlog *log, unsigned hold);
 
 /**
  * reqlog_close() - writes every queued row, fsyncs and closes the file,

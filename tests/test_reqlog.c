@@ -2,8 +2,9 @@
  * Unit tests of the request log writer (fs/reqlog.c): exact CSV text of
  * rows, RFC 4180 quoting of paths, device I/O lists, the op mask, many
  * threads appending at once (nothing lost, per-thread order kept), a tiny
- * ring that forces stalls and split rows, the periodic flush, write errors
- * and the file mode.  Each test works in its own temporary directory.
+ * ring that forces stalls and split rows, the periodic flush, write errors,
+ * the file mode, and the flush barrier with its holds.  Each test works in
+ * its own temporary directory.
  */
 #undef NDEBUG
 #include <criterion/criterion.h>
@@ -623,4 +624,177 @@ Test(reqlog, model_us_column)
 	text = log_rows(ALL_OPS, &r, 1);
 	cr_assert_str_eq(text, HEADER "10,read,7,t.db,0,8192,8192,12650,0+4096;8192+4096\n");
 	free(text);
+}
+
+/* ---- the flush barrier --------------------------------------------------- */
+
+static size_t file_size(const char *path)
+{
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	return (size_t)st.st_size;
+}
+
+/*
+ * 20 rounds of "append, flush, look at the file": every row is in the file
+ * when reqlog_flush() returns, without waiting for the writer's 100 ms
+ * period (20 rounds take far less than one period).
+ */
+Test(reqlog, flush_writes_every_row_before_it_returns)
+{
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open(log_path, ALL_OPS, &log), 0);
+	struct reqlog_row r = row_of(LOG_READ, "x"); /* 20 bytes a row */
+	const size_t row_bytes = strlen("1,read,2,x,3,4,4,5,\n");
+	size_t rows = 0;
+	for (int round = 1; round <= 20; round++) {
+		for (int i = 0; i < round; i++)
+			reqlog_append(log, &r);
+		rows += (size_t)round;
+		cr_assert_eq(reqlog_flush(log), 0);
+		cr_assert_eq(file_size(log_path), strlen(HEADER) + rows * row_bytes, "round %d",
+			     round);
+		cr_assert_eq(reqlog_rows_written(log), rows, "round %d", round);
+	}
+	cr_assert_eq(rows, 210);
+	cr_assert_eq(reqlog_close(log), 0);
+}
+
+/* A path with newlines is one row: the written count follows the quoting. */
+Test(reqlog, rows_written_counts_quoted_newlines_once)
+{
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open(log_path, ALL_OPS, &log), 0);
+	struct reqlog_row a = row_of(LOG_READ, "a\nb\"\n\"c");
+	struct reqlog_row b = row_of(LOG_WRITE, "plain");
+	reqlog_append(log, &a);
+	reqlog_append(log, &b);
+	reqlog_append(log, &a);
+	cr_assert_eq(reqlog_flush(log), 0);
+	cr_assert_eq(reqlog_rows_written(log), 3);
+	char *text = slurp(log_path, NULL);
+	cr_assert_str_eq(text, HEADER "1,read,2,\"a\nb\"\"\n\"\"c\",3,4,4,5,\n"
+				      "1,write,2,plain,3,4,4,5,\n"
+				      "1,read,2,\"a\nb\"\"\n\"\"c\",3,4,4,5,\n");
+	free(text);
+	cr_assert_eq(reqlog_close(log), 0);
+}
+
+/* A failed writer does not hang the barrier: it returns the error, and the
+ * counters say which rows made it. */
+Test(reqlog, flush_after_write_error_returns_the_error)
+{
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open(log_path, ALL_OPS, &log), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = {.rlim_cur = 1000, .rlim_max = RLIM_INFINITY};
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	struct reqlog_row r = row_of(LOG_READ, "x");
+	for (int i = 0; i < 500; i++)
+		reqlog_append(log, &r);
+	cr_assert_eq(reqlog_flush(log), -EFBIG);
+	/* 58-byte header; (1000 - 58) / 20 = 47 whole rows, then a part row. */
+	cr_assert_eq(reqlog_rows_written(log), 47);
+	cr_assert_eq(reqlog_write_errors(log), 453);
+	reqlog_append(log, &r);
+	cr_assert_eq(reqlog_flush(log), -EFBIG);
+	cr_assert_eq(reqlog_write_errors(log), 454);
+	cr_assert_eq(reqlog_close(log), -EFBIG);
+}
+
+struct flusher {
+	struct reqlog *log;
+	int rc;
+	int done; /* __atomic */
+};
+
+static void *flush_thread(void *arg)
+{
+	struct flusher *f = arg;
+	f->rc = reqlog_flush(f->log);
+	__atomic_store_n(&f->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * A request that answers before it logs holds the log: a barrier that
+ * begins meanwhile waits for the hold, so the row is in the file when the
+ * barrier returns.
+ */
+Test(reqlog, flush_waits_for_a_hold_taken_before_it)
+{
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open(log_path, ALL_OPS, &log), 0);
+	unsigned hold = reqlog_hold(log);
+	struct flusher f = {.log = log};
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, flush_thread, &f), 0);
+	usleep(200000);
+	cr_assert_eq(__atomic_load_n(&f.done, __ATOMIC_SEQ_CST), 0,
+		     "the barrier returned while a hold was outstanding");
+	struct reqlog_row r = row_of(LOG_READ, "x");
+	reqlog_append(log, &r);
+	reqlog_unhold(log, hold);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(f.rc, 0);
+	char *text = slurp(log_path, NULL);
+	cr_assert_str_eq(text, HEADER "1,read,2,x,3,4,4,5,\n");
+	free(text);
+	cr_assert_eq(reqlog_rows_written(log), 1);
+	cr_assert_eq(reqlog_close(log), 0);
+}
+
+/* Holds released before the barrier, and a NULL log, cost it nothing. */
+Test(reqlog, flush_with_no_holds_and_null_log)
+{
+	cr_assert_eq(reqlog_flush(NULL), 0);
+	reqlog_unhold(NULL, reqlog_hold(NULL));
+	cr_assert_eq(reqlog_rows_written(NULL), 0);
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open(log_path, ALL_OPS, &log), 0);
+	for (int i = 0; i < 3; i++)
+		reqlog_unhold(log, reqlog_hold(log));
+	cr_assert_eq(reqlog_flush(log), 0);
+	cr_assert_eq(reqlog_rows_written(log), 0);
+	char *text = slurp(log_path, NULL);
+	cr_assert_str_eq(text, HEADER);
+	free(text);
+	cr_assert_eq(reqlog_close(log), 0);
+}
+
+/* Appenders keep going on a tiny ring while barriers run: each barrier
+ * sees in the file at least the rows appended before it began. */
+struct appender {
+	struct reqlog *log;
+	int n;
+};
+
+static void *append_thread(void *arg)
+{
+	struct appender *a = arg;
+	struct reqlog_row r = row_of(LOG_READ, "y");
+	for (int i = 0; i < a->n; i++)
+		reqlog_append(a->log, &r);
+	return NULL;
+}
+
+Test(reqlog, flush_under_concurrent_appends)
+{
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open_ring(log_path, ALL_OPS, 256, &log), 0);
+	struct appender a = {.log = log, .n = 200000};
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, append_thread, &a), 0);
+	for (int i = 0; i < 200; i++) {
+		uint64_t before = reqlog_rows(log);
+		cr_assert_eq(reqlog_flush(log), 0);
+		uint64_t written = reqlog_rows_written(log);
+		cr_assert_geq(written, before);
+		cr_assert_geq(file_size(log_path), strlen(HEADER) + before * 20);
+	}
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(reqlog_flush(log), 0);
+	cr_assert_eq(reqlog_rows_written(log), 200000);
+	cr_assert_eq(file_size(log_path), strlen(HEADER) + 200000 * 20);
+	cr_assert_eq(reqlog_close(log), 0);
 }

@@ -3,8 +3,8 @@
 # backing (no size= and the file absent), a size= smaller than the existing
 # backing (shrinking would lose data: refused), and a second mount of a
 # backing that is mounted, a catalog of another backing, a corrupted
-# catalog, an unknown FUSE option and a stale mount point: each exits
-# non-zero, with a message on stderr
+# catalog, an unknown FUSE option, a stale mount point and a live one
+# (unless -o nonempty): each exits non-zero, with a message on stderr
 # that names the problem, mounts nothing, and leaves the backing and its
 # catalog byte-for-byte unchanged.
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -131,4 +131,40 @@ grep -q 'stale mount.*fusermount3 -u' "$T/stale.stderr" || fail "stale-mount: me
 assert_eq "$(awk -v m="$M" '$5 == m' /proc/self/mountinfo | wc -l)" 1 "mounts on $M after the refused mount over a stale one"
 note "stale-mount: refused (exit $rc): $(head -n 1 "$T/stale.stderr")"
 fusermount3 -u "$M" || fail "fusermount3 -u of the stale mount failed"
+
+# 9. A live mount point: refused with a message naming what is mounted
+# there (fstype and source, escapes of mountinfo undone), nothing created;
+# -o nonempty mounts over it as asked.
+# over_live NAME MNT EXPECTED-MESSAGE - scatterfs NEW MNT is refused
+over_live() {
+	local name=$1 mnt=$2 want=$3 rc=0 before
+	# Mounts on $mnt only: other tests on the machine mount and unmount too.
+	before=$(grep -cF " ${mnt// /\\040} " /proc/self/mountinfo)
+	timeout 30 "$SFS_BIN" "$T/new" "$mnt" -o size=16M >"$T/$name.stdout" 2>"$T/$name.stderr" </dev/null || rc=$?
+	sfs_add_log "$T/$name.stderr"
+	((rc != 0 && rc != 124)) || fail "$name: scatterfs exited $rc, expected a refusal"
+	assert_eq "$(cat "$T/$name.stderr")" "$want" "$name: message"
+	[[ ! -e $T/new && ! -e $T/new.scatterfs ]] || fail "$name: the refused mount created $T/new or its catalog"
+	assert_eq "$(grep -cF " ${mnt// /\\040} " /proc/self/mountinfo)" "$before" "$name: mounts on $mnt after the refusal"
+	note "$name: refused (exit $rc): $want"
+}
+sfs_mount "$B" "$M" ""
+over_live over-scatterfs "$M" "scatterfs: $M is already a mount point (fuse.scatterfs from $B); unmount it first, or give -o nonempty to mount over it"
+assert_eq "$(cat "$M/hello.txt")" hello "content of hello.txt after the refused mount over it"
+sfs_umount "$M"
+M3="$T/a mount"
+mkdir -p "$M3"
+mount -t tmpfs -o size=1M "tmp src" "$M3" || fail "mount -t tmpfs on $M3"
+sfs_on_exit "umount -l '$M3' 2>/dev/null || true"
+over_live over-tmpfs "$M3" "scatterfs: $M3 is already a mount point (tmpfs from tmp src); unmount it first, or give -o nonempty to mount over it"
+timeout 30 "$SFS_BIN" "$T/new" "$M3" -o size=16M,nonempty >"$T/nonempty.stdout" 2>"$T/nonempty.stderr" </dev/null ||
+	fail "nonempty: scatterfs over tmpfs with -o nonempty exited $?: $(cat "$T/nonempty.stderr")"
+# The mount on top is the last mountinfo line of $M3 (a space there is \040).
+top=$(grep -F " ${M3// /\\040} " /proc/self/mountinfo | tail -n 1 | sed 's/.* - \([^ ]*\) .*/\1/')
+assert_eq "$top" fuse.scatterfs "nonempty: fstype on top of $M3"
+echo over >"$M3/f" || fail "nonempty: write on the mount over tmpfs"
+fusermount3 -u "$M3" || fail "nonempty: fusermount3 -u $M3"
+[[ ! -e $M3/f ]] || fail "nonempty: the file written on scatterfs is on the tmpfs below"
+umount "$M3" || fail "umount tmpfs $M3"
+note "nonempty: mounted over tmpfs, and unmounted"
 note "pass"
