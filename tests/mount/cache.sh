@@ -11,6 +11,7 @@
 # key, shared_buffers small and large).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 "$PGBIN/initdb" "$PGBIN/pg_ctl" "$PGBIN/postgres" "$PGBIN/psql" runuser
 
 CACHE=$SFS_ROOT/bench/cache
 ROWS=20000

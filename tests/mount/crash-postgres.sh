@@ -26,6 +26,7 @@
 # SCATTERFS_CRASH_ROUNDS (default 10).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -24,6 +24,7 @@
 # SCATTERFS_CRASH_ROUNDS (default 20).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
 
 T=$SFS_TMP
 M=$T/mnt

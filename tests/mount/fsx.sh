@@ -21,6 +21,7 @@
 # (default 20261130) to replay a failure by hand.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 T=$SFS_TMP
 M=$T/mnt

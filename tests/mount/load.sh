@@ -5,6 +5,7 @@
 # every read is verified.  Zero mismatches, and the mount's used bytes equal
 # the catalog's extents afterwards.
 source "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 LOAD=$SFS_BUILD/tests/sfs-load
 [[ -x $LOAD ]] || fail "not built: $LOAD"

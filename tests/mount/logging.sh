@@ -6,6 +6,7 @@
 # complete once the daemon has exited.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require fio
 
 T=$SFS_TMP
 M=$T/mnt

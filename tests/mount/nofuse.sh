@@ -3,6 +3,7 @@
 # a build with -Dfuse=disabled has no daemon, links no libfuse, and its
 # layout tests and plan tool work.
 source "$(dirname "$0")/../lib.sh"
+sfs_require meson ninja
 
 b=$SFS_TMP/build-nofuse
 meson setup "$b" "$SFS_ROOT" -Dfuse=disabled >"$SFS_TMP/setup.log" 2>&1 || fail "meson setup -Dfuse=disabled: $(tail -5 "$SFS_TMP/setup.log")"

@@ -17,6 +17,7 @@
 #   skipped with a message naming the missing file.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require fio python3
 
 PERF=$SFS_ROOT/bench/perf
 [[ -x $PERF ]] || fail "bench/perf is missing or not executable"

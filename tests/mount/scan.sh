@@ -7,6 +7,7 @@
 # same scan into more device I/Os than the contiguous one.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 SCAN=$SFS_ROOT/bench/scan
 ROWS=200000
