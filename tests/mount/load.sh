@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 240
+# (it took 61 s on 2 vCPUs shared with other builds, 2026-12-01)
 # Load: 16 concurrent processes read and write 64 files (4 KiB blocks that
 # describe themselves, each process the only writer of its files) for 60
 # seconds on a random-fragmented mount with small extents and autoextend;

@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 600
+# (it took 56 s on 2 vCPUs shared with other builds, 2026-12-01)
 # layout/, its unit tests and scatterfs-plan build and link without libfuse:
 # a build with -Dfuse=disabled has no daemon, links no libfuse, and its
 # layout tests and plan tool work.

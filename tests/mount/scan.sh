@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 180
+# (it took 22 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/scan, the main job of README, at a tiny scale (2 read sizes, 2 runs,
 # CSV): it exits 0 and prints exactly the header
 # layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size and
