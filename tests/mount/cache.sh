@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 240
+# (it took 48 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/cache (seed 003) at a tiny scale, --format csv: the header names
 # the columns; one row per cache size and table (heap, iot); every row's
 # reads, page_reads and read_bytes are exactly what the build's request log
