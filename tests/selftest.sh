@@ -6,7 +6,10 @@
 #     1 skipped", the exit status 1, the skip printed with its reason;
 #   - the skipped one alone: "0 passed, 0 failed, 1 skipped", exit 0;
 #   - tests/selftest/timeout: a test that sleeps 60 s under its own
-#     "# TIMEOUT: 2" line fails as timed out after 2 s, well before 60 s.
+#     "# TIMEOUT: 2" line fails as timed out after 2 s, well before 60 s;
+#   - meson's test list (SCATTERFS_BUILDDIR, default build) has every
+#     tests/mount/*.sh in the suite 'mount' alone, with the limit of its
+#     TIMEOUT line (400 s without one), and nothing else in that suite.
 # Exit 0 when all of it holds, 1 otherwise (each difference is printed).
 set -uo pipefail
 
@@ -61,6 +64,20 @@ expect "$(tail -n 1 <<<"$out")" "0 passed, 1 failed, 0 skipped" "last line, a te
 expect "$rc" 1 "exit status with a test timed out"
 has_line "$out" '    \(timed out after 2 s\)' "the timed-out test's note"
 ((took < 30)) || { echo "selftest: the test with TIMEOUT: 2 ran $took s"; bad=1; }
+
+build=${SCATTERFS_BUILDDIR:-build}
+want=$(for f in tests/mount/*.sh; do
+	t=$(sed -n 's/^# TIMEOUT: *\([0-9][0-9]*\) *$/\1/p' "$f" | head -n 1)
+	echo "$(basename "$f" .sh) mount ${t:-400}"
+done | sort)
+got=$(meson introspect "$build" --tests | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    suites = sorted(s.rpartition(":")[2] for s in t["suite"])
+    if "mount" in suites:
+        print(t["name"], ",".join(suites), t["timeout"])
+' | sort)
+expect "$got" "$want" "meson's mount suite (name, suites, timeout) against tests/mount/*.sh"
 
 ((bad == 0)) && echo "selftest: tests/run counts, skips and limits as documented"
 exit "$bad"
