@@ -100,7 +100,7 @@ sfs_require() {
 		fi
 	done
 	((${#missing[@]} == 0)) && return 0
-	local what= m pkg
+	local what='' m pkg
 	for m in "${missing[@]}"; do
 		pkg=${SFS_PACKAGE_OF[$m]:-}
 		[[ $m == "$PGBIN"/* ]] && pkg=postgresql-15
