@@ -22,9 +22,7 @@
 #include "alloc.h"
 #include "extmap.h"
 #include "splitmix64.h"
-
-#define KiB (UINT64_C(1) << 10)
-#define TiB (UINT64_C(1) << 40)
+#include "units.h"
 
 #define EXTENT (64 * KiB)
 #define STEP   (2 * EXTENT) /* extent + gap */

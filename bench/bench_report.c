@@ -13,7 +13,7 @@
  *   4. the whole tool, `scatterfs-report FILE` in text, CSV and --by file.
  * and prints rows per second and each time's ratio to `wc -l`.
  *
- * The log: 80% reads, 12% writes, 1% extends, 5% fsyncs, 2% trims over
+ * The log: 80% reads, 12% writes, 1% extends, 5% fsyncs, 1% punches, 1% zeros over
  * 64 files (one with a comma in its name, so quoted), 8 processes; sizes
  * 8K, 16K, 128K and 4K; half the reads continue the file's previous read;
  * one to three device I/Os per read or write, none for 5% (holes).
@@ -71,7 +71,6 @@ static char *put_u64(char *p, uint64_t v)
 static uint64_t generate(const char *path, uint64_t rows)
 {
 	enum { NFILES = 64, NPIDS = 8 };
-	static const char *const ops[] = {"read", "write", "extend", "fsync", "trim"};
 	static const uint64_t sizes[] = {8192, 16384, 131072, 4096};
 	char names[NFILES][48];
 	uint64_t next[NFILES] = {0};
@@ -86,19 +85,26 @@ static uint64_t generate(const char *path, uint64_t rows)
 	char *buf = malloc(1 << 20);
 	char *p = buf;
 	uint64_t ts = 0, bytes = 0;
-	p += sprintf(p, "ts_us,op,pid,path,offset,size,result,latency_us,device_io\n");
+	p += sprintf(p, "%s\n", LOG_HEADER_BASE);
 	for (uint64_t r = 0; r < rows; r++) {
 		uint64_t x = rnd();
 		unsigned pct = (unsigned)(x % 100);
-		int op = pct < 80 ? 0 : pct < 92 ? 1 : pct < 93 ? 2 : pct < 98 ? 3 : 4;
+		enum log_op_index op = pct < 80	  ? LOG_OPI_READ
+				       : pct < 92 ? LOG_OPI_WRITE
+				       : pct < 93 ? LOG_OPI_EXTEND
+				       : pct < 98 ? LOG_OPI_FSYNC
+				       : pct < 99 ? LOG_OPI_PUNCH
+						  : LOG_OPI_ZERO;
 		int file = (int)((x >> 8) % NFILES);
-		uint64_t size = op == 3 ? 0 : op == 2 ? 1 << 20 : sizes[(x >> 16) % 4];
+		uint64_t size = op == LOG_OPI_FSYNC    ? 0
+				: op == LOG_OPI_EXTEND ? 1 << 20
+						       : sizes[(x >> 16) % 4];
 		uint64_t off = (x >> 20) & 1 ? next[file] : ((x >> 24) % 131072) * 8192;
 		next[file] = off + size;
 		ts += (x >> 44) % 50;
 		p = put_u64(p, ts);
 		*p++ = ',';
-		p += strlen(strcpy(p, ops[op]));
+		p += strlen(strcpy(p, log_op_names[op]));
 		*p++ = ',';
 		p = put_u64(p, 1000 + (x >> 36) % NPIDS);
 		*p++ = ',';
@@ -112,7 +118,7 @@ static uint64_t generate(const char *path, uint64_t rows)
 		*p++ = ',';
 		p = put_u64(p, 5 + (x >> 40) % 500);
 		*p++ = ',';
-		if ((op == 0 || op == 1) && (x >> 50) % 20 != 0) {
+		if ((op == LOG_OPI_READ || op == LOG_OPI_WRITE) && (x >> 50) % 20 != 0) {
 			int n = 1 + (int)((x >> 56) % 3);
 			uint64_t dev = ((x >> 12) % 1000000) * 4096, piece = size / (uint64_t)n;
 			for (int i = 0; i < n; i++) {

@@ -57,10 +57,10 @@ mount_start_us() {
 # the read rows of PATH whose ts_us lies in [FROM_US, TO_US]: the number of
 # read requests, of device I/Os they became, and their sizes by count.
 log_window() {
-	awk -F, -v p="$2" -v lo="$3" -v hi="$4" '
-		NR > 1 && $2 == "read" && $4 == p && $1 >= lo && $1 <= hi {
-			reads++; size[$6]++
-			if ($9 != "") ios += split($9, x, ";")
+	sfs_log_awk "$1" -v p="$2" -v lo="$3" -v hi="$4" '
+		NR > 1 && $f_op == "read" && $f_path == p && $f_ts_us >= lo && $f_ts_us <= hi {
+			reads++; size[$f_size]++
+			if ($f_device_io != "") ios += split($f_device_io, x, ";")
 		}
 		END {
 			printf "%d %d", reads, ios

@@ -25,13 +25,19 @@
 
 static void usage(FILE *out)
 {
+	fprintf(out, "usage: scatterfs-report LOG [options]\n"
+		     "\n"
+		     "Summarises a scatterfs request log: CSV with the header\n"
+		     "  " LOG_HEADER_BASE "\n"
+		     "optionally followed by model_us (read by --latency) and further columns,\n"
+		     "which are ignored.\n"
+		     "LOG may be - for standard input.  The log is read once, as a stream.\n"
+		     "The op column holds one of:");
+	for (int i = 0; i < LOG_OP_COUNT; i++)
+		fprintf(out, " %s", log_op_names[i]);
 	fprintf(out,
-		"usage: scatterfs-report LOG [options]\n"
 		"\n"
-		"Summarises a scatterfs request log (CSV ts_us,op,pid,path,offset,size,result,\n"
-		"latency_us,device_io, optionally followed by model_us and further columns,\n"
-		"which are ignored).  LOG may be - for standard input.  The log is read once,\n"
-		"as a stream.\n"
+		"(trim, in logs written before punch had its name, counts as punch).\n"
 		"\n"
 		"Metrics (the --metric names):\n"
 		"  summary              rows, bytes (sum of size) and errors per op\n"
@@ -42,13 +48,34 @@ static void usage(FILE *out)
 		"  sequentiality        reads that start where the previous read of the same\n"
 		"                       file ended, of the reads that follow a read of that file\n"
 		"  device               device I/Os per read (mean); device I/Os of reads and\n"
-		"                       writes in log order, and the share of them that started\n"
-		"                       where the previous one ended (sequential)\n"
+		"                       writes in log order: device_io_pairs (pairs of\n"
+		"                       consecutive device I/Os), sequential_pairs (the second\n"
+		"                       starts where the first ended), nonsequential_pairs\n"
+		"                       (the others: seeks) and sequential_pct\n"
 		"  device_ios_per_read  distribution of the number of device I/Os of a read\n"
 		"  seek_distance        |offset - end of the previous device I/O| in bytes,\n"
 		"                       power-of-two buckets (0 = sequential)\n"
 		"  autoextend           extends, bytes added, zero-fill time in total, mean and\n"
 		"                       max per extend, and per MiB added\n"
+		"  latency              (with --latency) per op: count, p50, p90, p99, p99.9 and\n"
+		"                       max of latency_us, and of model_us when the log has it,\n"
+		"                       in microseconds; with --by file or pid also per file or\n"
+		"                       process.  Percentiles by nearest rank: the p-th is the\n"
+		"                       smallest value with at least ceil(p/100 x count) values\n"
+		"                       at or below it (as fio's completion-latency\n"
+		"                       percentiles, from exact values here)\n"
+		"  latency_buckets      (with --latency) the same latencies in power-of-two\n"
+		"                       buckets [lo, hi] (text: a bar chart)\n"
+		"\n"
+		"Row selection (a row must pass every one given; applies to every metric, the\n"
+		"fio iolog and the plots):\n"
+		"  --path GLOB          rows whose path matches GLOB (fnmatch(3); * also\n"
+		"                       matches /)\n"
+		"  --pid N[,N]...       rows of these processes\n"
+		"  --op OP[,OP]...      rows of these ops\n"
+		"  --since SEC          rows with ts_us >= SEC seconds since the mount\n"
+		"  --until SEC          rows with ts_us < SEC seconds since the mount (SEC may\n"
+		"                       have up to 6 decimals)\n"
 		"\n"
 		"Options:\n"
 		"  --by file|pid|op     also give the read-size histograms per file, per\n"
@@ -63,6 +90,7 @@ static void usage(FILE *out)
 		"                       autoextend, an array of objects otherwise).  Shares\n"
 		"                       are percent with 2 decimals, means with 3.\n"
 		"  --metric NAME        print one metric only (any format)\n"
+		"  --latency            also give the latency and latency_buckets metrics\n"
 		"  --top N              at most N exact sizes per histogram (0 = all; default\n"
 		"                       20 in text, all in csv and json)\n"
 		"  --fio-iolog FILE     also write the reads and writes as a fio iolog, to\n"
@@ -107,6 +135,12 @@ enum {
 	OPT_PLOT,
 	OPT_TIMELINE,
 	OPT_VERSION,
+	OPT_LATENCY,
+	OPT_PATH,
+	OPT_PID,
+	OPT_OP,
+	OPT_SINCE,
+	OPT_UNTIL,
 };
 
 static const struct option options[] = {
@@ -122,6 +156,12 @@ static const struct option options[] = {
     {"timeline", no_argument, NULL, OPT_TIMELINE},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"latency", no_argument, NULL, OPT_LATENCY},
+    {"path", required_argument, NULL, OPT_PATH},
+    {"pid", required_argument, NULL, OPT_PID},
+    {"op", required_argument, NULL, OPT_OP},
+    {"since", required_argument, NULL, OPT_SINCE},
+    {"until", required_argument, NULL, OPT_UNTIL},
     {NULL, 0, NULL, 0},
 };
 
@@ -145,7 +185,9 @@ int main(int argc, char **argv)
 	long top = -1;
 	struct iolog_opts io = {.version = 3};
 	const char *iolog_path = NULL, *plot_path = NULL;
-	bool timeline = false, iolog_opt = false;
+	bool timeline = false, iolog_opt = false, latency = false;
+	struct report_filter filter = {0};
+	char ferr[256];
 	int c;
 
 	opterr = 0;
@@ -177,9 +219,35 @@ int main(int argc, char **argv)
 			if (o.metric < 0)
 				return bad_usage("--metric '%s': expected summary, read_sizes, "
 						 "read_size_buckets, sequentiality, device, "
-						 "device_ios_per_read, seek_distance or autoextend",
+						 "device_ios_per_read, seek_distance, autoextend, "
+						 "latency or latency_buckets",
 						 optarg);
 			break;
+		case OPT_LATENCY:
+			latency = true;
+			break;
+		case OPT_PATH:
+			filter.path_glob = optarg;
+			break;
+		case OPT_PID:
+			if (report_filter_pids(&filter, optarg, ferr, sizeof(ferr)) < 0)
+				return bad_usage("%s", ferr);
+			break;
+		case OPT_OP:
+			if (report_filter_ops(&filter, optarg, ferr, sizeof(ferr)) < 0)
+				return bad_usage("%s", ferr);
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL: {
+			bool since = c == OPT_SINCE;
+			if (report_parse_seconds(optarg,
+						 since ? &filter.since_us : &filter.until_us) < 0)
+				return bad_usage("--%s '%s': expected seconds since the mount "
+						 "(at most 6 decimals)",
+						 since ? "since" : "until", optarg);
+			*(since ? &filter.has_since : &filter.has_until) = true;
+			break;
+		}
 		case OPT_TOP: {
 			char *end;
 			errno = 0;
@@ -240,6 +308,8 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "--iolog-dir and --iolog-device exclude each other");
 	if (timeline && plot_path == NULL)
 		return bad_usage("%s", "--timeline needs --plot FILE");
+	if ((o.metric == M_LATENCY || o.metric == M_LATENCY_BUCKETS) && !latency)
+		return bad_usage("--metric %s needs --latency", report_metric_name(o.metric));
 	const char *log_path = argv[optind];
 	o.name = log_path;
 	o.top = top >= 0 ? (size_t)top : o.format == FMT_TEXT ? TEXT_TOP : 0;
@@ -252,6 +322,7 @@ int main(int argc, char **argv)
 	int rc, status = 1;
 
 	report_init(&rep, by);
+	rep.latency = latency;
 	if (log_reader_open(log_path, &r, err, sizeof(err)) < 0) {
 		fprintf(stderr, "scatterfs-report: %s\n", err);
 		goto out;
@@ -265,19 +336,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	struct log_row row;
-	while ((rc = log_reader_next(r, &row)) > 0) {
-		if ((rc = report_add(&rep, &row)) < 0 || (iw && (rc = iolog_add(iw, &row)) < 0) ||
-		    (plot && (rc = plot_add(plot, &row)) < 0)) {
-			fprintf(stderr, "scatterfs-report: %s:%" PRIu64 ": %s\n", log_path,
-				row.line, strerror(-rc));
-			goto out;
-		}
-	}
-	if (rc < 0) {
+	struct report_feed_counts fc;
+	rc = report_feed(r, &filter, &rep, iw, plot, &fc);
+	if (rc < 0 && fc.line == 0) {
 		fprintf(stderr, "scatterfs-report: %s\n", log_reader_error(r));
 		goto out;
 	}
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-report: %s:%" PRIu64 ": %s\n", log_path, fc.line,
+			strerror(-rc));
+		goto out;
+	}
+	if (report_filter_active(&filter))
+		fprintf(stderr, "scatterfs-report: %" PRIu64 " of %" PRIu64 " rows selected\n",
+			fc.selected, fc.rows);
 
 	rc = report_print(stdout, &rep, &o);
 	if (rc < 0) {
@@ -324,5 +396,6 @@ out:
 		plot_discard(plot);
 	log_reader_close(r);
 	report_free(&rep);
+	report_filter_free(&filter);
 	return status;
 }

@@ -18,13 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "logschema.h"
+
 /* ---- the request log reader (report_parse.c) ---------------------------- */
 
-/** Operations of the request log, in the order the report prints them. */
-enum report_op { OP_READ, OP_WRITE, OP_EXTEND, OP_FSYNC, OP_TRIM, OP_COUNT };
-
-/** report_op_name() - "read", "write", ... for @op < OP_COUNT. */
-const char *report_op_name(enum report_op op);
+/*
+ * A row's op is the schema's op index (enum log_op_index, name in
+ * log_op_names[]); the report prints ops in that order.
+ */
 
 /** One device I/O of a row: bytes [offset, offset+length) of the backing device. */
 struct devio {
@@ -40,7 +41,7 @@ struct devio {
 struct log_row {
 	uint64_t line; /* line number of the row's first line, 1 = header */
 	uint64_t ts_us;
-	enum report_op op;
+	enum log_op_index op; /* "trim" in logs before punch was named is LOG_OPI_PUNCH */
 	int64_t pid;
 	const char *path;
 	size_t path_len;
@@ -50,16 +51,20 @@ struct log_row {
 	uint64_t latency_us; /* for extend: the zero-fill time */
 	const struct devio *dev;
 	size_t ndev;
+	bool has_model_us; /* the log has the model_us column */
+	uint64_t model_us; /* the disk model's latency (0 without the column) */
 };
 
 struct log_reader;
 
 /**
  * log_reader_open() - opens the request log @path ("-" = standard input)
- * and checks its header: the first nine columns must be exactly
- * ts_us,op,pid,path,offset,size,result,latency_us,device_io; any further
+ * and checks its header: its first columns must be exactly LOG_HEADER_BASE
+ * (the schema's columns before model_us); any further
  * columns (model_us, written by later versions, and unknown ones) are
- * accepted and ignored, in the header and in every row.
+ * accepted and ignored, in the header and in every row.  The op column
+ * takes log_op_names[] and, for logs written before punch had its name,
+ * "trim" (read as punch).
  * @return 0, -errno from open(2)/read(2), or -EINVAL for a bad header; on
  * every failure *out is NULL and @err (of @errlen bytes) holds a message
  * naming the file and the line.
@@ -88,6 +93,60 @@ size_t log_reader_columns(const struct log_reader *r);
 
 /** log_reader_close() - frees the reader and closes its file.  NULL is ignored. */
 void log_reader_close(struct log_reader *r);
+
+/**
+ * report_op_parse() - the op whose name is the @len bytes at @name: one of
+ * log_op_names[], or "trim" (older logs' name for punch).
+ * @return its enum log_op_index, or -1.
+ */
+int report_op_parse(const char *name, size_t len);
+
+/** report_op_list() - "read, write, ... or zero": the op names, for messages. */
+const char *report_op_list(void);
+
+/* ---- row selection (report_filter.c) ------------------------------------- */
+
+/**
+ * Which rows every metric, the fio iolog and the plots see (--path, --pid,
+ * --op, --since, --until); a row must pass every test that is set.  Zero it
+ * to select every row.
+ */
+struct report_filter {
+	const char *path_glob; /* fnmatch(3), no flags ('*' also matches '/'); NULL = any */
+	int64_t *pids;	       /* npids pids; none = any */
+	size_t npids;
+	unsigned ops; /* bit (1 << enum log_op_index) per op; 0 = any */
+	bool has_since, has_until;
+	uint64_t since_us; /* rows with ts_us >= since_us */
+	uint64_t until_us; /* rows with ts_us < until_us */
+	char *pathbuf;	   /* NUL-terminated copy of the row's path */
+	size_t pathcap;
+};
+
+/**
+ * report_filter_pids() - adds the pids of @list ("N[,N]...", decimal) to @f.
+ * @return 0, -EINVAL (message in @err) or -ENOMEM.
+ */
+int report_filter_pids(struct report_filter *f, const char *list, char *err, size_t errlen);
+
+/**
+ * report_filter_ops() - adds the ops of @list ("OP[,OP]...", names as
+ * report_op_parse() takes them) to @f.  @return 0 or -EINVAL (message in @err).
+ */
+int report_filter_ops(struct report_filter *f, const char *list, char *err, size_t errlen);
+
+/**
+ * report_parse_seconds() - "SEC" or "SEC.FRACTION" (at most 6 decimals:
+ * ts_us counts microseconds) into *@us, microseconds.
+ * @return 0, -EINVAL (not such a number) or -ERANGE (past 2^64 - 1 us).
+ */
+int report_parse_seconds(const char *s, uint64_t *us);
+
+/** report_filter_match() - @return 1 when @row passes @f, 0 when not, -ENOMEM. */
+int report_filter_match(struct report_filter *f, const struct log_row *row);
+
+/** report_filter_active() - whether @f sets any test. */
+bool report_filter_active(const struct report_filter *f);
 
 /* ---- histograms (report_hist.c) ------------------------------------------ */
 
@@ -138,15 +197,33 @@ uint64_t hist_count(const struct hist *h, uint64_t v);
 /** hist_free() - frees what @h holds and zeroes it. */
 void hist_free(struct hist *h);
 
+/**
+ * hist_percentiles() - nearest-rank percentiles of @h: for each of the @n
+ * ranks @pm[i], given in tenths of a percent (500 = p50, 999 = p99.9,
+ * 1000 = the maximum), the smallest value v such that at least
+ * ceil(pm[i] / 1000 * h->n) of the values are <= v, into @out[i]; the
+ * definition fio's completion-latency percentiles follow (fio counts in
+ * buckets, this counts exact values).  All 0 when @h is empty.
+ * @return 0 or -ENOMEM.
+ */
+int hist_percentiles(const struct hist *h, const unsigned *pm, size_t n, uint64_t *out);
+
 /* ---- metrics (report_metrics.c) ------------------------------------------ */
 
 /** How the read-size histogram is grouped (--by). */
 enum report_by { BY_NONE, BY_FILE, BY_PID, BY_OP };
 
 /** One group of the read-size histogram: a file, a process or an op. */
+/** The latency columns summarised by --latency. */
+enum lat_column { LAT_LATENCY_US, LAT_MODEL_US, LAT_COLUMNS };
+
+/** Latencies of one group, microseconds: per op, per column. */
+typedef struct hist latency_hists[LOG_OP_COUNT][LAT_COLUMNS];
+
 struct report_group {
-	char *key;	  /* "all", the path, the pid in decimal, or the op name */
-	struct hist hist; /* request sizes, bytes */
+	char *key;	    /* "all", the path, the pid in decimal, or the op name */
+	struct hist hist;   /* request sizes, bytes */
+	latency_hists *lat; /* with --latency: latencies of every row; NULL before the first */
 };
 
 /** Per-op row counts of the summary table. */
@@ -170,16 +247,18 @@ struct seq_metrics {
 
 /**
  * Device behaviour.  Device I/Os per read: over read rows.  Seek distance:
- * over the device I/Os of read and write rows in log order (a row's own
- * device I/Os in their order), |offset - end of the previous device I/O|
- * in bytes, 0 = sequential; the first device I/O of the log has none.
+ * over the pairs of consecutive device I/Os of read and write rows in log
+ * order (a row's own device I/Os in their order), |offset - end of the
+ * previous device I/O| in bytes; a pair at distance 0 is sequential, any
+ * other is non-sequential (a seek).  The first device I/O of the log starts
+ * no pair.
  */
 struct device_metrics {
 	uint64_t reads;		     /* read rows */
 	uint64_t read_device_ios;    /* device I/Os of read rows */
 	struct hist per_read;	     /* device I/Os of each read row */
 	uint64_t device_ios;	     /* device I/Os of read and write rows */
-	uint64_t seeks;		     /* device I/Os after the first: device_ios - 1 */
+	uint64_t pairs;		     /* pairs of consecutive device I/Os: device_ios - 1 */
 	uint64_t seek[HIST_BUCKETS]; /* seek distance, bytes, by hist_bucket() */
 	bool have_prev;
 	uint64_t prev_end; /* device offset where the previous device I/O ended */
@@ -203,11 +282,13 @@ struct pid_group;
 /** All metrics of one log, fed one row at a time. */
 struct report {
 	enum report_by by;
+	bool latency;	   /* collect latencies (--latency); set after report_init() */
+	bool has_model_us; /* a row had the model_us column */
 	uint64_t rows;
 	uint64_t first_ts_us, last_ts_us;
-	struct op_summary ops[OP_COUNT];
-	struct report_group all; /* read sizes of every read */
-	struct report_group by_op[OP_COUNT];
+	struct op_summary ops[LOG_OP_COUNT];
+	struct report_group all; /* read sizes of every read; latencies of every row */
+	struct report_group by_op[LOG_OP_COUNT];
 	struct file_state *files;     /* uthash, by path */
 	struct file_state *last_file; /* cache: consecutive rows often share a file */
 	struct pid_group *pids;	      /* uthash, by pid (BY_PID only) */
@@ -230,6 +311,14 @@ int report_add(struct report *rep, const struct log_row *row);
  * pointers into @rep (free the array only), or NULL with *@n = 0.
  */
 struct report_group **report_groups(struct report *rep, size_t *n);
+
+/**
+ * report_latency_groups() - the --by file or --by pid groups that have
+ * latencies (rep->latency), by path (bytewise) or pid (numerically).
+ * @return an array of *@n pointers into @rep (free the array only), or NULL
+ * with *@n = 0 (none, BY_NONE, BY_OP, or ENOMEM).
+ */
+struct report_group **report_latency_groups(struct report *rep, size_t *n);
 
 /** report_free() - frees everything @rep holds. */
 void report_free(struct report *rep);
@@ -257,6 +346,8 @@ enum report_metric {
 	M_DEVICE_IOS_PER_READ,
 	M_SEEK_DISTANCE,
 	M_AUTOEXTEND,
+	M_LATENCY,	   /* with --latency only */
+	M_LATENCY_BUCKETS, /* with --latency only */
 	M_COUNT
 };
 
@@ -330,5 +421,28 @@ int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errl
 
 /** plot_discard() - removes the temporary files and frees @p (no plot).  NULL is ignored. */
 void plot_discard(struct plot *p);
+
+/* ---- the whole pass (report_filter.c) ------------------------------------- */
+
+/** What report_feed() read. */
+struct report_feed_counts {
+	uint64_t rows;	   /* rows read */
+	uint64_t selected; /* rows that passed the filter */
+	uint64_t line;	   /* on a failure other than the reader's: the row's line; else 0 */
+};
+
+/**
+ * report_feed() - reads every row of @r and gives each that passes @f to
+ * @rep, and to @iw and @plot when they are not NULL: the one pass of
+ * scatterfs-report, so that the filter applies alike to every metric, the
+ * fio iolog and the plots.
+ * @return 0; the reader's -errno (log_reader_error() says why, @c->line is
+ * 0); or -ENOMEM/-errno of a sink (@c->line names the row).
+ */
+int report_feed(struct log_reader *r, struct report_filter *f, struct report *rep,
+		struct iolog_writer *iw, struct plot *plot, struct report_feed_counts *c);
+
+/** report_filter_free() - frees what @f holds and zeroes it (path_glob is not owned). */
+void report_filter_free(struct report_filter *f);
 
 #endif

@@ -141,3 +141,28 @@ void hist_free(struct hist *h)
 	free(h->slot);
 	memset(h, 0, sizeof(*h));
 }
+
+int hist_percentiles(const struct hist *h, const unsigned *pm, size_t n, uint64_t *out)
+{
+	size_t nv;
+
+	memset(out, 0, n * sizeof(*out));
+	if (h->n == 0)
+		return 0;
+	struct hist_value *v = hist_values_by_value(h, &nv);
+	if (v == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		/* rank = ceil(pm / 1000 * n), at least 1; in 128 bits so that pm * n cannot
+		 * overflow */
+		unsigned __int128 r = ((unsigned __int128)pm[i] * h->n + 999) / 1000;
+		uint64_t rank = r == 0 ? 1 : (uint64_t)r;
+		uint64_t seen = 0;
+		size_t k = 0;
+		while (k + 1 < nv && (seen += v[k].count) < rank)
+			k++;
+		out[i] = v[k].value;
+	}
+	free(v);
+	return 0;
+}

@@ -172,8 +172,8 @@ static int io_line(struct iolog_writer *w, const char *name, const struct log_ro
 		return rc;
 	stamp(w, row->ts_us);
 	fprintf(w->f, "%s %s %" PRIu64 " %" PRIu64 "\n", name,
-		row->op == OP_READ ? "read" : "write", offset, length);
-	if (row->op == OP_READ)
+		row->op == LOG_OPI_READ ? "read" : "write", offset, length);
+	if (row->op == LOG_OPI_READ)
 		w->reads++;
 	else
 		w->writes++;
@@ -211,7 +211,7 @@ static const char *file_name(struct iolog_writer *w, const struct log_row *row)
 
 int iolog_add(struct iolog_writer *w, const struct log_row *row)
 {
-	if (row->op != OP_READ && row->op != OP_WRITE)
+	if (row->op != LOG_OPI_READ && row->op != LOG_OPI_WRITE)
 		return 0;
 	if (w->device != NULL) {
 		for (size_t i = 0; i < row->ndev; i++) {

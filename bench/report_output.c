@@ -26,20 +26,8 @@
 static const char *const metric_names[M_COUNT] = {
     "summary", "read_sizes",	      "read_size_buckets", "sequentiality",
     "device",  "device_ios_per_read", "seek_distance",	   "autoextend",
+    "latency", "latency_buckets",
 };
-
-const char *report_metric_name(enum report_metric m)
-{
-	return m < M_COUNT ? metric_names[m] : "?";
-}
-
-int report_metric_parse(const char *name)
-{
-	for (int m = 0; m < M_COUNT; m++)
-		if (strcmp(name, metric_names[m]) == 0)
-			return m;
-	return -1;
-}
 
 static const char *by_name(enum report_by by)
 {
@@ -53,6 +41,59 @@ static const char *by_name(enum report_by by)
 	default:
 		return "all";
 	}
+}
+
+/* A latency column's name: the log's own (logschema.h). */
+static const char *lat_column_name(int col)
+{
+	return log_column_names[col == LAT_MODEL_US ? LOG_COL_MODEL_US : LOG_COL_LATENCY_US];
+}
+
+/* The --latency percentiles, tenths of a percent (hist_percentiles()), and their labels. */
+static const unsigned lat_pm[] = {500, 900, 990, 999, 1000};
+#define NPCT (sizeof(lat_pm) / sizeof(lat_pm[0]))
+static const char *const lat_pct_label[NPCT] = {"p50", "p90", "p99", "p99.9", "max"};
+
+/*
+ * Calls @fn for each latency histogram to print, in order: the whole log's
+ * (by "all"), then each --by file or pid group's; in each, the ops in enum
+ * order that have rows, and for each op latency_us then model_us (when the
+ * log has it).
+ */
+static int each_latency(struct report *rep,
+			int (*fn)(void *ctx, const char *by, const char *group, int op, int col,
+				  const struct hist *h),
+			void *ctx)
+{
+	size_t n = 0;
+	struct report_group **g = report_latency_groups(rep, &n);
+	int rc = 0;
+
+	for (size_t i = 0; i <= n && rc == 0; i++) {
+		const struct report_group *grp = i == 0 ? &rep->all : g[i - 1];
+		const char *by = i == 0 ? "all" : by_name(rep->by);
+		if (grp->lat == NULL)
+			continue;
+		for (int op = 0; op < LOG_OP_COUNT && rc == 0; op++)
+			for (int c = 0; c < LAT_COLUMNS && rc == 0; c++)
+				if ((*grp->lat)[op][c].n > 0)
+					rc = fn(ctx, by, grp->key, op, c, &(*grp->lat)[op][c]);
+	}
+	free(g);
+	return rc;
+}
+
+const char *report_metric_name(enum report_metric m)
+{
+	return m < M_COUNT ? metric_names[m] : "?";
+}
+
+int report_metric_parse(const char *name)
+{
+	for (int m = 0; m < M_COUNT; m++)
+		if (strcmp(name, metric_names[m]) == 0)
+			return m;
+	return -1;
 }
 
 /* ---- tables for CSV and JSON ----------------------------------------------- */
@@ -208,10 +249,10 @@ static int table_end(struct table *t)
 
 static int t_summary(struct table *t, struct report *rep)
 {
-	for (int op = 0; op < OP_COUNT; op++) {
+	for (int op = 0; op < LOG_OP_COUNT; op++) {
 		const struct op_summary *s = &rep->ops[op];
-		table_row(t, (struct cell[]){CS(report_op_name((enum report_op)op)), CU(s->rows),
-					     CU(s->bytes), CU(s->errors)});
+		table_row(t, (struct cell[]){CS(log_op_names[op]), CU(s->rows), CU(s->bytes),
+					     CU(s->errors)});
 	}
 	return 0;
 }
@@ -280,13 +321,43 @@ static const char *const cols_summary[] = {"op", "rows", "bytes", "errors"};
 static const char *const cols_sizes[] = {"by", "group", "size", "count", "share_pct", "bytes"};
 static const char *const cols_buckets[] = {"by", "group", "lo", "hi", "count", "share_pct"};
 static const char *const cols_seq[] = {"reads", "with_previous", "sequential", "sequential_pct"};
-static const char *const cols_device[] = {"reads",	   "read_device_ios", "device_ios_per_read",
-					  "device_ios",	   "seeks",	      "sequential",
-					  "sequential_pct"};
+static const char *const cols_device[] = {
+    "reads",	       "read_device_ios",  "device_ios_per_read", "device_ios",
+    "device_io_pairs", "sequential_pairs", "nonsequential_pairs", "sequential_pct"};
 static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
 static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
 				       "mean_us", "max_us", "us_per_mib"};
+static const char *const cols_latency[] = {"by",  "group", "op",  "column", "count",
+					   "p50", "p90",   "p99", "p99_9",  "max"};
+static const char *const cols_lat_buckets[] = {"by", "group", "op",    "column",
+					       "lo", "hi",    "count", "share_pct"};
+
+static int latency_row(void *ctx, const char *by, const char *group, int op, int col,
+		       const struct hist *h)
+{
+	uint64_t v[NPCT];
+	int rc = hist_percentiles(h, lat_pm, NPCT, v);
+	if (rc < 0)
+		return rc;
+	table_row(ctx,
+		  (struct cell[]){CS(by), CS(group), CS(log_op_names[op]), CS(lat_column_name(col)),
+				  CU(h->n), CU(v[0]), CU(v[1]), CU(v[2]), CU(v[3]), CU(v[4])});
+	return 0;
+}
+
+static int latency_bucket_rows(void *ctx, const char *by, const char *group, int op, int col,
+			       const struct hist *h)
+{
+	for (unsigned b = 0; b < HIST_BUCKETS; b++)
+		if (h->bucket[b])
+			table_row(ctx,
+				  (struct cell[]){CS(by), CS(group), CS(log_op_names[op]),
+						  CS(lat_column_name(col)), CU(hist_bucket_lo(b)),
+						  CU(hist_bucket_hi(b)), CU(h->bucket[b]),
+						  CPCT(report_share_pct(h->bucket[b], h->n))});
+	return 0;
+}
 
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -297,6 +368,8 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 
 	for (int m = 0; m < M_COUNT && rc == 0; m++) {
 		if (o->metric >= 0 && o->metric != m)
+			continue;
+		if ((m == M_LATENCY || m == M_LATENCY_BUCKETS) && !rep->latency)
 			continue;
 		if (o->format == FMT_CSV && o->metric < 0 && m > 0)
 			fputc('\n', out);
@@ -328,12 +401,13 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 		case M_DEVICE:
 			table_begin(&t, out, o, root, M_DEVICE, cols_device, NCOLS(cols_device),
 				    true);
-			table_row(
-			    &t, (struct cell[]){
-				    CU(rep->dev.reads), CU(rep->dev.read_device_ios),
-				    CMEAN(report_device_ios_per_read(rep)), CU(rep->dev.device_ios),
-				    CU(rep->dev.seeks), CU(rep->dev.seek[0]),
-				    CPCT(report_share_pct(rep->dev.seek[0], rep->dev.seeks))});
+			table_row(&t,
+				  (struct cell[]){
+				      CU(rep->dev.reads), CU(rep->dev.read_device_ios),
+				      CMEAN(report_device_ios_per_read(rep)),
+				      CU(rep->dev.device_ios), CU(rep->dev.pairs),
+				      CU(rep->dev.seek[0]), CU(rep->dev.pairs - rep->dev.seek[0]),
+				      CPCT(report_share_pct(rep->dev.seek[0], rep->dev.pairs))});
 			break;
 		case M_DEVICE_IOS_PER_READ:
 			table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ, cols_per_read,
@@ -350,7 +424,7 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 						      CU(hist_bucket_lo(b)), CU(hist_bucket_hi(b)),
 						      CU(rep->dev.seek[b]),
 						      CPCT(report_share_pct(rep->dev.seek[b],
-									    rep->dev.seeks))});
+									    rep->dev.pairs))});
 			break;
 		case M_AUTOEXTEND:
 			table_begin(&t, out, o, root, M_AUTOEXTEND, cols_ext, NCOLS(cols_ext),
@@ -360,6 +434,16 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 						      CMEAN(report_extend_mean_us(rep)),
 						      CU(rep->ext.max_us),
 						      CMEAN(report_extend_us_per_mib(rep))});
+			break;
+		case M_LATENCY:
+			table_begin(&t, out, o, root, M_LATENCY, cols_latency, NCOLS(cols_latency),
+				    false);
+			rc = each_latency(rep, latency_row, &t);
+			break;
+		case M_LATENCY_BUCKETS:
+			table_begin(&t, out, o, root, M_LATENCY_BUCKETS, cols_lat_buckets,
+				    NCOLS(cols_lat_buckets), false);
+			rc = each_latency(rep, latency_bucket_rows, &t);
 			break;
 		default:
 			continue;
@@ -458,6 +542,49 @@ static int text_group(FILE *out, const char *by, const struct report_group *g, s
 	return 0;
 }
 
+/* One line of the text latency table. */
+static int text_latency_row(void *ctx, const char *by, const char *group, int op, int col,
+			    const struct hist *h)
+{
+	uint64_t v[NPCT];
+	int rc = hist_percentiles(h, lat_pm, NPCT, v);
+	if (rc < 0)
+		return rc;
+	(void)by;
+	fprintf(ctx, "    %-16s %-7s %-10s %10" PRIu64, group, log_op_names[op],
+		lat_column_name(col), h->n);
+	for (size_t i = 0; i < NPCT; i++)
+		fprintf(ctx, " %9" PRIu64, v[i]);
+	fputc('\n', ctx);
+	return 0;
+}
+
+static int text_latency_buckets(void *ctx, const char *by, const char *group, int op, int col,
+				const struct hist *h)
+{
+	fprintf(ctx, "  %s%s%s %s %s, power-of-two buckets, us:\n", by, by[0] == 'a' ? "" : " ",
+		by[0] == 'a' ? "" : group, log_op_names[op], lat_column_name(col));
+	text_buckets(ctx, h->bucket, h->n);
+	return 0;
+}
+
+static int print_text_latency(FILE *out, struct report *rep, int m)
+{
+	int rc = 0;
+
+	fprintf(out, "\nLatency, us (percentiles by nearest rank)\n");
+	if (m < 0 || m == M_LATENCY) {
+		fprintf(out, "    %-16s %-7s %-10s %10s", "group", "op", "column", "count");
+		for (size_t i = 0; i < NPCT; i++)
+			fprintf(out, " %9s", lat_pct_label[i]);
+		fputc('\n', out);
+		rc = each_latency(rep, text_latency_row, out);
+	}
+	if (rc == 0 && (m < 0 || m == M_LATENCY_BUCKETS))
+		rc = each_latency(rep, text_latency_buckets, out);
+	return rc;
+}
+
 static int print_text(FILE *out, struct report *rep, const struct report_output *o)
 {
 	size_t top = o->top;
@@ -473,10 +600,10 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	if (all || m == M_SUMMARY) {
 		fprintf(out, "\nRows by op\n    %-8s %12s %16s %8s\n", "op", "rows", "bytes",
 			"errors");
-		for (int op = 0; op < OP_COUNT; op++)
+		for (int op = 0; op < LOG_OP_COUNT; op++)
 			fprintf(out, "    %-8s %12" PRIu64 " %16" PRIu64 " %8" PRIu64 "\n",
-				report_op_name((enum report_op)op), rep->ops[op].rows,
-				rep->ops[op].bytes, rep->ops[op].errors);
+				log_op_names[op], rep->ops[op].rows, rep->ops[op].bytes,
+				rep->ops[op].errors);
 	}
 	if (all || m == M_READ_SIZES || m == M_READ_SIZE_BUCKETS) {
 		bool sizes = all || m == M_READ_SIZES, buckets = all || m == M_READ_SIZE_BUCKETS;
@@ -527,13 +654,15 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 	}
 	if (all || m == M_DEVICE || m == M_SEEK_DISTANCE) {
 		fprintf(out,
-			"    device I/Os of reads and writes %" PRIu64 ", sequential %" PRIu64
-			" of %" PRIu64 " (%.2f%%)\n",
-			rep->dev.device_ios, rep->dev.seek[0], rep->dev.seeks,
-			report_share_pct(rep->dev.seek[0], rep->dev.seeks));
-		if (rep->dev.seeks > 0) {
+			"    device I/Os of reads and writes %" PRIu64 "; of their %" PRIu64
+			" consecutive pairs, sequential %" PRIu64
+			" (%.2f%%), non-sequential %" PRIu64 "\n",
+			rep->dev.device_ios, rep->dev.pairs, rep->dev.seek[0],
+			report_share_pct(rep->dev.seek[0], rep->dev.pairs),
+			rep->dev.pairs - rep->dev.seek[0]);
+		if (rep->dev.pairs > 0) {
 			fprintf(out, "  seek distance between consecutive device I/Os, bytes:\n");
-			text_buckets(out, rep->dev.seek, rep->dev.seeks);
+			text_buckets(out, rep->dev.seek, rep->dev.pairs);
 		}
 	}
 	if (all || m == M_AUTOEXTEND)
@@ -545,7 +674,9 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 			rep->ext.extends, rep->ext.bytes, (double)rep->ext.bytes / 1048576.0,
 			rep->ext.zero_fill_us, report_extend_mean_us(rep), rep->ext.max_us,
 			report_extend_us_per_mib(rep));
-	return 0;
+	if (rep->latency && (all || m == M_LATENCY || m == M_LATENCY_BUCKETS))
+		rc = print_text_latency(out, rep, m);
+	return rc;
 }
 
 int report_print(FILE *out, struct report *rep, const struct report_output *o)

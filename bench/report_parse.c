@@ -19,7 +19,8 @@
  * this reader decoding every field (numbers included), because it copies
  * every field byte by byte through a state machine.  The weak spot of the
  * typed scanners is that they know the column order: a log whose first
- * nine columns differ is refused at the header rather than read by name.
+ * columns are not the schema's (logschema.h, LOG_HEADER_BASE) is refused at
+ * the header rather than read by name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,10 +33,23 @@
 #include "report.h"
 
 #define READ_CHUNK (1u << 20)
-#define NCOLUMNS   9
+/* The columns every log has: the schema's, up to the optional model_us. */
+#define NCOLUMNS LOG_COL_MODEL_US
 
-static const char *const column_names[NCOLUMNS] = {
-    "ts_us", "op", "pid", "path", "offset", "size", "result", "latency_us", "device_io",
+/*
+ * The op names a row may hold: the schema's, then "trim", which logs
+ * written before FALLOC_FL_PUNCH_HOLE took fallocate(2)'s name "punch" hold
+ * for the same request, so that those logs stay readable.
+ */
+static const struct op_name {
+	const char *name;
+	size_t len;
+	enum log_op_index op;
+} op_names[] = {
+#define OP_NAME(n, s, d) {s, sizeof(s) - 1, LOG_OPI_##n},
+    LOG_OP_LIST(OP_NAME)
+#undef OP_NAME
+	{"trim", 4, LOG_OPI_PUNCH},
 };
 
 struct log_reader {
@@ -48,18 +62,13 @@ struct log_reader {
 	size_t end;    /* end of the data read */
 	uint64_t line; /* line number of the next row */
 	size_t columns;
+	bool has_model;	   /* the header names model_us where the schema puts it */
 	struct devio *dev; /* devcap entries, reused for each row */
 	size_t devcap;
 	char *pathbuf; /* unescaped quoted path, pathcap bytes */
 	size_t pathcap;
 	char err[512];
 };
-
-const char *report_op_name(enum report_op op)
-{
-	static const char *const names[OP_COUNT] = {"read", "write", "extend", "fsync", "trim"};
-	return op < OP_COUNT ? names[op] : "?";
-}
 
 static void set_err(struct log_reader *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -129,7 +138,7 @@ static int check_header(struct log_reader *r)
 			return rc;
 		if (rc == 0) {
 			set_err(r, "%s: empty file, expected the request log header %s", r->name,
-				"ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+				LOG_HEADER_BASE);
 			return -EINVAL;
 		}
 	}
@@ -141,23 +150,25 @@ static int check_header(struct log_reader *r)
 	while (p <= eol) {
 		char *c = memchr(p, ',', (size_t)(eol - p));
 		char *fe = c ? c : eol;
-		if (col < NCOLUMNS && ((size_t)(fe - p) != strlen(column_names[col]) ||
-				       memcmp(p, column_names[col], (size_t)(fe - p)) != 0)) {
+		if (col < NCOLUMNS && ((size_t)(fe - p) != strlen(log_column_names[col]) ||
+				       memcmp(p, log_column_names[col], (size_t)(fe - p)) != 0)) {
 			set_err(r,
 				"%s:1: not a scatterfs request log: column %zu is '%.*s', expected "
-				"'%s' (the header must begin "
-				"ts_us,op,pid,path,offset,size,result,latency_us,device_io)",
+				"'%s' (the header must begin " LOG_HEADER_BASE ")",
 				r->name, col + 1, (int)(fe - p > 64 ? 64 : fe - p), p,
-				column_names[col]);
+				log_column_names[col]);
 			return -EINVAL;
 		}
+		if (col == LOG_COL_MODEL_US)
+			r->has_model = (size_t)(fe - p) == strlen(log_column_names[col]) &&
+				       memcmp(p, log_column_names[col], (size_t)(fe - p)) == 0;
 		col++;
 		p = fe + 1;
 	}
 	if (col < NCOLUMNS) {
 		set_err(r,
-			"%s:1: not a scatterfs request log: the header has %zu columns, expected "
-			"ts_us,op,pid,path,offset,size,result,latency_us,device_io",
+			"%s:1: not a scatterfs request log: the header has %zu columns, "
+			"expected " LOG_HEADER_BASE,
 			r->name, col);
 		return -EINVAL;
 	}
@@ -419,43 +430,30 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 
 	f->fstart = p;
 	if (!scan_u64(&p, &row->ts_us))
-		FAIL(0, "an unsigned decimal");
-	COMMA(0, "an unsigned decimal");
+		FAIL(LOG_COL_TS_US, "an unsigned decimal");
+	COMMA(LOG_COL_TS_US, "an unsigned decimal");
 
 	f->fstart = p;
 	const char *c = p;
 	while (*c >= 'a' && *c <= 'z')
 		c++;
 	size_t oplen = (size_t)(c - p);
-	int op = -1;
-	switch (oplen) {
-	case 4:
-		op = memcmp(p, "read", 4) == 0 ? OP_READ : memcmp(p, "trim", 4) == 0 ? OP_TRIM : -1;
-		break;
-	case 5:
-		op = memcmp(p, "write", 5) == 0	  ? OP_WRITE
-		     : memcmp(p, "fsync", 5) == 0 ? OP_FSYNC
-						  : -1;
-		break;
-	case 6:
-		op = memcmp(p, "extend", 6) == 0 ? OP_EXTEND : -1;
-		break;
-	}
+	int op = report_op_parse(p, oplen);
 	if (c >= end)
 		return ROW_MORE;
 	if (op < 0 || *c != ',') {
-		f->field = 1;
+		f->field = LOG_COL_OP;
 		f->at = p;
-		f->what = "read, write, extend, fsync or trim";
+		f->what = NULL; /* the op names, spelled out by describe() */
 		return ROW_BAD;
 	}
-	row->op = (enum report_op)op;
+	row->op = (enum log_op_index)op;
 	p = c + 1;
 
 	f->fstart = p;
 	if (!scan_i64(&p, &row->pid))
-		FAIL(2, "a decimal");
-	COMMA(2, "a decimal");
+		FAIL(LOG_COL_PID, "a decimal");
+	COMMA(LOG_COL_PID, "a decimal");
 
 	f->fstart = p;
 	if (*p == '"') {
@@ -475,26 +473,26 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 		row->path_len = (size_t)(q - p);
 		p = q;
 		if (*p == '"')
-			FAIL(3, "a path (RFC 4180: quotes only around the whole field)");
+			FAIL(LOG_COL_PATH, "a path (RFC 4180: quotes only around the whole field)");
 	}
-	COMMA(3, "a path (RFC 4180: quotes only around the whole field)");
+	COMMA(LOG_COL_PATH, "a path (RFC 4180: quotes only around the whole field)");
 
 	f->fstart = p;
 	if (!scan_u64(&p, &row->offset))
-		FAIL(4, "an unsigned decimal");
-	COMMA(4, "an unsigned decimal");
+		FAIL(LOG_COL_OFFSET, "an unsigned decimal");
+	COMMA(LOG_COL_OFFSET, "an unsigned decimal");
 	f->fstart = p;
 	if (!scan_u64(&p, &row->size))
-		FAIL(5, "an unsigned decimal");
-	COMMA(5, "an unsigned decimal");
+		FAIL(LOG_COL_SIZE, "an unsigned decimal");
+	COMMA(LOG_COL_SIZE, "an unsigned decimal");
 	f->fstart = p;
 	if (!scan_i64(&p, &row->result))
-		FAIL(6, "a decimal");
-	COMMA(6, "a decimal");
+		FAIL(LOG_COL_RESULT, "a decimal");
+	COMMA(LOG_COL_RESULT, "a decimal");
 	f->fstart = p;
 	if (!scan_u64(&p, &row->latency_us))
-		FAIL(7, "an unsigned decimal");
-	COMMA(7, "an unsigned decimal");
+		FAIL(LOG_COL_LATENCY_US, "an unsigned decimal");
+	COMMA(LOG_COL_LATENCY_US, "an unsigned decimal");
 
 	f->fstart = p;
 	size_t ndev = 0;
@@ -502,12 +500,12 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 		for (;;) {
 			struct devio d;
 			if (!scan_u64(&p, &d.offset))
-				FAIL(8, "device_offset+length items joined by ';'");
+				FAIL(LOG_COL_DEVICE_IO, "device_offset+length items joined by ';'");
 			if (*p != '+')
-				FAIL(8, "device_offset+length items joined by ';'");
+				FAIL(LOG_COL_DEVICE_IO, "device_offset+length items joined by ';'");
 			p++;
 			if (!scan_u64(&p, &u))
-				FAIL(8, "device_offset+length items joined by ';'");
+				FAIL(LOG_COL_DEVICE_IO, "device_offset+length items joined by ';'");
 			d.length = u;
 			if (ndev == r->devcap &&
 			    !grow((void **)&r->dev, &r->devcap, sizeof(*r->dev), ndev + 1))
@@ -521,9 +519,19 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	row->dev = r->dev;
 	row->ndev = ndev;
 
-	/* Further columns (model_us, unknown ones): skipped, quotes honoured. */
-	while (*p == ',') {
+	/* Further columns: model_us is read, unknown ones skipped, quotes honoured. */
+	row->has_model_us = false;
+	row->model_us = 0;
+	for (size_t col = LOG_COL_DEVICE_IO + 1; *p == ','; col++) {
 		p++;
+		if (col == LOG_COL_MODEL_US && r->has_model) {
+			f->fstart = p;
+			if (!scan_u64(&p, &row->model_us) ||
+			    (*p != ',' && *p != '\n' && *p != '\r'))
+				FAIL(LOG_COL_MODEL_US, "an unsigned decimal");
+			row->has_model_us = true;
+			continue;
+		}
 		if (*p == '"') {
 			size_t dummy;
 			bool nomem = false;
@@ -539,13 +547,38 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	if (*p == '\r')
 		p++;
 	if (*p != '\n')
-		FAIL(8, "the end of the row");
+		FAIL(LOG_COL_DEVICE_IO, "the end of the row");
 	p++;
 	*used = (size_t)(p - base);
 	*lines = nl + 1;
 	return ROW_OK;
 #undef COMMA
 #undef FAIL
+}
+
+int report_op_parse(const char *name, size_t len)
+{
+	/* Reads come first in op_names and are most of a log. */
+	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+		if (op_names[i].len == len && memcmp(name, op_names[i].name, len) == 0)
+			return (int)op_names[i].op;
+	return -1;
+}
+
+const char *report_op_list(void)
+{
+	static char list[256];
+	size_t n = 0;
+
+	if (list[0] != '\0')
+		return list;
+	for (int i = 0; i < LOG_OP_COUNT; i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
+				      i == 0		      ? ""
+				      : i == LOG_OP_COUNT - 1 ? " or "
+							      : ", ",
+				      log_op_names[i]);
+	return list;
 }
 
 /* The message for a ROW_BAD decode of the row at line @line. */
@@ -567,12 +600,15 @@ static void describe(struct log_reader *r, const struct row_fail *f, uint64_t li
 	const char *e = s;
 	while (e < end && *e != '\n' && *e != ',' && e - s < 40)
 		e++;
-	if (f->field == 8 && f->what[0] == 't')
+	if (f->field == LOG_COL_DEVICE_IO && f->what[0] == 't')
 		set_err(r, "%s:%llu: field device_io: unexpected '%c' after '%.*s'", r->name,
 			(unsigned long long)line, *p, (int)(p - s > 40 ? 40 : p - s), s);
+	else if (f->what == NULL)
+		set_err(r, "%s:%llu: field %s: '%.*s' is not %s", r->name, (unsigned long long)line,
+			log_column_names[f->field], (int)(e - s), s, report_op_list());
 	else
 		set_err(r, "%s:%llu: field %s: '%.*s' is not %s", r->name, (unsigned long long)line,
-			column_names[f->field], (int)(e - s), s, f->what);
+			log_column_names[f->field], (int)(e - s), s, f->what);
 }
 
 int log_reader_next(struct log_reader *r, struct log_row *row)

@@ -109,7 +109,7 @@ int plot_open(const char *out, bool timeline, struct plot **pp, char *err, size_
 
 int plot_add(struct plot *p, const struct log_row *row)
 {
-	if (!p->timeline || row->op != OP_READ)
+	if (!p->timeline || row->op != LOG_OPI_READ)
 		return 0;
 	double t = (double)row->ts_us / 1e6;
 	fprintf(p->f[TMP_READS], "%.6f %" PRIu64 "\n", t, row->size);

@@ -13,8 +13,15 @@
  *
  * Tables: meta(key, value), inode(ino, mode, uid, gid, nlink, size, rdev,
  * atime_ns, mtime_ns, ctime_ns, target), dirent(id, parent, name, ino),
- * extent(ino, logical, device, length, flags), gap(ino, device, length),
- * xattr(ino, name, value).  Offsets and lengths in bytes.
+ * extent(ino, logical, device, length, flags, dev), gap(ino, device,
+ * length, dev), xattr(ino, name, value).  Offsets and lengths in bytes;
+ * dev is the backing device's index (0 = main).  scatterfs.ini(5) gives
+ * every column's meaning.
+ *
+ * Versions: 1 had no dev columns.  A version 1 catalog is upgraded in
+ * place (ALTER TABLE ... ADD COLUMN dev, version 2) in a transaction that
+ * catalog_open() begins and catalog_adopt() commits, so a mount refused
+ * after the open leaves it as it was.
  *
  * Weak spot: one connection behind one mutex serializes all metadata work;
  * the data path touches the catalog only on fsync, release and forget.
@@ -32,9 +39,10 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "units.h"
 
 #define CATALOG_MAGIC "scatterfs-catalog"
-#define CATALOG_VERSION 1
+#define CATALOG_VERSION 2
 
 enum stmt_id {
 	S_GET_ATTR,
@@ -86,14 +94,14 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_DIR_EMPTY] = "SELECT 1 FROM dirent WHERE parent = ?1 LIMIT 1",
 	[S_PARENT_OF] = "SELECT parent, name FROM dirent WHERE ino = ?1 LIMIT 1",
 	[S_NAME_OF] = "SELECT name FROM dirent WHERE ino = ?1 LIMIT 1",
-	[S_LOAD_EXTENTS] = "SELECT logical, device, length, flags FROM extent WHERE ino = ?1 "
+	[S_LOAD_EXTENTS] = "SELECT logical, device, length, flags, dev FROM extent WHERE ino = ?1 "
 			   "ORDER BY logical",
-	[S_LOAD_GAPS] = "SELECT device, length FROM gap WHERE ino = ?1 ORDER BY device",
+	[S_LOAD_GAPS] = "SELECT device, length, dev FROM gap WHERE ino = ?1 ORDER BY dev, device",
 	[S_DELETE_EXTENTS_FROM] = "DELETE FROM extent WHERE ino = ?1 AND logical >= ?2",
-	[S_INSERT_EXTENT] = "INSERT INTO extent (ino, logical, device, length, flags) VALUES "
-			    "(?1, ?2, ?3, ?4, ?5)",
+	[S_INSERT_EXTENT] = "INSERT INTO extent (ino, logical, device, length, flags, dev) VALUES "
+			    "(?1, ?2, ?3, ?4, ?5, ?6)",
 	[S_DELETE_GAPS] = "DELETE FROM gap WHERE ino = ?1",
-	[S_INSERT_GAP] = "INSERT INTO gap (ino, device, length) VALUES (?1, ?2, ?3)",
+	[S_INSERT_GAP] = "INSERT INTO gap (ino, device, length, dev) VALUES (?1, ?2, ?3, ?4)",
 	[S_READLINK] = "SELECT target FROM inode WHERE ino = ?1",
 	[S_GETXATTR] = "SELECT value FROM xattr WHERE ino = ?1 AND name = ?2",
 	[S_SETXATTR_INSERT] = "INSERT INTO xattr (ino, name, value) VALUES (?1, ?2, ?3)",
@@ -117,10 +125,10 @@ static const char schema_sql[] =
 	"CREATE UNIQUE INDEX dirent_name ON dirent (parent, name);"
 	"CREATE INDEX dirent_ino ON dirent (ino);"
 	"CREATE TABLE extent (ino INTEGER NOT NULL, logical INTEGER NOT NULL, device INTEGER NOT "
-	"NULL, length INTEGER NOT NULL, flags INTEGER NOT NULL, PRIMARY KEY (ino, logical)) "
-	"WITHOUT ROWID;"
+	"NULL, length INTEGER NOT NULL, flags INTEGER NOT NULL, dev INTEGER NOT NULL DEFAULT 0, "
+	"PRIMARY KEY (ino, logical)) WITHOUT ROWID;"
 	"CREATE TABLE gap (ino INTEGER NOT NULL, device INTEGER NOT NULL, length INTEGER NOT NULL, "
-	"PRIMARY KEY (ino, device)) WITHOUT ROWID;"
+	"dev INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (ino, device)) WITHOUT ROWID;"
 	"CREATE TABLE xattr (ino INTEGER NOT NULL, name TEXT NOT NULL, value BLOB, PRIMARY KEY "
 	"(ino, name)) WITHOUT ROWID;"
 	"CREATE VIEW extent_by_path AS WITH RECURSIVE p(ino, path) AS (SELECT 1, '' UNION ALL "
@@ -131,20 +139,21 @@ static const char schema_sql[] =
 struct catalog {
 	pthread_mutex_t lock;
 	bool dirty; /* a transaction committed since the last catalog_sync() */
+	bool upgrading; /* catalog_open() began the version upgrade; catalog_adopt() commits it */
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
 };
 
 static int64_t ts_ns(const struct timespec *t)
 {
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+	return (int64_t)t->tv_sec * (int64_t)NS_PER_S + t->tv_nsec;
 }
 
 static struct timespec ns_ts(int64_t ns)
 {
-	struct timespec t = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+	struct timespec t = {.tv_sec = ns / (int64_t)NS_PER_S, .tv_nsec = ns % (int64_t)NS_PER_S};
 	if (t.tv_nsec < 0) {
-		t.tv_nsec += 1000000000;
+		t.tv_nsec += NS_PER_S;
 		t.tv_sec--;
 	}
 	return t;
@@ -263,11 +272,12 @@ static int check_existing(struct catalog *cat, const char *path, const struct ca
 			 path);
 		return -EINVAL;
 	}
-	if (meta_int(cat->db, "version", &version) || version != CATALOG_VERSION) {
+	if (meta_int(cat->db, "version", &version) || version < 1 || version > CATALOG_VERSION) {
 		snprintf(err, errlen, "%s: catalog version %lld is not supported (this is %d)",
 			 path, (long long)version, CATALOG_VERSION);
 		return -EINVAL;
 	}
+	cat->upgrading = version < CATALOG_VERSION;
 	if (meta_int(cat->db, "block_size", &bs) || meta_int(cat->db, "device_size", &size)) {
 		snprintf(err, errlen, "%s: catalog has no device geometry (corrupted)", path);
 		return -EINVAL;
@@ -383,6 +393,15 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
 			goto fail;
 		}
 	}
+	if (cat->upgrading &&
+	    (begin(cat) || exec(cat, "ALTER TABLE extent ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
+				     "ALTER TABLE gap ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
+				     "UPDATE meta SET value = 2 WHERE key = 'version';"))) {
+		snprintf(err, errlen, "cannot upgrade catalog %s to version %d: %s", path,
+			 CATALOG_VERSION, sqlite3_errmsg(cat->db));
+		ret = -EIO;
+		goto fail;
+	}
 	if (exec(cat, "CREATE TEMP TABLE orphan AS SELECT ino FROM inode WHERE ino != 1 AND ino "
 		      "NOT IN (SELECT ino FROM dirent)")) {
 		snprintf(err, errlen, "catalog %s: %s", path, sqlite3_errmsg(cat->db));
@@ -404,6 +423,8 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
 fail:
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(cat->st[i]);
+	if (cat->upgrading)
+		exec(cat, "ROLLBACK");
 	sqlite3_close(cat->db);
 	if (!exists)
 		unlink(path);
@@ -417,6 +438,8 @@ void catalog_close(struct catalog *cat)
 		return;
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(cat->st[i]);
+	if (cat->upgrading) /* never adopted: the catalog stays as it was */
+		sqlite3_exec(cat->db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_exec(cat->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 	sqlite3_close(cat->db);
 	pthread_mutex_destroy(&cat->lock);
@@ -879,7 +902,8 @@ int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *m
 		err = extmap_insert(map, (uint64_t)sqlite3_column_int64(s, 0),
 				    (uint64_t)sqlite3_column_int64(s, 1),
 				    (uint64_t)sqlite3_column_int64(s, 2),
-				    (unsigned)sqlite3_column_int64(s, 3));
+				    ((unsigned)sqlite3_column_int64(s, 3) & 0xff) |
+					EXTENT_DEV(sqlite3_column_int64(s, 4)));
 		if (err)
 			break;
 	}
@@ -894,6 +918,7 @@ int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *m
 					   (uint64_t)sqlite3_column_int64(s, 1));
 			if (err)
 				break;
+			gaps->v[gaps->n - 1].dev = (unsigned)sqlite3_column_int64(s, 2);
 		}
 		if (!err && rc != SQLITE_DONE)
 			err = sql_err(cat, rc);
@@ -931,6 +956,7 @@ int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent
 			sqlite3_bind_int64(s, 3, (int64_t)e->device);
 			sqlite3_bind_int64(s, 4, (int64_t)e->length);
 			sqlite3_bind_int64(s, 5, e->flags);
+			sqlite3_bind_int64(s, 6, e->dev);
 			err = step_done(cat, s);
 		}
 	}
@@ -943,6 +969,7 @@ int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent
 			sqlite3_bind_int64(s, 1, (int64_t)ino);
 			sqlite3_bind_int64(s, 2, (int64_t)gaps->v[i].device);
 			sqlite3_bind_int64(s, 3, (int64_t)gaps->v[i].length);
+			sqlite3_bind_int64(s, 4, gaps->v[i].dev);
 			err = step_done(cat, s);
 		}
 	}
@@ -952,7 +979,7 @@ out:
 	return err;
 }
 
-int catalog_used_runs(struct catalog *cat, struct run_vec *out)
+int catalog_used_runs(struct catalog *cat, unsigned dev, struct run_vec *out)
 {
 	sqlite3_stmt *s;
 	int err = 0, rc;
@@ -960,14 +987,15 @@ int catalog_used_runs(struct catalog *cat, struct run_vec *out)
 	/* No ORDER BY: sorting 10 million rows in SQLite took seconds; the
 	 * allocator's radix sort takes a fraction of that. */
 	rc = sqlite3_prepare_v2(cat->db,
-				"SELECT device, length FROM extent WHERE ino NOT IN (SELECT ino FROM "
-				"orphan) UNION ALL SELECT device, length FROM gap WHERE ino NOT IN "
-				"(SELECT ino FROM orphan)",
+				"SELECT device, length FROM extent WHERE dev = ?1 AND ino NOT IN "
+				"(SELECT ino FROM orphan) UNION ALL SELECT device, length FROM gap "
+				"WHERE dev = ?1 AND ino NOT IN (SELECT ino FROM orphan)",
 				-1, &s, NULL);
 	if (rc != SQLITE_OK) {
 		err = sql_err(cat, rc);
 		goto out;
 	}
+	sqlite3_bind_int64(s, 1, dev);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		err = run_vec_push(out, (uint64_t)sqlite3_column_int64(s, 0),
 				   (uint64_t)sqlite3_column_int64(s, 1));
@@ -1131,7 +1159,9 @@ int catalog_adopt(struct catalog *cat, const struct catalog_identity *id)
 		 "DELETE FROM inode WHERE ino IN (SELECT ino FROM orphan);",
 		 (unsigned long long)id->device_size);
 	pthread_mutex_lock(&cat->lock);
-	int err = begin(cat);
+	/* A version upgrade begun at open commits with the rest. */
+	int err = cat->upgrading ? 0 : begin(cat);
+	cat->upgrading = false;
 	if (!err)
 		err = exec(cat, sql);
 	if (!err) {

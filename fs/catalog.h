@@ -107,12 +107,12 @@ int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *m
 int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent_map *map,
 			  uint64_t from, const struct run_vec *gaps);
 /**
- * catalog_used_runs() - appends to @out every device run in use (extents and
- * gaps of all inodes but the orphans), in no particular order, for
+ * catalog_used_runs() - appends to @out every run of device @dev in use
+ * (extents and gaps of all inodes but the orphans), in no particular order, for
  * rebuilding the allocator at mount (devalloc_reserve_all() sorts them).
  * @return 0, -ENOMEM, -EIO.
  */
-int catalog_used_runs(struct catalog *cat, struct run_vec *out);
+int catalog_used_runs(struct catalog *cat, unsigned dev, struct run_vec *out);
 /** catalog_mapped_bytes() - sum of the lengths of @ino's extents (for st_blocks). */
 int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes);
 /** catalog_counts() - number of regular files and of extents in the catalog. */

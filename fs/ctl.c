@@ -7,6 +7,11 @@
  *   config         the effective configuration as INI
  *   extents/PATH   CSV extent map of the file at PATH
  *
+ * Every request on a control inode, or on a name that would put something
+ * into the control directory or take it out, comes here through ctl_ops
+ * (the routing is dispatch.c's): whatever would change the directory or its
+ * files answers EROFS, the answer a read-only mount gives.
+ *
  * Inode numbers: CTL_INO_BASE + small constants for the fixed nodes, and
  * CTL_INO_BASE + EXTENTS_BIT + ino for the extents/ mirror of inode ino
  * (ino 1, the root, is extents/ itself).  File contents are generated at
@@ -45,18 +50,21 @@ static bool is_extents(uint64_t ino)
 	return ino >= CTL_EXTENTS(0);
 }
 
-static char *stats_json(void)
+static char *stats_json(struct sfs *fs)
 {
-	struct sfs *fs = g_sfs;
 	uint64_t inodes = 0, extents = 0;
 	inode_flush_all(fs, false, NULL);
 	catalog_counts(fs->cat, &inodes, &extents);
-	pthread_mutex_lock(&fs->alloc_lock);
 	/* Runs waiting for a durable catalog are free as far as files go. */
-	uint64_t pending = fs->pending_free_bytes;
-	uint64_t used = devalloc_used_bytes(fs->alloc) - pending;
-	uint64_t free_b = devalloc_free_bytes(fs->alloc) + pending;
-	pthread_mutex_unlock(&fs->alloc_lock);
+	uint64_t total, free_b;
+	sfs_space(fs, &total, &free_b);
+	uint64_t used = total - free_b;
+	uint64_t polled = 0, polled_done = 0, queued = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		polled += atomic_load(&fs->dev[i]->counters.polled_reads);
+		polled_done += atomic_load(&fs->dev[i]->counters.polled_completions);
+		queued += atomic_load(&fs->dev[i]->counters.async_reads);
+	}
 	char start[64];
 	struct tm tm;
 	gmtime_r(&fs->start_realtime.tv_sec, &tm);
@@ -71,7 +79,7 @@ static char *stats_json(void)
 		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
 			fs->start_realtime.tv_nsec / 1000,
 		"mount_start", startz, "backing", fs->backing_path, "device_size",
-		(json_int_t)fs->dev_size, "block_size", (json_int_t)fs->block_size, "used_bytes",
+		(json_int_t)total, "block_size", (json_int_t)fs->dev[0]->block_size, "used_bytes",
 		(json_int_t)used, "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes,
 		"extents", (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads),
 		"bytes_read", (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
@@ -81,9 +89,8 @@ static char *stats_json(void)
 		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
 		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_stalls",
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
-		(json_int_t)atomic_load(&fs->stats.polled_reads), "polled_completions",
-		(json_int_t)atomic_load(&fs->stats.polled_completions), "async_reads",
-		(json_int_t)atomic_load(&fs->stats.async_reads));
+		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
+		(json_int_t)queued);
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {
@@ -96,16 +103,16 @@ static char *stats_json(void)
 	return s;
 }
 
-static int extents_csv(uint64_t ino, struct ctl_buf *b)
+static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
 	FILE *f = open_memstream(&b->data, &b->len);
 	if (!f)
 		return -ENOMEM;
 	int err = 0;
-	struct inode *in = inode_find(g_sfs, ino);
+	struct inode *in = inode_find(fs, ino);
 	if (in) {
 		inode_wrlock(in);
-		err = inode_load_map(g_sfs, in);
+		err = inode_load_map(fs, in);
 		if (!err)
 			err = extmap_write_csv(&in->map, f);
 		pthread_rwlock_unlock(&in->lock);
@@ -113,7 +120,7 @@ static int extents_csv(uint64_t ino, struct ctl_buf *b)
 		struct extent_map m;
 		struct run_vec gaps = {0};
 		extmap_init(&m);
-		err = catalog_load_extents(g_sfs->cat, ino, &m, &gaps);
+		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
 		if (!err)
 			err = extmap_write_csv(&m, f);
 		extmap_release(&m);
@@ -125,16 +132,16 @@ static int extents_csv(uint64_t ino, struct ctl_buf *b)
 }
 
 /* Generates the contents of control file @ino. */
-static int generate(uint64_t ino, struct ctl_buf *b)
+static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
 	b->data = NULL;
 	b->len = 0;
 	if (ino == CTL_STATS)
-		b->data = stats_json();
+		b->data = stats_json(fs);
 	else if (ino == CTL_CONFIG)
-		b->data = config_write_ini(&g_sfs->cfg);
+		b->data = config_write_ini(&fs->cfg);
 	else if (is_extents(ino))
-		return extents_csv(ino - CTL_EXTENTS(0), b);
+		return extents_csv(fs, ino - CTL_EXTENTS(0), b);
 	else
 		return -EISDIR;
 	if (!b->data)
@@ -144,12 +151,12 @@ static int generate(uint64_t ino, struct ctl_buf *b)
 }
 
 /* The stat of control node @ino. */
-static int ctl_stat(uint64_t ino, struct stat *st)
+static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino;
 	st->st_nlink = 1;
-	st->st_atim = st->st_mtim = st->st_ctim = g_sfs->start_realtime;
+	st->st_atim = st->st_mtim = st->st_ctim = fs->start_realtime;
 	if (ino == CTL_ROOT || ino == CTL_EXTENTS(FUSE_ROOT_ID)) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
@@ -157,7 +164,7 @@ static int ctl_stat(uint64_t ino, struct stat *st)
 	}
 	if (is_extents(ino)) {
 		struct inode_attr a;
-		int err = catalog_get_attr(g_sfs->cat, ino - CTL_EXTENTS(0), &a);
+		int err = catalog_get_attr(fs->cat, ino - CTL_EXTENTS(0), &a);
 		if (err)
 			return err;
 		if (S_ISDIR(a.mode)) {
@@ -172,16 +179,16 @@ static int ctl_stat(uint64_t ino, struct stat *st)
 	}
 	st->st_mode = S_IFREG | 0444;
 	struct ctl_buf b;
-	if (generate(ino, &b) == 0)
+	if (generate(fs, ino, &b) == 0)
 		st->st_size = (off_t)b.len;
 	free(b.data);
 	return 0;
 }
 
-static int ctl_entry(uint64_t ino, struct fuse_entry_param *e)
+static int ctl_entry(struct sfs *fs, uint64_t ino, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
-	int err = ctl_stat(ino, &e->attr);
+	int err = ctl_stat(fs, ino, &e->attr);
 	if (err)
 		return err;
 	e->ino = ino;
@@ -191,8 +198,9 @@ static int ctl_entry(uint64_t ino, struct fuse_entry_param *e)
 	return 0;
 }
 
-void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name)
+static void ctl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	uint64_t ino = 0;
 	int err = 0;
 	if (parent == FUSE_ROOT_ID) {
@@ -208,38 +216,40 @@ void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name)
 			err = -ENOENT;
 	} else if (is_extents(parent)) {
 		uint64_t real;
-		err = catalog_lookup(g_sfs->cat, parent - CTL_EXTENTS(0), name, &real);
+		err = catalog_lookup(fs->cat, parent - CTL_EXTENTS(0), name, &real);
 		ino = CTL_EXTENTS(real);
 	} else {
 		err = -ENOTDIR;
 	}
 	struct fuse_entry_param e;
 	if (!err)
-		err = ctl_entry(ino, &e);
+		err = ctl_entry(fs, ino, &e);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_entry(req, &e);
 }
 
-void ctl_getattr(fuse_req_t req, uint64_t ino)
+static void ctl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	struct stat st;
-	int err = ctl_stat(ino, &st);
+	int err = ctl_stat(fs, ino, &st);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_attr(req, &st, 0);
 }
 
-void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+static void ctl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
 	struct ctl_buf *b = malloc(sizeof *b);
-	int err = b ? generate(ino, b) : -ENOMEM;
+	int err = b ? generate(fs, ino, b) : -ENOMEM;
 	if (err) {
 		free(b);
 		fuse_reply_err(req, -err);
@@ -250,7 +260,8 @@ void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+static void ctl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
 {
 	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
 	if (!b || (uint64_t)off >= b->len) {
@@ -278,7 +289,7 @@ void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_
 	free(copy);
 }
 
-void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+static void ctl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
 	if (b)
@@ -287,10 +298,11 @@ void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-void ctl_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+static void ctl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	struct stat st;
-	int err = ctl_stat(ino, &st);
+	int err = ctl_stat(fs, ino, &st);
 	if (!err && !S_ISDIR(st.st_mode))
 		err = -ENOTDIR;
 	if (err)
@@ -324,9 +336,10 @@ static int ctl_collect(void *opaque, const struct catalog_dirent *d)
 static bool add_entry(fuse_req_t req, char *buf, size_t size, size_t *used, const char *name,
 		      uint64_t ino, off_t next, bool plus)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
 	size_t n;
-	if (ctl_entry(ino, &e))
+	if (ctl_entry(fs, ino, &e))
 		return true; /* vanished: skip */
 	if (plus)
 		n = fuse_add_direntry_plus(req, buf + *used, size - *used, name, &e, next);
@@ -338,8 +351,9 @@ static bool add_entry(fuse_req_t req, char *buf, size_t size, size_t *used, cons
 	return true;
 }
 
-void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus)
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	char *buf = calloc(1, size);
 	size_t used = 0;
 	if (!buf) {
@@ -354,7 +368,7 @@ void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus
 				break;
 	} else {
 		struct ctl_names c = {.n = 0};
-		int err = catalog_readdir(g_sfs->cat, ino - CTL_EXTENTS(0), off, ctl_collect, &c);
+		int err = catalog_readdir(fs->cat, ino - CTL_EXTENTS(0), off, ctl_collect, &c);
 		for (size_t i = 0; !err && i < c.n; i++)
 			if (!add_entry(req, buf, size, &used, c.name[i], c.ino[i], c.cookie[i],
 				       plus))
@@ -366,7 +380,178 @@ void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus
 	free(buf);
 }
 
-void ctl_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
+static void ctl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fuse_reply_err(req, 0);
 }
+
+static void ctl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, false);
+}
+
+static void ctl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			    struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, true);
+}
+
+/* The contents are generated whole at open: all data, no hole (lseek(2)). */
+static void ctl_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		      struct fuse_file_info *fi)
+{
+	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
+	size_t len = b ? b->len : 0;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		fuse_reply_err(req, EINVAL);
+	else if (off < 0 || (uint64_t)off >= len)
+		fuse_reply_err(req, ENXIO);
+	else
+		fuse_reply_lseek(req, whence == SEEK_DATA ? off : (off_t)len);
+}
+
+static void ctl_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fuse_reply_none(req); /* control inodes are not counted */
+}
+
+static void ctl_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	fuse_reply_err(req, EINVAL); /* no control node is a symbolic link */
+}
+
+static void reply_rofs(fuse_req_t req)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void ctl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			struct fuse_file_info *fi)
+{
+	reply_rofs(req);
+}
+
+/* A new name in the control directory; ".scatterfs" itself exists already. */
+static void reply_new_name(fuse_req_t req, fuse_ino_t parent)
+{
+	fuse_reply_err(req, parent == FUSE_ROOT_ID ? EEXIST : EROFS);
+}
+
+static void ctl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
+{
+	reply_new_name(req, parent);
+}
+
+static void ctl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	reply_new_name(req, parent);
+}
+
+static void ctl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	reply_new_name(req, parent);
+}
+
+static void ctl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		       struct fuse_file_info *fi)
+{
+	reply_new_name(req, parent);
+}
+
+static void ctl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	reply_rofs(req);
+}
+
+static void ctl_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		       const char *newname, unsigned int flags)
+{
+	reply_rofs(req);
+}
+
+static void ctl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	reply_rofs(req);
+}
+
+static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	reply_rofs(req);
+}
+
+static void ctl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			  struct fuse_file_info *fi)
+{
+	reply_rofs(req);
+}
+
+static void ctl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+/* Nothing to make durable: the contents are generated from the daemon's state. */
+static void ctl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void ctl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			 size_t size, int flags)
+{
+	reply_rofs(req);
+}
+
+static void ctl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	fuse_reply_err(req, ENODATA);
+}
+
+static void ctl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	if (size)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_xattr(req, 0);
+}
+
+static void ctl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	reply_rofs(req);
+}
+
+const struct fuse_lowlevel_ops ctl_ops = {
+	.lookup = ctl_lookup,
+	.forget = ctl_forget,
+	.getattr = ctl_getattr,
+	.setattr = ctl_setattr,
+	.readlink = ctl_readlink,
+	.mknod = ctl_mknod,
+	.mkdir = ctl_mkdir,
+	.unlink = ctl_unlink,
+	.rmdir = ctl_unlink,
+	.symlink = ctl_symlink,
+	.rename = ctl_rename,
+	.link = ctl_link,
+	.open = ctl_open,
+	.read = ctl_read,
+	.write = ctl_write,
+	.flush = ctl_flush,
+	.release = ctl_release,
+	.fsync = ctl_fsync,
+	.opendir = ctl_opendir,
+	.readdir = ctl_readdir,
+	.readdirplus = ctl_readdirplus,
+	.releasedir = ctl_releasedir,
+	.fsyncdir = ctl_fsync,
+	.setxattr = ctl_setxattr,
+	.getxattr = ctl_getxattr,
+	.listxattr = ctl_listxattr,
+	.removexattr = ctl_removexattr,
+	.create = ctl_create,
+	.fallocate = ctl_fallocate,
+	.lseek = ctl_lseek,
+};

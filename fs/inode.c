@@ -126,47 +126,84 @@ int inode_flush(struct sfs *fs, struct inode *in)
 	return err;
 }
 
-void sfs_defer_free(struct sfs *fs, uint64_t dev, uint64_t len)
+void sfs_defer_free(struct device *d, uint64_t off, uint64_t len)
 {
-	if (run_vec_push(&fs->pending_free, dev, len) == 0) {
-		fs->pending_free_bytes += len;
+	if (run_vec_push(&d->pending_free, off, len) == 0) {
+		d->pending_free_bytes += len;
 		return;
 	}
 	/* No memory to remember it: leak the run until the next mount (the
 	 * catalog rebuilds the allocator) rather than risk exposing it. */
-	fprintf(stderr, "scatterfs: out of memory: %llu bytes at %llu stay used until remount\n",
-		(unsigned long long)len, (unsigned long long)dev);
+	fprintf(stderr, "scatterfs: out of memory: %llu bytes at %llu of device %s stay used until "
+			"remount\n",
+		(unsigned long long)len, (unsigned long long)off, d->name);
 }
 
-static void free_run(void *opaque, uint64_t device, uint64_t length)
+static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
 {
-	sfs_defer_free(opaque, device, length);
+	struct sfs *fs = opaque;
+	sfs_defer_free(fs->dev[dev], device, length);
+}
+
+/* Returns the first @n runs pending on @d to its allocator. */
+static void release_pending(struct device *d, size_t n)
+{
+	pthread_mutex_lock(&d->alloc_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct run *r = &d->pending_free.v[i];
+		int e = devalloc_free(d->alloc, r->device, r->length);
+		if (e)
+			fprintf(stderr, "scatterfs: internal error: freeing %llu+%llu on %s: %d\n",
+				(unsigned long long)r->device, (unsigned long long)r->length,
+				d->name, e);
+		d->pending_free_bytes -= r->length;
+	}
+	memmove(d->pending_free.v, d->pending_free.v + n,
+		(d->pending_free.n - n) * sizeof *d->pending_free.v);
+	d->pending_free.n -= n;
+	pthread_mutex_unlock(&d->alloc_lock);
 }
 
 int sfs_sync(struct sfs *fs, struct inode *held)
 {
-	pthread_mutex_lock(&fs->alloc_lock);
-	size_t n = fs->pending_free.n;
-	pthread_mutex_unlock(&fs->alloc_lock);
+	size_t n[SFS_MAX_DEVICES];
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		pthread_mutex_lock(&fs->dev[i]->alloc_lock);
+		n[i] = fs->dev[i]->pending_free.n;
+		pthread_mutex_unlock(&fs->dev[i]->alloc_lock);
+	}
 	int err = inode_flush_all(fs, false, held);
 	if (!err)
 		err = catalog_sync(fs->cat);
-	if (err || !n)
+	if (err)
 		return err;
-	pthread_mutex_lock(&fs->alloc_lock);
-	for (size_t i = 0; i < n; i++) {
-		struct run *r = &fs->pending_free.v[i];
-		int e = devalloc_free(fs->alloc, r->device, r->length);
-		if (e)
-			fprintf(stderr, "scatterfs: internal error: freeing %llu+%llu: %d\n",
-				(unsigned long long)r->device, (unsigned long long)r->length, e);
-		fs->pending_free_bytes -= r->length;
-	}
-	memmove(fs->pending_free.v, fs->pending_free.v + n,
-		(fs->pending_free.n - n) * sizeof *fs->pending_free.v);
-	fs->pending_free.n -= n;
-	pthread_mutex_unlock(&fs->alloc_lock);
+	for (unsigned i = 0; i < fs->ndev; i++)
+		if (n[i])
+			release_pending(fs->dev[i], n[i]);
 	return 0;
+}
+
+int sfs_flush_devices(struct sfs *fs, struct dev_req *r)
+{
+	int err = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		int e = dev_flush(fs->dev[i], r);
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
+void sfs_space(struct sfs *fs, uint64_t *total, uint64_t *free_bytes)
+{
+	*total = *free_bytes = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct device *d = fs->dev[i];
+		pthread_mutex_lock(&d->alloc_lock);
+		*total += devalloc_size(d->alloc);
+		*free_bytes += devalloc_free_bytes(d->alloc) + d->pending_free_bytes;
+		pthread_mutex_unlock(&d->alloc_lock);
+	}
 }
 
 static void *syncer_main(void *p)
@@ -182,7 +219,7 @@ static void *syncer_main(void *p)
 			break;
 		pthread_mutex_unlock(&fs->syncer_lock);
 		/* Data first, then the catalog that points at it. */
-		if (fdatasync(fs->dev_fd) == 0)
+		if (sfs_flush_devices(fs, NULL) == 0)
 			sfs_sync(fs, NULL);
 		pthread_mutex_lock(&fs->syncer_lock);
 	}
@@ -218,7 +255,8 @@ void sfs_syncer_stop(struct sfs *fs)
 void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 {
 	uint64_t end = extmap_end(&in->map);
-	pthread_mutex_lock(&fs->alloc_lock);
+	struct device *d = inode_device(fs, in);
+	pthread_mutex_lock(&d->alloc_lock);
 	if (end > from) {
 		extmap_remove(&in->map, from, end - from, free_run, fs);
 		if (from < in->dirty_from)
@@ -226,12 +264,12 @@ void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 	}
 	if (from == 0) {
 		for (size_t i = 0; i < in->gaps.n; i++)
-			free_run(fs, in->gaps.v[i].device, in->gaps.v[i].length);
+			free_run(fs, in->gaps.v[i].dev, in->gaps.v[i].device, in->gaps.v[i].length);
 		if (in->gaps.n)
 			in->gaps_dirty = true;
 		in->gaps.n = 0;
 	}
-	pthread_mutex_unlock(&fs->alloc_lock);
+	pthread_mutex_unlock(&d->alloc_lock);
 }
 
 void inode_wrlock(struct inode *in)

@@ -33,6 +33,7 @@
 #include "reqlog.h"
 #include "sfs.h"
 #include "size.h"
+#include "units.h"
 
 struct cmdline {
 	char *backing;
@@ -156,8 +157,9 @@ static void fork_and_wait(void)
 	ready_fd = p[1];
 }
 
-/* Opens, checks and locks the backing; sets *size to its current size. */
-static int open_backing(struct sfs *fs, uint64_t want_size, bool *created, uint64_t *size)
+/* Opens, checks and locks the backing of device @d; sets *size to its current size. */
+static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bool *created,
+			uint64_t *size)
 {
 	struct stat st;
 	*created = false;
@@ -182,16 +184,16 @@ static int open_backing(struct sfs *fs, uint64_t want_size, bool *created, uint6
 			fs->backing_path);
 		return -1;
 	}
-	fs->dev_fd = open(fs->backing_path, flags, 0600);
-	if (fs->dev_fd < 0) {
+	d->fd = open(fs->backing_path, flags, 0600);
+	if (d->fd < 0) {
 		fprintf(stderr, "scatterfs: cannot open backing %s: %s\n", fs->backing_path,
 			strerror(errno));
 		return -1;
 	}
-	fs->dev_direct = fs->cfg.device.direct;
+	d->direct = fs->cfg.device.direct;
 	/* A daemon that was just unmounted may still be closing: wait a little. */
 	int tries = 0;
-	while (flock(fs->dev_fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK && ++tries < 50)
+	while (flock(d->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK && ++tries < 50)
 		usleep(100000);
 	if (tries == 50) {
 		fprintf(stderr,
@@ -200,13 +202,13 @@ static int open_backing(struct sfs *fs, uint64_t want_size, bool *created, uint6
 			fs->backing_path);
 		return -1;
 	}
-	if (fstat(fs->dev_fd, &st)) {
+	if (fstat(d->fd, &st)) {
 		perror("scatterfs: fstat backing");
 		return -1;
 	}
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes;
-		if (ioctl(fs->dev_fd, BLKGETSIZE64, &bytes)) {
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes)) {
 			perror("scatterfs: BLKGETSIZE64");
 			return -1;
 		}
@@ -244,7 +246,7 @@ static int open_backing(struct sfs *fs, uint64_t want_size, bool *created, uint6
  */
 static void prefetch(int fd)
 {
-	const size_t chunk = (size_t)1 << 20;
+	const size_t chunk = MiB;
 	char *buf = malloc(chunk);
 	off_t off = 0;
 	ssize_t got;
@@ -255,14 +257,14 @@ static void prefetch(int fd)
 	free(buf);
 }
 
-/* Rebuilds the allocator from the catalog's runs in use. */
-static int reserve_used(struct sfs *fs)
+/* Rebuilds the allocator of device @d from the catalog's runs in use. */
+static int reserve_used(struct sfs *fs, struct device *d)
 {
 	struct run_vec used = {0};
 	struct run bad = {0};
-	int err = catalog_used_runs(fs->cat, &used);
+	int err = catalog_used_runs(fs->cat, d->index, &used);
 	if (!err)
-		err = devalloc_reserve_all(fs->alloc, used.v, used.n, &bad);
+		err = devalloc_reserve_all(d->alloc, used.v, used.n, &bad);
 	run_vec_release(&used);
 	if (err == -EEXIST || err == -EINVAL)
 		fprintf(stderr,
@@ -376,8 +378,15 @@ int main(int argc, char *argv[])
 	if (!opts.foreground)
 		fork_and_wait();
 
-	g_sfs = fs;
-	fs->dev_fd = -1;
+	struct device *d = calloc(1, sizeof *d);
+	if (!d)
+		goto out;
+	fs->dev[0] = d;
+	fs->ndev = 1;
+	d->index = 0;
+	d->name = "main";
+	d->fd = -1;
+	pthread_mutex_init(&d->alloc_lock, NULL);
 	fs->entry_timeout = 60.0;
 	fs->backing_path = realpath(cl.backing, NULL);
 	if (!fs->backing_path) /* not there yet: created below */
@@ -408,7 +417,7 @@ int main(int argc, char *argv[])
 		fs->cfg.log.path = strdup(cl.log);
 	}
 	uint64_t dev_size;
-	if (open_backing(fs, fs->cfg.device.size, &created, &dev_size))
+	if (open_backing(fs, d, fs->cfg.device.size, &created, &dev_size))
 		goto out;
 	if (created) {
 		char *rp = realpath(fs->backing_path, NULL);
@@ -421,9 +430,10 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "scatterfs: %s\n", err);
 		goto out;
 	}
-	fs->block_size = fs->cfg.device.block_size;
-	fs->dev_size = dev_size / fs->block_size * fs->block_size;
-	if (fs->dev_size == 0) {
+	d->path = fs->backing_path;
+	d->block_size = fs->cfg.device.block_size;
+	d->size = dev_size / d->block_size * d->block_size;
+	if (d->size == 0) {
 		fprintf(stderr,
 			"scatterfs: backing %s is empty; give -o size=BYTES to make it usable\n",
 			fs->backing_path);
@@ -433,7 +443,7 @@ int main(int argc, char *argv[])
 		fs->meta_path = strdup(cl.meta);
 	} else {
 		struct stat bst;
-		if (fstat(fs->dev_fd, &bst) == 0 && S_ISBLK(bst.st_mode)) {
+		if (fstat(d->fd, &bst) == 0 && S_ISBLK(bst.st_mode)) {
 			fprintf(stderr, "scatterfs: backing %s is a block device: give the catalog "
 					"file with -o meta=FILE\n",
 				fs->backing_path);
@@ -457,10 +467,10 @@ int main(int argc, char *argv[])
 			prefetch(meta_fd);
 	}
 	struct stat bst0;
-	fstat(fs->dev_fd, &bst0);
+	fstat(d->fd, &bst0);
 	struct catalog_identity id = {
-		.device_size = fs->dev_size,
-		.block_size = fs->block_size,
+		.device_size = d->size,
+		.block_size = d->block_size,
 		.backing_path = fs->backing_path,
 		.backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
 	};
@@ -480,43 +490,25 @@ int main(int argc, char *argv[])
 			goto out;
 		}
 	}
-	if (devalloc_create(fs->dev_size, fs->block_size, &fs->alloc)) {
+	if (devalloc_create(d->size, d->block_size, &d->alloc)) {
 		fprintf(stderr, "scatterfs: cannot create the allocator\n");
 		goto out;
 	}
-	if (reserve_used(fs))
+	if (reserve_used(fs, d))
 		goto out;
-	pthread_mutex_init(&fs->alloc_lock, NULL);
 	pthread_mutex_init(&fs->itable_lock, NULL);
-	pthread_mutex_init(&fs->model_lock, NULL);
-	if (fs->cfg.disk.model == DISK_HDD) {
-		if (disk_model_init(&fs->model, &fs->cfg.disk, fs->dev_size)) {
-			const struct disk_params *d = &fs->cfg.disk;
-			if (d->capacity && d->capacity < fs->dev_size)
-				fprintf(stderr,
-					"scatterfs: [disk] capacity = %llu bytes is smaller than the "
-					"backing device (%llu bytes); the backing occupies the first "
-					"bytes of the emulated disk\n",
-					(unsigned long long)d->capacity,
-					(unsigned long long)fs->dev_size);
-			else
-				fprintf(stderr,
-					"scatterfs: the [disk] parameters (rpm = %g, transfer_mib_s = "
-					"%g,%g, prefetch = %g) give a revolution or a track the model "
-					"cannot represent (from under one unit to 10^18 ns or bytes)\n",
-					d->rpm, d->transfer_outer_mib_s, d->transfer_inner_mib_s,
-					d->prefetch);
-			goto out;
-		}
-		fs->model_on = true;
+	if (dev_stack_build(d, &fs->cfg.disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
+			    err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
 	}
-	/* Under the disk model a reply waits for the modelled time anyway. */
-	fs->poll_ns = fs->dev_direct && !fs->model_on ? (uint64_t)fs->cfg.device.poll_us * 1000 : 0;
+	fs->model_on = d->model_on;
+	fs->splice_replies = !d->direct && !d->model_on;
 
 	/* Everything checked: now change things. */
 	struct stat bst;
-	if (fstat(fs->dev_fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
-	    (uint64_t)bst.st_size < dev_size && ftruncate(fs->dev_fd, (off_t)dev_size)) {
+	if (fstat(d->fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
+	    (uint64_t)bst.st_size < dev_size && ftruncate(d->fd, (off_t)dev_size)) {
 		fprintf(stderr, "scatterfs: cannot grow backing %s to %llu bytes: %s\n",
 			fs->backing_path, (unsigned long long)dev_size, strerror(errno));
 		goto out;
@@ -617,16 +609,23 @@ out:
 	/* A mount that never happened leaves no new files behind. */
 	if (ret && cat_created && !mounted)
 		unlink(fs->meta_path);
-	if (fs->dev_fd >= 0) {
-		fsync(fs->dev_fd);
-		close(fs->dev_fd);
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct device *dv = fs->dev[i];
+		dev_stack_free(dv);
+		if (dv->fd >= 0) {
+			fsync(dv->fd);
+			close(dv->fd);
+		}
 	}
 	if (meta_fd >= 0)
 		close(meta_fd);
 	if (ret && created && !mounted)
 		unlink(fs->backing_path);
-	devalloc_destroy(fs->alloc);
-	run_vec_release(&fs->pending_free);
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		devalloc_destroy(fs->dev[i]->alloc);
+		run_vec_release(&fs->dev[i]->pending_free);
+		free(fs->dev[i]);
+	}
 	report_ready(ret ? ret : 1);
 	fuse_opt_free_args(&args);
 	for (size_t i = 0; i < cl.noverrides; i++)

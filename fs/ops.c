@@ -1,18 +1,19 @@
 /*
  * FUSE low-level operation handlers: decode, call the catalog, inode
  * table or I/O path, reply.  Permission checks are the kernel's
- * (default_permissions is always on); locks are left to the kernel
- * (no getlk/setlk/flock), which keeps POSIX and flock locks for one host.
+ * (default_permissions is always on), and so are POSIX ACLs' (kept as
+ * xattrs, FUSE_CAP_POSIX_ACL: xattr.c); locks are left to the kernel (no
+ * getlk/setlk/flock), which keeps POSIX and flock locks for one host.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,75 +23,75 @@
 
 #define ATTR_TIMEOUT 1.0
 
-struct sfs *g_sfs;
-
 /* The inode the kernel refers to as @ino (it holds a lookup on it). */
-static struct inode *iget(fuse_ino_t ino, int *err)
+static struct inode *iget(struct sfs *fs, fuse_ino_t ino, int *err)
 {
-	struct inode *in = inode_find(g_sfs, ino);
+	struct inode *in = inode_find(fs, ino);
 	if (in)
 		return in;
-	return inode_get(g_sfs, ino, 0, err);
+	return inode_get(fs, ino, 0, err);
 }
 
 /* The inode of an open file: from its handle, else from the table. */
-static struct inode *iget_open(fuse_ino_t ino, struct fuse_file_info *fi, int *err)
+static struct inode *iget_open(struct sfs *fs, fuse_ino_t ino, struct fuse_file_info *fi,
+			       int *err)
 {
 	if (fi && fi->fh)
 		return (struct inode *)(uintptr_t)fi->fh;
-	return iget(ino, err);
+	return iget(fs, ino, err);
 }
 
 /* Makes sure in->path is set (inodes reached without a lookup). */
-static void ensure_path(struct inode *in)
+static void ensure_path(struct sfs *fs, struct inode *in)
 {
 	if (in->path)
 		return;
 	char *p;
 	if (in->ino == FUSE_ROOT_ID)
 		p = strdup("");
-	else if (catalog_path_of(g_sfs->cat, in->ino, &p))
+	else if (catalog_path_of(fs->cat, in->ino, &p))
 		return;
 	if (!p)
 		return;
 	inode_wrlock(in);
 	if (!in->path) {
 		in->path = p;
-		in->params = config_for_path(&g_sfs->cfg, p);
+		in->params = config_for_path(&fs->cfg, p);
 		p = NULL;
 	}
 	pthread_rwlock_unlock(&in->lock);
 	free(p);
 }
 
-static void fill_entry(struct inode *in, struct fuse_entry_param *e)
+static void fill_entry(struct sfs *fs, struct inode *in, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
 	e->ino = in->ino;
 	e->generation = 1;
 	e->attr_timeout = ATTR_TIMEOUT;
-	e->entry_timeout = g_sfs->entry_timeout;
+	e->entry_timeout = fs->entry_timeout;
 	pthread_rwlock_rdlock(&in->lock);
 	inode_to_stat(in, &e->attr);
 	pthread_rwlock_unlock(&in->lock);
 }
 
 /* Looks up @name in @parent taking one lookup reference. */
-static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+static int do_lookup(struct sfs *fs, fuse_ino_t parent, const char *name,
+		     struct fuse_entry_param *e)
 {
 	uint64_t ino;
-	int err = catalog_lookup(g_sfs->cat, parent, name, &ino);
+	int err = catalog_lookup(fs->cat, parent, name, &ino);
 	if (err)
 		return err;
-	struct inode *in = inode_get(g_sfs, ino, 1, &err);
+	struct inode *in = inode_get(fs, ino, 1, &err);
 	if (!in)
 		return err;
-	struct inode *p = iget(parent, &err);
+	struct inode *p = iget(fs, parent, &err);
 	if (p) {
-		ensure_path(p);
-		inode_set_path(g_sfs, in, p->path, name);
+		ensure_path(fs, p);
+		inode_set_path(fs, in, p->path, name);
 	}
-	fill_entry(in, e);
+	fill_entry(fs, in, e);
 	return 0;
 }
 
@@ -100,7 +101,7 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Splicing pays when replies come from the backing's file descriptor;
 	 * replies from memory (O_DIRECT backing, disk model) go faster with a
 	 * plain writev than with vmsplice and splice (measured with perf). */
-	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && !fs->dev_direct && !fs->model_on)
+	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && fs->splice_replies)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
 		conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
@@ -109,6 +110,21 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	/* Writes through the page cache would hide write sizes: keep write-through. */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * POSIX ACLs: the kernel enforces them and caches them; keeping the
+	 * mode in step and inheriting default ACLs is ours.  With ACLs the VFS
+	 * no longer applies the umask, FUSE's kernel side does unless told
+	 * not to: DONT_MASK lets a default ACL replace the umask, as acl(5)
+	 * says, and make_node() applies the umask when there is none.
+	 */
+	if (conn->capable & FUSE_CAP_POSIX_ACL) {
+		conn->want |= FUSE_CAP_POSIX_ACL;
+		fs->posix_acl = true;
+		if (conn->capable & FUSE_CAP_DONT_MASK) {
+			conn->want |= FUSE_CAP_DONT_MASK;
+			fs->dont_mask = true;
+		}
+	}
 	conn->max_readahead = (unsigned)fs->cfg.defaults.cache.readahead;
 	/* The kernel skips readahead while this many background requests are
 	 * queued (libfuse's default threshold is 9): with a slow device or the
@@ -126,12 +142,9 @@ static void sfs_destroy(void *userdata)
 
 static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	if (ctl_is_ino(parent) || (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)) {
-		ctl_lookup(req, parent, name);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int err = do_lookup(parent, name, &e);
+	int err = do_lookup(fs, parent, name, &e);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -140,31 +153,29 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void sfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct inode *in = ctl_is_ino(ino) ? NULL : inode_find(g_sfs, ino);
+	struct sfs *fs = fuse_req_userdata(req);
+	struct inode *in = inode_find(fs, ino);
 	if (in)
-		inode_forget(g_sfs, in, nlookup);
+		inode_forget(fs, in, nlookup);
 	fuse_reply_none(req);
 }
 
 static void sfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	for (size_t i = 0; i < count; i++) {
-		struct inode *in =
-			ctl_is_ino(forgets[i].ino) ? NULL : inode_find(g_sfs, forgets[i].ino);
+		struct inode *in = inode_find(fs, forgets[i].ino);
 		if (in)
-			inode_forget(g_sfs, in, forgets[i].nlookup);
+			inode_forget(fs, in, forgets[i].nlookup);
 	}
 	fuse_reply_none(req);
 }
 
 static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_getattr(req, ino);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *in = iget(ino, &err);
+	struct inode *in = iget(fs, ino, &err);
 	if (!in) {
 		fuse_reply_err(req, -err);
 		return;
@@ -179,12 +190,9 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	int err = 0;
-	struct inode *in = iget(ino, &err);
+	struct inode *in = iget(fs, ino, &err);
 	if (!in) {
 		fuse_reply_err(req, -err);
 		return;
@@ -196,11 +204,13 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		if (!S_ISREG(in->attr.mode))
 			err = S_ISDIR(in->attr.mode) ? -EISDIR : -EINVAL;
 		else
-			err = io_truncate(g_sfs, in, (uint64_t)attr->st_size);
+			err = io_truncate(fs, in, (uint64_t)attr->st_size);
 	}
 	if (!err) {
-		if (to_set & FUSE_SET_ATTR_MODE)
+		if (to_set & FUSE_SET_ATTR_MODE) {
 			in->attr.mode = (in->attr.mode & S_IFMT) | (attr->st_mode & 07777);
+			err = xattr_acl_chmod(fs, in);
+		}
 		if (to_set & FUSE_SET_ATTR_UID)
 			in->attr.uid = attr->st_uid;
 		if (to_set & FUSE_SET_ATTR_GID)
@@ -223,7 +233,7 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		/* Metadata changes go to the catalog now; data-path ones at fsync. */
 		if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
 			      FUSE_SET_ATTR_SIZE))
-			err = inode_flush(g_sfs, in);
+			err = inode_flush(fs, in);
 	}
 	struct stat st;
 	inode_to_stat(in, &st);
@@ -238,14 +248,9 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev, const char *target, struct inode **out)
 {
-	if (ctl_is_ino(parent))
-		return -EROFS;
-	if (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)
-		return -EEXIST;
-	if (strlen(name) > NAME_MAX)
-		return -ENAMETOOLONG;
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *p = iget(parent, &err);
+	struct inode *p = iget(fs, parent, &err);
 	if (!p)
 		return err;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -264,8 +269,22 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		if (S_ISDIR(mode))
 			a.mode |= S_ISGID;
 	}
+	struct new_acl na;
+	err = xattr_acl_new_node(fs, parent, &a.mode, ctx->umask, &na);
 	pthread_rwlock_unlock(&p->lock);
-	err = catalog_create(g_sfs->cat, parent, name, &a, target);
+	if (!err)
+		err = catalog_create(fs->cat, parent, name, &a, target);
+	if (!err) {
+		err = xattr_acl_store(fs, a.ino, &na);
+		if (err) {
+			/* Without its ACL the node would grant what the ACL withholds. */
+			uint64_t gone;
+			catalog_unlink(fs->cat, parent, name, S_ISDIR(mode), &gone);
+			catalog_delete_inode(fs->cat, a.ino);
+		}
+	}
+	free(na.dflt);
+	free(na.access);
 	if (err)
 		return err;
 	inode_wrlock(p);
@@ -274,23 +293,24 @@ static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	p->attr.mtime = p->attr.ctime = a.ctime;
 	p->attr_dirty = true;
 	pthread_rwlock_unlock(&p->lock);
-	struct inode *in = inode_get(g_sfs, a.ino, 1, &err);
+	struct inode *in = inode_get(fs, a.ino, 1, &err);
 	if (!in)
 		return err;
-	ensure_path(p);
-	inode_set_path(g_sfs, in, p->path, name);
+	ensure_path(fs, p);
+	inode_set_path(fs, in, p->path, name);
 	*out = in;
 	return 0;
 }
 
 static void reply_new_entry(fuse_req_t req, int err, struct inode *in)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
 	struct fuse_entry_param e;
-	fill_entry(in, &e);
+	fill_entry(fs, in, &e);
 	fuse_reply_entry(req, &e);
 }
 
@@ -318,8 +338,9 @@ static void sfs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, con
 
 static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	char *target;
-	int err = catalog_readlink(g_sfs->cat, ino, &target);
+	int err = catalog_readlink(fs->cat, ino, &target);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -329,14 +350,14 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* After the catalog dropped a link to @ino: mirror nlink, delete at zero. */
-static void link_dropped(uint64_t ino)
+static void link_dropped(struct sfs *fs, uint64_t ino)
 {
 	int err;
 	struct inode_attr a;
-	struct inode *in = inode_get(g_sfs, ino, 0, &err);
+	struct inode *in = inode_get(fs, ino, 0, &err);
 	if (!in)
 		return;
-	bool have = catalog_get_attr(g_sfs->cat, ino, &a) == 0;
+	bool have = catalog_get_attr(fs->cat, ino, &a) == 0;
 	bool gone = have && (a.nlink == 0 || (S_ISDIR(a.mode) && a.nlink <= 1));
 	inode_wrlock(in);
 	if (have) {
@@ -347,22 +368,22 @@ static void link_dropped(uint64_t ino)
 		in->attr.nlink = 0;
 		in->unlinked = true;
 	}
-	pthread_mutex_lock(&g_sfs->itable_lock);
+	pthread_mutex_lock(&fs->itable_lock);
 	bool open = in->nopen > 0;
-	pthread_mutex_unlock(&g_sfs->itable_lock);
-	if (gone && !open && S_ISREG(in->attr.mode) && inode_load_map(g_sfs, in) == 0) {
+	pthread_mutex_unlock(&fs->itable_lock);
+	if (gone && !open && S_ISREG(in->attr.mode) && inode_load_map(fs, in) == 0) {
 		/* No name and nothing open: free the space now, as unlink(2) does,
 		 * not when the kernel gets round to forgetting the inode. */
-		catalog_delete_inode(g_sfs->cat, in->ino);
-		inode_free_space(g_sfs, in, 0);
+		catalog_delete_inode(fs->cat, in->ino);
+		inode_free_space(fs, in, 0);
 	}
 	pthread_rwlock_unlock(&in->lock);
-	inode_forget(g_sfs, in, 0);
+	inode_forget(fs, in, 0);
 }
 
-static void parent_changed(fuse_ino_t parent, int dir_delta)
+static void parent_changed(struct sfs *fs, fuse_ino_t parent, int dir_delta)
 {
-	struct inode *p = inode_find(g_sfs, parent);
+	struct inode *p = inode_find(fs, parent);
 	if (!p)
 		return;
 	inode_wrlock(p);
@@ -375,15 +396,12 @@ static void parent_changed(fuse_ino_t parent, int dir_delta)
 
 static void do_unlink(fuse_req_t req, fuse_ino_t parent, const char *name, int dir)
 {
-	if (ctl_is_ino(parent) || (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	uint64_t ino;
-	int err = catalog_unlink(g_sfs->cat, parent, name, dir, &ino);
+	int err = catalog_unlink(fs->cat, parent, name, dir, &ino);
 	if (!err) {
-		parent_changed(parent, dir ? -1 : 0);
-		link_dropped(ino);
+		parent_changed(fs, parent, dir ? -1 : 0);
+		link_dropped(fs, ino);
 	}
 	fuse_reply_err(req, -err);
 }
@@ -401,42 +419,33 @@ static void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
-	if (ctl_is_ino(parent) || ctl_is_ino(newparent) ||
-	    (parent == FUSE_ROOT_ID && strcmp(name, ".scatterfs") == 0) ||
-	    (newparent == FUSE_ROOT_ID && strcmp(newname, ".scatterfs") == 0)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	if (strlen(newname) > NAME_MAX) {
-		fuse_reply_err(req, ENAMETOOLONG);
-		return;
-	}
 	uint64_t src_ino = 0, dst_ino = 0, replaced;
-	catalog_lookup(g_sfs->cat, parent, name, &src_ino);
-	catalog_lookup(g_sfs->cat, newparent, newname, &dst_ino);
-	int err = catalog_rename(g_sfs->cat, parent, name, newparent, newname, flags, &replaced);
+	catalog_lookup(fs->cat, parent, name, &src_ino);
+	catalog_lookup(fs->cat, newparent, newname, &dst_ino);
+	int err = catalog_rename(fs->cat, parent, name, newparent, newname, flags, &replaced);
 	if (!err) {
 		int e2;
-		struct inode *np = iget(newparent, &e2), *op = iget(parent, &e2);
+		struct inode *np = iget(fs, newparent, &e2), *op = iget(fs, parent, &e2);
 		if (np)
-			ensure_path(np);
+			ensure_path(fs, np);
 		if (op)
-			ensure_path(op);
-		struct inode *in = src_ino ? inode_find(g_sfs, src_ino) : NULL;
-		struct inode *other = dst_ino ? inode_find(g_sfs, dst_ino) : NULL;
+			ensure_path(fs, op);
+		struct inode *in = src_ino ? inode_find(fs, src_ino) : NULL;
+		struct inode *other = dst_ino ? inode_find(fs, dst_ino) : NULL;
 		char *src_old = in && in->path ? strdup(in->path) : NULL;
 		char *dst_old = other && other->path ? strdup(other->path) : NULL;
 		if (in && np)
-			inode_set_path(g_sfs, in, np->path, newname);
+			inode_set_path(fs, in, np->path, newname);
 		if (flags & RENAME_EXCHANGE) {
 			if (other && op)
-				inode_set_path(g_sfs, other, op->path, name);
+				inode_set_path(fs, other, op->path, name);
 		} else if (dst_ino) {
-			link_dropped(dst_ino);
+			link_dropped(fs, dst_ino);
 		}
 		/* What lies below a moved directory moved with it.  An exchange of
 		 * two directories goes through a prefix no real path has ("\001"). */
@@ -444,19 +453,19 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		bool dst_dir = (flags & RENAME_EXCHANGE) && other && dst_old &&
 			       S_ISDIR(other->attr.mode) && other->path;
 		if (src_dir)
-			inode_rename_paths(g_sfs, src_old, dst_dir ? "\001" : in->path);
+			inode_rename_paths(fs, src_old, dst_dir ? "\001" : in->path);
 		if (dst_dir)
-			inode_rename_paths(g_sfs, dst_old, other->path);
+			inode_rename_paths(fs, dst_old, other->path);
 		if (src_dir && dst_dir)
-			inode_rename_paths(g_sfs, "\001", in->path);
+			inode_rename_paths(fs, "\001", in->path);
 		free(src_old);
 		free(dst_old);
 		struct inode_attr a;
 		/* Directory link counts may have moved: refresh both parents. */
 		fuse_ino_t ps[2] = {parent, newparent};
 		for (int i = 0; i < 2; i++) {
-			struct inode *p = inode_find(g_sfs, ps[i]);
-			if (p && catalog_get_attr(g_sfs->cat, ps[i], &a) == 0) {
+			struct inode *p = inode_find(fs, ps[i]);
+			if (p && catalog_get_attr(fs->cat, ps[i], &a) == 0) {
 				inode_wrlock(p);
 				p->attr.nlink = a.nlink;
 				clock_gettime(CLOCK_REALTIME, &p->attr.mtime);
@@ -472,23 +481,15 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 
 static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-	if (ctl_is_ino(ino) || ctl_is_ino(newparent) ||
-	    (newparent == FUSE_ROOT_ID && strcmp(newname, ".scatterfs") == 0)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (strlen(newname) > NAME_MAX) {
-		fuse_reply_err(req, ENAMETOOLONG);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	int err = catalog_link(g_sfs->cat, newparent, newname, ino, &now);
+	int err = catalog_link(fs->cat, newparent, newname, ino, &now);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
-	struct inode *in = inode_get(g_sfs, ino, 1, &err);
+	struct inode *in = inode_get(fs, ino, 1, &err);
 	if (!in) {
 		fuse_reply_err(req, -err);
 		return;
@@ -497,20 +498,20 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	in->attr.nlink++;
 	in->attr.ctime = now;
 	pthread_rwlock_unlock(&in->lock);
-	parent_changed(newparent, 0);
+	parent_changed(fs, newparent, 0);
 	reply_new_entry(req, 0, in);
 }
 
-static int open_inode(struct inode *in, struct fuse_file_info *fi)
+static int open_inode(struct sfs *fs, struct inode *in, struct fuse_file_info *fi)
 {
-	ensure_path(in);
+	ensure_path(fs, in);
 	inode_wrlock(in);
-	int err = inode_load_map(g_sfs, in);
+	int err = inode_load_map(fs, in);
 	/* libfuse negotiates atomic O_TRUNC: the truncation is ours to do. */
 	if (!err && (fi->flags & O_TRUNC) && S_ISREG(in->attr.mode) && in->attr.size) {
-		err = io_truncate(g_sfs, in, 0);
+		err = io_truncate(fs, in, 0);
 		if (!err)
-			err = inode_flush(g_sfs, in);
+			err = inode_flush(fs, in);
 	}
 	bool direct = in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
@@ -521,20 +522,17 @@ static int open_inode(struct inode *in, struct fuse_file_info *fi)
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
 	fi->fh = (uint64_t)(uintptr_t)in;
-	inode_open_ref(g_sfs, in);
+	inode_open_ref(fs, in);
 	return 0;
 }
 
 static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_open(req, ino, fi);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *in = iget(ino, &err);
+	struct inode *in = iget(fs, ino, &err);
 	if (in)
-		err = open_inode(in, fi);
+		err = open_inode(fs, in, fi);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -544,49 +542,130 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		       struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	struct inode *in = NULL;
 	int err = make_node(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &in);
 	if (!err) {
-		err = open_inode(in, fi);
+		err = open_inode(fs, in, fi);
 		if (err)
-			inode_forget(g_sfs, in, 1);
+			inode_forget(fs, in, 1);
 	}
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
 	struct fuse_entry_param e;
-	fill_entry(in, &e);
+	fill_entry(fs, in, &e);
 	fuse_reply_create(req, &e, fi);
 }
 
 static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_read(req, ino, size, off, fi);
-		return;
-	}
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *in = iget_open(ino, fi, &err);
+	struct inode *in = iget_open(fs, ino, fi, &err);
 	if (!in) {
 		fuse_reply_err(req, -err);
 		return;
 	}
-	io_read(g_sfs, req, in, (uint64_t)off, size);
+	io_read(fs, req, in, (uint64_t)off, size);
+}
+
+/*
+ * The credentials of the caller of @req that decide whether its write
+ * keeps a file's set-user-ID and set-group-ID bits, from its
+ * /proc/PID/status (proc(5); the FUSE pid is the calling thread's, whose
+ * credentials these are): *@fsetid whether CAP_FSETID is in its effective
+ * set (CapEff), *@in_group whether @gid is its file-system group or one of
+ * its supplementary groups (Groups).  A caller gone by now counts as having
+ * CAP_FSETID when it ran as root, as it almost surely did.
+ */
+static void caller_creds(fuse_req_t req, gid_t gid, bool *fsetid, bool *in_group)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	*fsetid = ctx->uid == 0;
+	*in_group = ctx->gid == gid;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)ctx->pid);
+	FILE *f = ctx->pid > 0 ? fopen(path, "re") : NULL;
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned long long eff;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			*fsetid = eff & (1ull << CAP_FSETID);
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			char *p = line + 7, *end;
+			for (unsigned long g = strtoul(p, &end, 10); end != p;
+			     p = end, g = strtoul(p, &end, 10))
+				if (g == gid)
+					*in_group = true;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * After a write or fallocate of @in by the caller of @req: a caller without
+ * CAP_FSETID strips set-user-ID, and set-group-ID when the group may
+ * execute or the caller is not in the file's group, as the kernel's
+ * file_remove_privs() does for local file systems (setattr_should_drop_sgid();
+ * ext4 on this machine's 6.18 kernel gives 02767 -> 0767 for a writer
+ * outside the group, and keeps 02767 for one inside it), so that a modified
+ * program cannot keep its privilege.
+ *
+ * Done in the daemon, not by the kernel: libfuse 3.14 knows no
+ * FUSE_CAP_HANDLE_KILLPRIV_V2 and does not pass the handler the
+ * FUSE_WRITE_KILL_SUIDGID flag the kernel sets on such writes, and the
+ * kernel strips the bits itself only on its page-cache path (cache.mode =
+ * kernel) and for fallocate and truncate, not on a direct-I/O write.  The
+ * caller's credentials are read only when the file has a bit to lose.  The
+ * new mode goes to the catalog at once, as a chmod does (if that fails it
+ * stays dirty for the next flush), and the kernel is told to drop the
+ * attributes it caches (a direct-I/O write's reply refreshes only size and
+ * times); only the attributes, which takes no lock the caller's write holds.
+ * Caller holds in->lock for writing.
+ */
+static void kill_priv(struct sfs *fs, fuse_req_t req, struct inode *in)
+{
+	mode_t m = in->attr.mode, kill = 0;
+	if (!S_ISREG(m) || !(m & (S_ISUID | S_ISGID)))
+		return;
+	bool fsetid, in_group;
+	caller_creds(req, in->attr.gid, &fsetid, &in_group);
+	if (fsetid)
+		return;
+	if (m & S_ISUID)
+		kill |= S_ISUID;
+	if ((m & S_ISGID) && ((m & S_IXGRP) || !in_group))
+		kill |= S_ISGID;
+	if (!kill)
+		return;
+	in->attr.mode &= ~kill;
+	clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
+	in->attr_dirty = true;
+	inode_flush(fs, in);
+	fuse_lowlevel_notify_inval_inode(fs->se, in->ino, -1, 0);
 }
 
 static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *in = ctl_is_ino(ino) ? NULL : iget_open(ino, fi, &err);
+	struct inode *in = iget_open(fs, ino, fi, &err);
 	if (!in) {
-		fuse_reply_err(req, ctl_is_ino(ino) ? EROFS : -err);
+		fuse_reply_err(req, -err);
 		return;
 	}
 	inode_wrlock(in);
-	ssize_t n = io_write(g_sfs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
+	ssize_t n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
+	if (n > 0)
+		kill_priv(fs, req, in);
 	pthread_rwlock_unlock(&in->lock);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -601,31 +680,29 @@ static void sfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_release(req, ino, fi);
-		return;
-	}
-	struct inode *in = fi->fh ? (struct inode *)(uintptr_t)fi->fh : inode_find(g_sfs, ino);
+	struct sfs *fs = fuse_req_userdata(req);
+	struct inode *in = fi->fh ? (struct inode *)(uintptr_t)fi->fh : inode_find(fs, ino);
 	if (in) {
 		inode_wrlock(in);
 		if (!in->unlinked)
-			inode_flush(g_sfs, in);
+			inode_flush(fs, in);
 		pthread_rwlock_unlock(&in->lock);
-		inode_close_ref(g_sfs, in);
+		inode_close_ref(fs, in);
 	}
 	fuse_reply_err(req, 0);
 }
 
 static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *in = ctl_is_ino(ino) ? NULL : iget(ino, &err);
+	struct inode *in = iget(fs, ino, &err);
 	if (!in) {
-		fuse_reply_err(req, ctl_is_ino(ino) ? 0 : -err);
+		fuse_reply_err(req, -err);
 		return;
 	}
 	inode_wrlock(in);
-	err = io_fsync(g_sfs, in, fuse_req_ctx(req)->pid);
+	err = io_fsync(fs, in, fuse_req_ctx(req)->pid);
 	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
 }
@@ -633,10 +710,11 @@ static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			  struct fuse_file_info *fi)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	int err;
-	struct inode *in = ctl_is_ino(ino) ? NULL : iget(ino, &err);
+	struct inode *in = iget(fs, ino, &err);
 	if (!in) {
-		fuse_reply_err(req, ctl_is_ino(ino) ? EROFS : -err);
+		fuse_reply_err(req, -err);
 		return;
 	}
 	if (off < 0 || len <= 0) {
@@ -644,18 +722,84 @@ static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 		return;
 	}
 	inode_wrlock(in);
-	err = io_fallocate(g_sfs, in, mode, (uint64_t)off, (uint64_t)len,
+	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len,
 			   fuse_req_ctx(req)->pid);
+	if (!err)
+		kill_priv(fs, req, in);
 	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
 }
 
-static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/*
+ * The next data (SEEK_DATA) or hole (SEEK_HOLE) at or after @off of a file
+ * of @size bytes mapped by @m, as lseek(2) defines them: data is what an
+ * extent holds that was written; a range with no extent, or an unwritten
+ * extent (allocated, reads as zeros), is a hole, and so is the end of the
+ * file.  @return 0 with *@pos set, or -ENXIO when @off is at or past @size
+ * or, for SEEK_DATA, no data follows @off.
+ */
+static int seek_data_hole(const struct extent_map *m, uint64_t size, uint64_t off, int whence,
+			  uint64_t *pos)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_opendir(req, ino, fi);
+	if (off >= size)
+		return -ENXIO;
+	size_t i = extmap_find(m, off);
+	if (whence == SEEK_DATA) {
+		for (; i < m->n && m->v[i].logical < size; i++) {
+			if (!(m->v[i].flags & EXTENT_UNWRITTEN)) {
+				*pos = m->v[i].logical > off ? m->v[i].logical : off;
+				return 0;
+			}
+		}
+		return -ENXIO;
+	}
+	uint64_t p = off;
+	/* Entries may abut: a hole starts where the written ones stop touching. */
+	for (; i < m->n && m->v[i].logical <= p && !(m->v[i].flags & EXTENT_UNWRITTEN); i++)
+		if (m->v[i].logical + m->v[i].length > p)
+			p = m->v[i].logical + m->v[i].length;
+	*pos = p < size ? p : size;
+	return 0;
+}
+
+static void sfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		      struct fuse_file_info *fi)
+{
+	struct sfs *fs = fuse_req_userdata(req);
+	/* The kernel sends only these two; it answers the others itself. */
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	if (off < 0) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	int err;
+	struct inode *in = iget_open(fs, ino, fi, &err);
+	if (!in) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	uint64_t pos = 0;
+	err = 0;
+	pthread_rwlock_rdlock(&in->lock);
+	if (!in->map_loaded) {
+		pthread_rwlock_unlock(&in->lock);
+		inode_wrlock(in);
+		err = inode_load_map(fs, in);
+	}
+	if (!err)
+		err = seek_data_hole(&in->map, in->attr.size, (uint64_t)off, whence, &pos);
+	pthread_rwlock_unlock(&in->lock);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_lseek(req, (off_t)pos);
+}
+
+static void sfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
 	fuse_reply_open(req, fi);
 }
 
@@ -679,6 +823,7 @@ static int collect(void *opaque, const struct catalog_dirent *d)
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	char *buf = calloc(1, size);
 	struct catalog_dirent v[256];
 	char *names[256];
@@ -704,28 +849,28 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			goto reply;
 		used += n;
 	}
-	err = catalog_readdir(g_sfs->cat, ino, off > 2 ? off - 2 : 0, collect, &b);
+	err = catalog_readdir(fs->cat, ino, off > 2 ? off - 2 : 0, collect, &b);
 	for (size_t i = 0; !err && i < b.n; i++) {
 		const struct catalog_dirent *d = &b.v[i];
 		off_t next = d->cookie + 2;
 		size_t n;
 		if (plus) {
-			struct inode *in = inode_get(g_sfs, d->ino, 1, &err);
+			struct inode *in = inode_get(fs, d->ino, 1, &err);
 			if (!in) {
 				err = 0; /* removed meanwhile */
 				continue;
 			}
 			struct fuse_entry_param e;
-			fill_entry(in, &e);
+			fill_entry(fs, in, &e);
 			n = fuse_add_direntry_plus(req, buf + used, size - used, d->name, &e, next);
 			if (n > size - used) {
-				inode_forget(g_sfs, in, 1);
+				inode_forget(fs, in, 1);
 				break;
 			}
-			struct inode *p = inode_find(g_sfs, ino);
+			struct inode *p = inode_find(fs, ino);
 			if (p && !in->path) {
-				ensure_path(p);
-				inode_set_path(g_sfs, in, p->path, d->name);
+				ensure_path(fs, p);
+				inode_set_path(fs, in, p->path, d->name);
 			}
 		} else {
 			st.st_ino = d->ino;
@@ -749,56 +894,46 @@ reply:
 static void sfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_readdir(req, ino, size, off, false);
-		return;
-	}
 	do_readdir(req, ino, size, off, false);
 }
 
 static void sfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			    struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_readdir(req, ino, size, off, true);
-		return;
-	}
 	do_readdir(req, ino, size, off, true);
 }
 
 static void sfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (ctl_is_ino(ino)) {
-		ctl_releasedir(req, ino, fi);
-		return;
-	}
 	fuse_reply_err(req, 0);
 }
 
 static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct inode *in = ctl_is_ino(ino) ? NULL : inode_find(g_sfs, ino);
+	struct sfs *fs = fuse_req_userdata(req);
+	struct inode *in = inode_find(fs, ino);
 	int err = 0;
 	if (in) {
 		inode_wrlock(in);
-		err = inode_flush(g_sfs, in);
+		err = inode_flush(fs, in);
 		pthread_rwlock_unlock(&in->lock);
 	}
 	if (!err)
-		err = catalog_sync(g_sfs->cat);
+		err = catalog_sync(fs->cat);
 	fuse_reply_err(req, -err);
 }
 
 static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	struct sfs *fs = fuse_req_userdata(req);
 	struct statvfs s = {0};
-	s.f_bsize = g_sfs->block_size;
-	s.f_frsize = g_sfs->block_size;
-	pthread_mutex_lock(&g_sfs->alloc_lock);
-	s.f_blocks = devalloc_size(g_sfs->alloc) / g_sfs->block_size;
-	s.f_bfree = (devalloc_free_bytes(g_sfs->alloc) + g_sfs->pending_free_bytes) /
-		    g_sfs->block_size;
-	pthread_mutex_unlock(&g_sfs->alloc_lock);
+	uint64_t total, free_bytes;
+	uint32_t bs = fs->dev[0]->block_size;
+	sfs_space(fs, &total, &free_bytes);
+	s.f_bsize = bs;
+	s.f_frsize = bs;
+	s.f_blocks = total / bs;
+	s.f_bfree = free_bytes / bs;
 	s.f_bavail = s.f_bfree;
 	s.f_files = 1u << 30;
 	s.f_ffree = 1u << 30;
@@ -807,74 +942,7 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &s);
 }
 
-static void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-			 size_t size, int flags)
-{
-	if (ctl_is_ino(ino)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (strncmp(name, "system.", 7) == 0) { /* no POSIX ACLs */
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
-	int err = catalog_setxattr(g_sfs->cat, ino, name, value, size, flags);
-	if (err == -EEXIST && !(flags & XATTR_CREATE))
-		err = -EIO;
-	fuse_reply_err(req, -err);
-}
-
-static void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	if (ctl_is_ino(ino)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
-	char stackbuf[256];
-	char *buf = size <= sizeof stackbuf ? stackbuf : malloc(size);
-	size_t len = 0;
-	int err = buf ? catalog_getxattr(g_sfs->cat, ino, name, buf, size, &len) : -ENOMEM;
-	if (err)
-		fuse_reply_err(req, -err);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	if (buf != stackbuf)
-		free(buf);
-}
-
-static void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	if (ctl_is_ino(ino)) {
-		if (size)
-			fuse_reply_buf(req, NULL, 0);
-		else
-			fuse_reply_xattr(req, 0);
-		return;
-	}
-	char *buf = size ? malloc(size) : NULL;
-	size_t len = 0;
-	int err = (size && !buf) ? -ENOMEM : catalog_listxattr(g_sfs->cat, ino, buf, size, &len);
-	if (err)
-		fuse_reply_err(req, -err);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	free(buf);
-}
-
-static void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	if (ctl_is_ino(ino)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	fuse_reply_err(req, -catalog_removexattr(g_sfs->cat, ino, name));
-}
-
-const struct fuse_lowlevel_ops sfs_ops = {
+const struct fuse_lowlevel_ops sfs_file_ops = {
 	.init = sfs_init,
 	.destroy = sfs_destroy,
 	.lookup = sfs_lookup,
@@ -908,4 +976,5 @@ const struct fuse_lowlevel_ops sfs_ops = {
 	.removexattr = sfs_removexattr,
 	.create = sfs_create,
 	.fallocate = sfs_fallocate,
+	.lseek = sfs_lseek,
 };

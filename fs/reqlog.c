@@ -48,10 +48,11 @@
 #include <unistd.h>
 
 #include "reqlog.h"
+#include "units.h"
 
-#define REQLOG_RING_BYTES   (8u << 20)
-#define REQLOG_FLUSH_BYTES  (256u << 10) /* wake the writer at this much queued */
-#define REQLOG_MAX_WRITE    (1u << 20)	 /* largest single write(2) */
+#define REQLOG_RING_BYTES   (8 * MiB)
+#define REQLOG_FLUSH_BYTES  (256 * KiB) /* wake the writer at this much queued */
+#define REQLOG_MAX_WRITE    MiB	 /* largest single write(2) */
 #define REQLOG_FLUSH_NS	    100000000L	 /* flush at least every 100 ms */
 #define REQLOG_ROWBUF_BYTES 4096	 /* per-append stack buffer */
 
@@ -447,7 +448,10 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 
 	rc = write_all(log->fd, reqlog_header, sizeof(reqlog_header) - 2);
 	if (rc == 0 && (ops & REQLOG_MODEL_US))
-		rc = write_all(log->fd, ",model_us", 9);
+		rc = write_all(log->fd, ",", 1);
+	if (rc == 0 && (ops & REQLOG_MODEL_US))
+		rc = write_all(log->fd, log_column_names[LOG_COL_MODEL_US],
+			       strlen(log_column_names[LOG_COL_MODEL_US]));
 	if (rc == 0)
 		rc = write_all(log->fd, "\n", 1);
 	if (rc < 0)

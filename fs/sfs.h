@@ -1,8 +1,9 @@
 /*
  * scatterfs daemon internals shared by the files in fs/ (not a public header).
  *
- * Locking order: inode->lock, then fs->alloc_lock, then the catalog's own
- * mutex.  fs->itable_lock is never held while taking another lock.
+ * Locking order: inode->lock, then a device's alloc_lock, then the
+ * catalog's own mutex.  fs->itable_lock is never held while taking another
+ * lock.
  */
 #ifndef SCATTERFS_SFS_H
 #define SCATTERFS_SFS_H
@@ -20,7 +21,7 @@
 #include "alloc.h"
 #include "autoextend.h"
 #include "config.h"
-#include "disk_model.h"
+#include "device.h"
 #include "extmap.h"
 #include "pins.h"
 
@@ -51,7 +52,7 @@ struct inode {
 
 	pthread_rwlock_t lock; /* protects everything below but pins */
 	/*
-	 * Queued device reads of this file in flight (io.c, read_queued()):
+	 * Queued device reads of this file in flight (io_queue.c):
 	 * taken under lock for reading, dropped by the completion thread, so a
 	 * writer that inode_wrlock() admits never sees its blocks being read.
 	 */
@@ -72,32 +73,17 @@ struct sfs_stats {
 	atomic_uint_fast64_t reads, bytes_read, writes, bytes_written;
 	atomic_uint_fast64_t extends, extend_bytes, zero_fill_ns;
 	atomic_uint_fast64_t log_io_lost; /* device I/Os missing from log rows (ENOMEM) */
-	/* device reads submitted to be polled, and those seen complete while polling */
-	atomic_uint_fast64_t polled_reads, polled_completions;
-	/* reads submitted to the completion thread (device.async_reads) */
-	atomic_uint_fast64_t async_reads;
 };
 
 struct sfs {
 	struct sfs_config cfg;
 	char *backing_path;
 	char *meta_path;
-	int dev_fd;         /* backing device */
-	bool dev_direct;    /* dev_fd has O_DIRECT */
-	uint64_t poll_ns;   /* a lone O_DIRECT device read polls this long before sleeping; 0 = never */
-	uint64_t dev_size;  /* bytes managed by the allocator */
-	uint32_t block_size;
-
-	pthread_mutex_t alloc_lock;
-	struct devalloc *alloc; /* under alloc_lock */
-	/*
-	 * Device runs freed in memory whose removal the catalog may not hold
-	 * durably yet: handing them to another file before that would let a
-	 * crash show one file's bytes in another.  sfs_sync() returns them to
-	 * the allocator.  Under alloc_lock.
-	 */
-	struct run_vec pending_free;
-	uint64_t pending_free_bytes;
+	/* The backing devices; dev[0] is main, the command line's BACKING. */
+	struct device *dev[SFS_MAX_DEVICES];
+	unsigned ndev;
+	bool model_on;       /* some device has a timing model */
+	bool splice_replies; /* every device's stack lets replies splice from the backing */
 
 	pthread_t syncer;      /* flushes and syncs every SYNC_INTERVAL_S */
 	bool syncer_running;
@@ -113,19 +99,17 @@ struct sfs {
 	pthread_mutex_t itable_lock;
 	struct inode *itable; /* uthash by ino, under itable_lock */
 
-	bool model_on;                /* [disk] model = hdd */
-	pthread_mutex_t model_lock;
-	struct disk_model model;      /* under model_lock */
 	atomic_uint_fast64_t reply_ps_per_byte; /* measured cost of copying a reply */
 
-	struct read_queue *rq; /* queued device reads (io.c); NULL when off */
+	struct read_queue *rq; /* queued reads' contexts (io_queue.c) */
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
+	/* Set by the init handler, before any other request: */
+	bool posix_acl; /* FUSE_CAP_POSIX_ACL: the kernel enforces ACLs kept as xattrs */
+	bool dont_mask; /* FUSE_CAP_DONT_MASK: the daemon applies the umask (or a default ACL) */
 	double entry_timeout;
 };
-
-extern struct sfs *g_sfs;
 
 /* inode.c */
 /**
@@ -168,11 +152,28 @@ int inode_flush_all(struct sfs *fs, bool final, struct inode *held);
  */
 void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_path);
 /**
- * sfs_defer_free() - frees device run [dev, dev+len) once the catalog
- * durably no longer refers to it (see pending_free).  Caller holds
- * fs->alloc_lock.
+ * sfs_defer_free() - frees [@off, @off+@len) of device @d once the catalog
+ * durably no longer refers to it (see struct device's pending_free).
+ * Caller holds @d->alloc_lock.
  */
-void sfs_defer_free(struct sfs *fs, uint64_t dev, uint64_t len);
+void sfs_defer_free(struct device *d, uint64_t off, uint64_t len);
+/**
+ * sfs_flush_devices() - flushes every device (dev_flush()), so that data
+ * and zero-fill are durable before the catalog that points at them.
+ * @return 0, or the first -errno.
+ */
+int sfs_flush_devices(struct sfs *fs, struct dev_req *r);
+/**
+ * sfs_space() - bytes of all devices, and of them free for files (space
+ * waiting for a durable catalog counts as free, as it is for statfs).
+ */
+void sfs_space(struct sfs *fs, uint64_t *total, uint64_t *free_bytes);
+/** inode_device() - the backing device that holds @in's extents (main for now). */
+static inline struct device *inode_device(struct sfs *fs, const struct inode *in)
+{
+	(void)in;
+	return fs->dev[0];
+}
 /**
  * sfs_sync() - flushes every inode's attributes and extents to the
  * catalog, makes the catalog durable, then releases the runs that were
@@ -208,14 +209,14 @@ void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from);
 /** Reads [off, off+size) of @in and replies to @req.  Caller holds no lock. */
 void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size);
 /**
- * io_queue_start() - sets up queued device reads (device.async_reads) when
- * the backing is O_DIRECT and no disk model runs: an aio context and the
- * completion thread that answers the reads.  @return 0 (also when not
- * wanted), or -errno from io_setup/pthread_create, reads then stay
+ * io_queue_start() - starts every device stack's threads (the completion
+ * thread of queued reads, device.async_reads, on an O_DIRECT backing
+ * without a timing model) and the queued reads' contexts (io_queue.c).
+ * @return 0, or -errno from io_setup/pthread_create: reads then stay
  * synchronous.
  */
 int io_queue_start(struct sfs *fs);
-/** io_queue_stop() - answers the reads still in flight, then stops the completion thread. */
+/** io_queue_stop() - answers the reads still in flight, then stops the stacks' threads. */
 void io_queue_stop(struct sfs *fs);
 /**
  * io_write() - writes @size bytes from @buf at @off of @in, allocating
@@ -241,18 +242,56 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid);
 /** now_us() - microseconds since the mount. */
 uint64_t now_us(const struct sfs *fs);
 
-/* ctl.c: the hidden control directory */
-bool ctl_is_ino(uint64_t ino);
-void ctl_lookup(fuse_req_t req, uint64_t parent, const char *name);
-void ctl_getattr(fuse_req_t req, uint64_t ino);
-void ctl_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi);
-void ctl_release(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
-void ctl_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, bool plus);
-void ctl_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi);
+/*
+ * The handlers.  Each takes the daemon's state from its request
+ * (fuse_req_userdata(), the struct sfs the session was created with), never
+ * from a global.
+ */
 
-/* ops.c */
+/* xattr.c: extended attributes and POSIX ACLs (handlers of sfs_file_ops) */
+void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		  size_t size, int flags);
+void sfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+/**
+ * xattr_acl_chmod() - after a chmod of @in (in->attr.mode already new): its
+ * access ACL, if it has one, takes the new owner, group-class and other
+ * permissions, as chmod(2) does to a file with an ACL (acl(5)).  Caller
+ * holds in->lock for writing.  @return 0, -ENOMEM, -EIO.
+ */
+int xattr_acl_chmod(struct sfs *fs, struct inode *in);
+
+/** The ACLs of a new node, from its parent's default ACL (xattr_acl_new_node()). */
+struct new_acl {
+	void *dflt;   /* the default ACL a new directory inherits, or NULL */
+	void *access; /* the new node's access ACL, or NULL when its mode says it all */
+	size_t len;   /* bytes of each (both are the parent's default ACL's size) */
+};
+/**
+ * xattr_acl_new_node() - for a node about to be created in @parent with
+ * *@mode: the parent's default ACL, when it has one, masks *@mode and gives
+ * the node its ACLs into @na (acl(5), "Object creation and default ACLs");
+ * without one, @umask (the caller's, which the kernel leaves to us under
+ * FUSE_CAP_DONT_MASK) masks *@mode.  A symbolic link takes neither.  Caller
+ * holds @parent's lock.  @na is always set; free its two buffers.
+ * @return 0, -ENOMEM, -EIO.
+ */
+int xattr_acl_new_node(struct sfs *fs, uint64_t parent, mode_t *mode, mode_t umask,
+		       struct new_acl *na);
+/** xattr_acl_store() - stores @na's ACLs as node @ino's.  @return 0, -EIO. */
+int xattr_acl_store(struct sfs *fs, uint64_t ino, const struct new_acl *na);
+
+/* ctl.c: the hidden control directory */
+/** ctl_is_ino() - whether @ino is a node of the control directory. */
+bool ctl_is_ino(uint64_t ino);
+/** The handlers of control inodes (and of names that would enter or leave the directory). */
+extern const struct fuse_lowlevel_ops ctl_ops;
+
+/* ops.c: the handlers of the files of the mount (never given a control inode) */
+extern const struct fuse_lowlevel_ops sfs_file_ops;
+
+/* dispatch.c: the table the session runs, routing each request to one of the two above */
 extern const struct fuse_lowlevel_ops sfs_ops;
 
 #endif

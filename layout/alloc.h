@@ -13,10 +13,15 @@
 
 struct devalloc;
 
-/** A device run: [device, device+length), bytes. */
+/**
+ * A device run: [device, device+length), bytes, on the backing device
+ * numbered @dev (0 = main, the command line's BACKING; see fs/device.h).
+ * An allocator (struct devalloc) covers one device and ignores @dev.
+ */
 struct run {
 	uint64_t device;
-	uint64_t length;
+	uint64_t length : 56;
+	uint64_t dev : 8;
 };
 
 /**

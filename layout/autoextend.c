@@ -35,9 +35,7 @@ int run_vec_push(struct run_vec *rv, uint64_t device, uint64_t length)
 		rv->v = v;
 		rv->cap = cap;
 	}
-	rv->v[rv->n].device = device;
-	rv->v[rv->n].length = length;
-	rv->n++;
+	rv->v[rv->n++] = (struct run){.device = device, .length = length};
 	return 0;
 }
 
@@ -69,11 +67,11 @@ static int plan_push(struct alloc_plan *plan, uint64_t logical, uint64_t device,
 		plan->v = v;
 		plan->cap = cap;
 	}
-	plan->v[plan->n].logical = logical;
-	plan->v[plan->n].device = device;
-	plan->v[plan->n].length = length;
-	plan->v[plan->n].flags = flags;
-	plan->n++;
+	plan->v[plan->n++] = (struct extent){.logical = logical,
+					     .device = device,
+					     .length = length,
+					     .dev = (flags >> 8) & 0xff,
+					     .flags = flags & 0xff};
 	return 0;
 }
 
@@ -87,7 +85,7 @@ struct planner {
 	struct alloc_plan *plan;
 };
 
-static void free_run(void *opaque, uint64_t device, uint64_t length)
+static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
 {
 	devalloc_free(opaque, device, length);
 }

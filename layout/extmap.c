@@ -37,7 +37,7 @@
 
 #include "extmap.h"
 
-#define LEN_MAX ((UINT64_C(1) << 56) - 1)
+#define LEN_MAX ((UINT64_C(1) << 48) - 1)
 
 static inline uint64_t ext_end(const struct extent *e)
 {
@@ -52,7 +52,7 @@ static inline int is_unwritten(const struct extent *e)
 /* @r continues @l as one entry: see "Canonical form" above. */
 static int mergeable(const struct extent *l, const struct extent *r)
 {
-	return !(r->flags & EXTENT_START) && ext_end(l) == r->logical &&
+	return !(r->flags & EXTENT_START) && l->dev == r->dev && ext_end(l) == r->logical &&
 	       l->device + l->length == r->device && ((l->flags ^ r->flags) & ~EXTENT_START) == 0 &&
 	       (uint64_t)l->length + r->length <= LEN_MAX;
 }
@@ -161,7 +161,11 @@ int extmap_insert(struct extent_map *m, uint64_t logical, uint64_t device, uint6
 		return -EEXIST;
 
 	struct extent e = {
-	    .logical = logical, .device = device, .length = length, .flags = flags & 0xff};
+	    .logical = logical,
+	    .device = device,
+	    .length = length,
+	    .dev = (flags >> 8) & 0xff,
+	    .flags = flags & 0xff};
 	if (i > 0 && mergeable(&m->v[i - 1], &e)) {
 		m->v[i - 1].length += length;
 		if (i < m->n && mergeable(&m->v[i - 1], &m->v[i])) {
@@ -202,13 +206,15 @@ size_t extmap_lookup(const struct extent_map *m, uint64_t offset, uint64_t lengt
 		} else {
 			uint64_t stop = ext_end(e) < end ? ext_end(e) : end;
 			s.device = e->device + (pos - e->logical);
+			s.dev = e->dev;
 			s.length = stop - pos;
 			s.kind = is_unwritten(e) ? SEG_UNWRITTEN : SEG_DATA;
 			i++;
 		}
 		struct segment *last = k ? &segs[k - 1] : NULL;
 		if (last && last->kind == s.kind &&
-		    (s.kind == SEG_HOLE || last->device + last->length == s.device)) {
+		    (s.kind == SEG_HOLE ||
+		     (last->dev == s.dev && last->device + last->length == s.device))) {
 			last->length += s.length;
 		} else {
 			if (k == max)
@@ -249,7 +255,7 @@ static int set_state(struct extent_map *m, uint64_t offset, uint64_t length, int
 	 */
 	if (f == l && !split_lo && split_hi && f > 0 && !(v[f].flags & EXTENT_START) &&
 	    is_unwritten(&v[f - 1]) == unwritten && ext_end(&v[f - 1]) == v[f].logical &&
-	    v[f - 1].device + v[f - 1].length == v[f].device &&
+	    v[f - 1].dev == v[f].dev && v[f - 1].device + v[f - 1].length == v[f].device &&
 	    ((v[f - 1].flags ^ v[f].flags) & ~(EXTENT_START | EXTENT_UNWRITTEN)) == 0 &&
 	    (uint64_t)v[f - 1].length + (end - v[f].logical) <= LEN_MAX) {
 		uint64_t moved = end - v[f].logical;
@@ -294,17 +300,19 @@ int extmap_mark_unwritten(struct extent_map *m, uint64_t offset, uint64_t length
 struct freed {
 	extmap_free_fn fn;
 	void *opaque;
+	unsigned dev;
 	uint64_t device, length;
 };
 
-static void freed_add(struct freed *f, uint64_t device, uint64_t length)
+static void freed_add(struct freed *f, unsigned dev, uint64_t device, uint64_t length)
 {
-	if (f->length && f->device + f->length == device) {
+	if (f->length && f->dev == dev && f->device + f->length == device) {
 		f->length += length;
 		return;
 	}
 	if (f->length && f->fn)
-		f->fn(f->opaque, f->device, f->length);
+		f->fn(f->opaque, f->dev, f->device, f->length);
+	f->dev = dev;
 	f->device = device;
 	f->length = length;
 }
@@ -312,7 +320,7 @@ static void freed_add(struct freed *f, uint64_t device, uint64_t length)
 static void freed_flush(struct freed *f)
 {
 	if (f->length && f->fn)
-		f->fn(f->opaque, f->device, f->length);
+		f->fn(f->opaque, f->dev, f->device, f->length);
 	f->length = 0;
 }
 
@@ -341,7 +349,7 @@ int extmap_remove(struct extent_map *m, uint64_t offset, uint64_t length, extmap
 		split_at(m, i, end);
 		v = m->v;
 		v[i + 1].flags |= EXTENT_START;
-		freed_add(&fr, v[i].device + (offset - v[i].logical), end - offset);
+		freed_add(&fr, v[i].dev, v[i].device + (offset - v[i].logical), end - offset);
 		v[i].length = offset - v[i].logical;
 		freed_flush(&fr);
 		return 0;
@@ -349,18 +357,18 @@ int extmap_remove(struct extent_map *m, uint64_t offset, uint64_t length, extmap
 
 	size_t del_from = i, del_to = l + 1;
 	if (v[i].logical < offset) {
-		freed_add(&fr, v[i].device + (offset - v[i].logical), ext_end(&v[i]) - offset);
+		freed_add(&fr, v[i].dev, v[i].device + (offset - v[i].logical), ext_end(&v[i]) - offset);
 		v[i].length = offset - v[i].logical;
 		del_from = i + 1;
 	}
 	for (size_t j = del_from; j <= l; j++) {
 		if (ext_end(&v[j]) <= end) {
-			freed_add(&fr, v[j].device, v[j].length);
+			freed_add(&fr, v[j].dev, v[j].device, v[j].length);
 			continue;
 		}
 		/* j == l: its head goes, its tail stays as a new allocation extent. */
 		uint64_t head = end - v[j].logical;
-		freed_add(&fr, v[j].device, head);
+		freed_add(&fr, v[j].dev, v[j].device, head);
 		v[j].logical = end;
 		v[j].device += head;
 		v[j].length -= head;

@@ -19,11 +19,21 @@ enum {
 	EXTENT_START = 1u << 1,     /* first entry of an allocation extent */
 };
 
-/** One map entry: [logical, logical+length) is stored at [device, device+length). */
+/**
+ * EXTENT_DEV() - the device index @d in the flags argument of
+ * extmap_insert(): an extent lives on backing device @d (0 = main).
+ */
+#define EXTENT_DEV(d) ((unsigned)(d) << 8)
+
+/**
+ * One map entry: [logical, logical+length) is stored at [device,
+ * device+length) of backing device @dev.
+ */
 struct extent {
 	uint64_t logical;
 	uint64_t device;
-	uint64_t length : 56; /* bytes */
+	uint64_t length : 48; /* bytes: at most 256 TiB per entry */
+	uint64_t dev : 8;     /* backing device index (0 = main) */
 	uint64_t flags : 8;   /* EXTENT_* */
 };
 
@@ -33,12 +43,13 @@ enum segment_kind {
 	SEG_HOLE,      /* not allocated, reads as zeros */
 };
 
-/** One piece of a lookup result; device is 0 for SEG_HOLE. */
+/** One piece of a lookup result; device and dev are 0 for SEG_HOLE. */
 struct segment {
 	uint64_t logical;
-	uint64_t device;
+	uint64_t device; /* device offset on backing device @dev */
 	uint64_t length;
 	enum segment_kind kind;
+	unsigned dev; /* backing device index (0 = main) */
 };
 
 struct extent_map {
@@ -52,7 +63,8 @@ void extmap_init(struct extent_map *m);
 void extmap_release(struct extent_map *m);
 
 /**
- * extmap_insert() - adds [@logical, +@length) -> @device with @flags.
+ * extmap_insert() - adds [@logical, +@length) -> @device with @flags
+ * (EXTENT_* bits, plus EXTENT_DEV(index) for a device other than 0).
  * @return 0, -EEXIST when the logical range overlaps an entry, -EINVAL on
  * zero length, -ENOMEM.
  */
@@ -91,8 +103,8 @@ int extmap_mark_written(struct extent_map *m, uint64_t offset, uint64_t length);
  */
 int extmap_mark_unwritten(struct extent_map *m, uint64_t offset, uint64_t length);
 
-/** Called with each device run that a removal frees. */
-typedef void (*extmap_free_fn)(void *opaque, uint64_t device, uint64_t length);
+/** Called with each device run that a removal frees: [@device, +@length) of device @dev. */
+typedef void (*extmap_free_fn)(void *opaque, unsigned dev, uint64_t device, uint64_t length);
 
 /**
  * extmap_remove() - unmaps [@offset, +@length) (punch hole, truncate),

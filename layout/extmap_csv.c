@@ -16,7 +16,8 @@ int extmap_write_csv(const struct extent_map *m, FILE *f)
 		size_t j = i + 1;
 		/* Pieces of one allocation extent (split by state) are one row. */
 		while (j < m->n && !(m->v[j].flags & EXTENT_START) &&
-		       m->v[j].logical == e->logical + len && m->v[j].device == e->device + len) {
+		       m->v[j].logical == e->logical + len && m->v[j].dev == e->dev &&
+		       m->v[j].device == e->device + len) {
 			len += m->v[j].length;
 			j++;
 		}

@@ -85,7 +85,7 @@ sfs_skip() {
 # The Debian package that provides a command, for the skip message.
 declare -A SFS_PACKAGE_OF=([fio]=fio [gnuplot]=gnuplot-nox [sqlite3]=sqlite3
 	[valgrind]=valgrind [meson]=meson [ninja]=ninja-build [python3]=python3
-	[runuser]=util-linux [man]=man-db [groff]=groff-base)
+	[runuser]=util-linux [man]=man-db [groff]=groff-base [setfacl]=acl [getfacl]=acl)
 
 # sfs_require CMD... - skip the test (sfs_skip) unless every CMD is an
 # executable: a name looked up on PATH, or a path.  Call it before the test
@@ -243,7 +243,12 @@ trap 'exit 129' HUP
 
 # --- request log ----------------------------------------------------------
 
-SFS_LOG_HEADER=ts_us,op,pid,path,offset,size,result,latency_us,device_io
+# The header without model_us, from the schema the daemon writes it from.
+SFS_LOG_HEADER=$(sed -n 's/^#define LOG_HEADER_BASE "\([a-z_,]*\)"$/\1/p' "$SFS_ROOT/layout/logschema.h")
+[[ -n $SFS_LOG_HEADER ]] || {
+	echo "tests/lib.sh: no LOG_HEADER_BASE in $SFS_ROOT/layout/logschema.h" >&2
+	exit 1
+}
 
 # sfs_log_check_header LOG - the log's first line is exactly the contract header
 sfs_log_check_header() {
@@ -251,11 +256,37 @@ sfs_log_check_header() {
 	assert_eq "$(head -n 1 "$1")" "$SFS_LOG_HEADER" "header of request log $1"
 }
 
+# sfs_log_fields LOG - awk options naming each column of LOG's header by its
+# field number (-v f_ts_us=1 -v f_op=2 ... -v f_model_us=10 when present),
+# one a line, so that awk programs find a column by its header name and a
+# new column shifts nothing.  A column the log lacks is an unset variable
+# (0: test it before use).  sfs_log_awk is the usual way to use them.
+sfs_log_fields() {
+	local h
+	h=$(head -n 1 "$1" 2>/dev/null | tr -d '\r')
+	[[ $h == "${SFS_LOG_HEADER%%,*}",* && $h =~ ^[a-z_,]+$ ]] ||
+		fail "sfs_log_fields: $1 does not begin with a request log header: '$h'"
+	awk -F, '{ for (i = 1; i <= NF; i++) printf "-v\nf_%s=%d\n", $i, i }' <<<"$h"
+}
+
+# sfs_log_awk LOG ARG... - awk -F, ARG... with LOG's columns named as
+# sfs_log_fields says; ARG... are awk's own (options, program, files), and
+# the input may be LOG itself or rows taken from it:
+#   sfs_log_awk "$L" 'NR > 1 && $f_op == "read" { s += $f_size } END { print s }' "$L"
+#   sfs_log_rows "$L" read t.db | sfs_log_awk "$L" '{ s += $f_size } END { print s }'
+sfs_log_awk() {
+	local fields
+	fields=$(sfs_log_fields "$1") || exit 1
+	local -a field_opts
+	mapfile -t field_opts <<<"$fields"
+	awk -F, "${field_opts[@]}" "${@:2}"
+}
+
 # sfs_log_rows LOG [OP [PATH [SIZE]]] - the data rows matching (empty = any).
 # Paths here never hold a comma or a quote, so a plain split is exact.
 sfs_log_rows() {
-	awk -F, -v op="${2:-}" -v path="${3:-}" -v size="${4:-}" \
-		'NR > 1 && (op == "" || $2 == op) && (path == "" || $4 == path) && (size == "" || $6 == size)' "$1"
+	sfs_log_awk "$1" -v op="${2:-}" -v path="${3:-}" -v size="${4:-}" \
+		'NR > 1 && (op == "" || $f_op == op) && (path == "" || $f_path == path) && (size == "" || $f_size == size)' "$1"
 }
 
 # sfs_log_count LOG [OP [PATH [SIZE]]] - how many data rows match
@@ -263,7 +294,7 @@ sfs_log_count() { sfs_log_rows "$@" | wc -l; }
 
 # sfs_log_summary LOG - op,path,size histogram (for failure messages)
 sfs_log_summary() {
-	awk -F, 'NR > 1 { n[$2 " " $4 " size=" $6]++ } END { for (k in n) print n[k], k }' "$1" |
+	sfs_log_awk "$1" 'NR > 1 { n[$f_op " " $f_path " size=" $f_size]++ } END { for (k in n) print n[k], k }' "$1" |
 		sort -rn | head -n 20
 }
 

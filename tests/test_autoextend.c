@@ -59,7 +59,7 @@ static struct devalloc *new_device(uint64_t size, uint32_t block)
 	return a;
 }
 
-static void free_run(void *opaque, uint64_t device, uint64_t length)
+static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
 {
 	cr_assert_eq(devalloc_free(opaque, device, length), 0);
 }

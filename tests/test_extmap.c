@@ -46,14 +46,16 @@ static void seg_is(const struct segment *s, uint64_t logical, uint64_t device, u
 struct freed_log {
 	size_t n;
 	uint64_t device[64], length[64];
+	unsigned dev[64];
 };
 
-static void log_freed(void *opaque, uint64_t device, uint64_t length)
+static void log_freed(void *opaque, unsigned dev, uint64_t device, uint64_t length)
 {
 	struct freed_log *f = opaque;
 	cr_assert_lt(f->n, 64);
 	f->device[f->n] = device;
 	f->length[f->n] = length;
+	f->dev[f->n] = dev;
 	f->n++;
 }
 
@@ -451,7 +453,7 @@ struct dev_model {
 	uint64_t freed_blocks;
 };
 
-static void model_free(void *opaque, uint64_t device, uint64_t length)
+static void model_free(void *opaque, unsigned dev, uint64_t device, uint64_t length)
 {
 	struct dev_model *d = opaque;
 	cr_assert_eq(device % BLK, 0);
@@ -669,5 +671,41 @@ Test(extmap, enomem_leaves_map_unchanged)
 	entry_is(&m, 0, 0, 0, 8 * KiB, S | U);
 	entry_is(&m, 1, 8 * KiB, 16 * KiB, 8 * KiB, S);
 	entry_is(&m, 2, 20 * KiB, 36 * KiB, 4 * KiB, S | U);
+	extmap_release(&m);
+}
+
+/*
+ * Extents on different backing devices (EXTENT_DEV) never merge, even when
+ * logically and physically adjacent; lookups and removals report each
+ * piece's device.
+ */
+Test(extmap, device_index)
+{
+	struct extent_map m;
+	struct segment s[4];
+	struct freed_log f = {0};
+
+	extmap_init(&m);
+	cr_assert_eq(extmap_insert(&m, 0, 0, 16 * KiB, EXTENT_START), 0);
+	cr_assert_eq(extmap_insert(&m, 16 * KiB, 16 * KiB, 16 * KiB, EXTENT_DEV(1)), 0);
+	cr_assert_eq(extmap_insert(&m, 32 * KiB, 32 * KiB, 16 * KiB, EXTENT_DEV(1)), 0);
+	cr_assert_eq(m.n, 2, "device 0 and 1 pieces stay apart; the two on device 1 merge");
+	cr_assert_eq(m.v[0].dev, 0);
+	cr_assert_eq(m.v[1].dev, 1);
+	cr_assert_eq(m.v[1].length, 32 * KiB);
+	cr_assert_eq(extmap_lookup(&m, 0, 48 * KiB, s, 4), 2);
+	cr_assert_eq(s[0].dev, 0);
+	cr_assert_eq(s[0].length, 16 * KiB);
+	cr_assert_eq(s[1].dev, 1);
+	cr_assert_eq(s[1].device, 16 * KiB);
+	cr_assert_eq(s[1].length, 32 * KiB);
+	cr_assert_eq(extmap_remove(&m, 8 * KiB, 32 * KiB, log_freed, &f), 0);
+	cr_assert_eq(f.n, 2);
+	cr_assert_eq(f.dev[0], 0);
+	cr_assert_eq(f.device[0], 8 * KiB);
+	cr_assert_eq(f.length[0], 8 * KiB);
+	cr_assert_eq(f.dev[1], 1);
+	cr_assert_eq(f.device[1], 16 * KiB);
+	cr_assert_eq(f.length[1], 24 * KiB);
 	extmap_release(&m);
 }

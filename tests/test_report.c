@@ -16,7 +16,7 @@
 
 #include "report.h"
 
-#define HEADER "ts_us,op,pid,path,offset,size,result,latency_us,device_io\n"
+#define HEADER LOG_HEADER_BASE "\n"
 
 /*
  * The reference log.  Reads: lines 2, 3, 4, 5, 9, 11 (6 reads).
@@ -154,16 +154,66 @@ Test(metrics, summary_per_op)
 {
 	struct report rep;
 	load(&rep, ref_log, BY_NONE);
-	cr_assert_eq(rep.ops[OP_READ].rows, 6);
-	cr_assert_eq(rep.ops[OP_READ].bytes, 49152);
-	cr_assert_eq(rep.ops[OP_READ].errors, 1);
-	cr_assert_eq(rep.ops[OP_WRITE].rows, 1);
-	cr_assert_eq(rep.ops[OP_EXTEND].bytes, 3145728);
-	cr_assert_eq(rep.ops[OP_FSYNC].rows, 1);
-	cr_assert_eq(rep.ops[OP_TRIM].rows, 0);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].rows, 6);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].bytes, 49152);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].errors, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_WRITE].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_EXTEND].bytes, 3145728);
+	cr_assert_eq(rep.ops[LOG_OPI_FSYNC].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].rows, 0);
 	cr_assert_eq(rep.first_ts_us, 100);
 	cr_assert_eq(rep.last_ts_us, 1000);
 	cr_assert_eq(report_file_count(&rep), 2);
+	report_free(&rep);
+}
+
+Test(reader, punch_zero_and_the_old_name_trim)
+{
+	/* trim, in logs written before punch was named, is read as punch. */
+	static const char log[] = HEADER "1,punch,1,f,4096,8192,8192,3,\n"
+					 "2,zero,1,f,0,65536,65536,9,0+4096\n"
+					 "3,trim,1,f,12288,4096,-22,2,\n"
+					 "4,zero,1,f,65536,4096,4096,1,\n";
+	struct log_reader *r;
+	struct log_row row;
+	char err[512];
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "p.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.op, LOG_OPI_PUNCH);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.op, LOG_OPI_ZERO);
+	cr_assert_eq(row.ndev, 1);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.op, LOG_OPI_PUNCH);
+	cr_assert_eq(row.result, -22);
+	log_reader_close(r);
+
+	struct report rep;
+	load(&rep, log, BY_OP);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].rows, 2);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].bytes, 12288);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].errors, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].rows, 2);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].bytes, 69632);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].errors, 0);
+	char *out = printed(&rep, FMT_CSV, M_SUMMARY);
+	cr_assert_str_eq(out, "op,rows,bytes,errors\n"
+			      "read,0,0,0\n"
+			      "write,0,0,0\n"
+			      "extend,0,0,0\n"
+			      "fsync,0,0,0\n"
+			      "punch,2,12288,1\n"
+			      "zero,2,69632,0\n");
+	free(out);
+	size_t n;
+	struct report_group **g = report_groups(&rep, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(g[0]->key, "punch");
+	cr_assert_eq(hist_count(&g[0]->hist, 8192), 1);
+	cr_assert_eq(hist_count(&g[0]->hist, 4096), 1);
+	cr_assert_str_eq(g[1]->key, "zero");
+	cr_assert_eq(hist_count(&g[1]->hist, 65536), 1);
+	free(g);
 	report_free(&rep);
 }
 
@@ -210,7 +260,7 @@ Test(metrics, by_op)
 	load(&rep, ref_log, BY_OP);
 	size_t n;
 	struct report_group **g = report_groups(&rep, &n);
-	cr_assert_eq(n, 4); /* no trim rows */
+	cr_assert_eq(n, 4); /* no punch or zero rows */
 	cr_assert_str_eq(g[0]->key, "read");
 	cr_assert_eq(g[0]->hist.n, 6);
 	cr_assert_str_eq(g[1]->key, "write");
@@ -255,7 +305,7 @@ Test(metrics, seek_distance_and_sequential_device_share)
 	struct report rep;
 	load(&rep, ref_log, BY_NONE);
 	cr_assert_eq(rep.dev.device_ios, 6);
-	cr_assert_eq(rep.dev.seeks, 5);
+	cr_assert_eq(rep.dev.pairs, 5);
 	cr_assert_eq(rep.dev.seek[0], 1);		    /* 0: sequential */
 	cr_assert_eq(rep.dev.seek[hist_bucket(49152)], 2);  /* [32K,64K): 49152, 57344 */
 	cr_assert_eq(rep.dev.seek[hist_bucket(122880)], 1); /* [64K,128K) */
@@ -266,7 +316,7 @@ Test(metrics, seek_distance_and_sequential_device_share)
 	for (unsigned b = 0; b < HIST_BUCKETS; b++)
 		total += rep.dev.seek[b];
 	cr_assert_eq(total, 5);
-	cr_assert_float_eq(report_share_pct(rep.dev.seek[0], rep.dev.seeks), 20.0, 1e-9);
+	cr_assert_float_eq(report_share_pct(rep.dev.seek[0], rep.dev.pairs), 20.0, 1e-9);
 	report_free(&rep);
 }
 
@@ -318,10 +368,10 @@ Test(reader, both_headers_and_extra_columns)
 {
 	/* The later header (model_us), and one more unknown column, with quotes. */
 	static const char log[] =
-	    "ts_us,op,pid,path,offset,size,result,latency_us,device_io,model_us,future\n"
-	    "1,read,1,f,0,8192,8192,7,4096+8192,9000,\"x,y\"\n"
-	    "2,read,1,f,8192,8192,8192,7,12288+8192,8000,z\n"
-	    "3,read,1,f,16384,8192,8192,7,20480+8192\r\n";
+	    LOG_HEADER_BASE ",model_us,future\n"
+			    "1,read,1,f,0,8192,8192,7,4096+8192,9000,\"x,y\"\n"
+			    "2,read,1,f,8192,8192,8192,7,12288+8192,8000,z\n"
+			    "3,read,1,f,16384,8192,8192,7,20480+8192\r\n";
 	char err[512];
 	struct log_reader *r;
 	struct log_row row;
@@ -356,15 +406,14 @@ Test(reader, both_headers_and_extra_columns)
 Test(reader, malformed_input_messages)
 {
 	cr_assert_str_eq(first_error(""),
-			 "bad.csv: empty file, expected the request log header "
-			 "ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+			 "bad.csv: empty file, expected the request log header " LOG_HEADER_BASE);
 	cr_assert_str_eq(
 	    first_error("ts_us,op,pid,file,offset,size,result,latency_us,device_io\n"),
 	    "bad.csv:1: not a scatterfs request log: column 4 is 'file', expected 'path' (the "
-	    "header must begin ts_us,op,pid,path,offset,size,result,latency_us,device_io)");
+	    "header must begin " LOG_HEADER_BASE ")");
 	cr_assert_str_eq(first_error("ts_us,op,pid,path\n"),
 			 "bad.csv:1: not a scatterfs request log: the header has 4 columns, "
-			 "expected ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+			 "expected " LOG_HEADER_BASE);
 	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,\n2,read,1,f,x1,8192,8192,"
 					    "7,\n"),
 			 "bad.csv:3: field offset: 'x1' is not an unsigned decimal");
@@ -373,7 +422,8 @@ Test(reader, malformed_input_messages)
 	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192\n"),
 			 "bad.csv:2: the row has 6 fields, expected at least 9");
 	cr_assert_str_eq(first_error(HEADER "1,copy,1,f,0,8192,8192,7,\n"),
-			 "bad.csv:2: field op: 'copy' is not read, write, extend, fsync or trim");
+			 "bad.csv:2: field op: 'copy' is not read, write, extend, fsync, punch or "
+			 "zero");
 	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,100+\n"),
 			 "bad.csv:2: field device_io: '100+' is not device_offset+length items "
 			 "joined by ';'");
@@ -417,51 +467,53 @@ Test(output, csv_exact)
 	struct report rep;
 	load(&rep, ref_log, BY_NONE);
 	char *out = printed(&rep, FMT_CSV, -1);
-	cr_assert_str_eq(out, "# summary\n"
-			      "op,rows,bytes,errors\n"
-			      "read,6,49152,1\n"
-			      "write,1,8192,0\n"
-			      "extend,2,3145728,0\n"
-			      "fsync,1,0,0\n"
-			      "trim,0,0,0\n"
-			      "\n"
-			      "# read_sizes\n"
-			      "by,group,size,count,share_pct,bytes\n"
-			      "all,all,8192,3,50.00,24576\n"
-			      "all,all,4096,2,33.33,8192\n"
-			      "all,all,16384,1,16.67,16384\n"
-			      "\n"
-			      "# read_size_buckets\n"
-			      "by,group,lo,hi,count,share_pct\n"
-			      "all,all,4096,8191,2,33.33\n"
-			      "all,all,8192,16383,3,50.00\n"
-			      "all,all,16384,32767,1,16.67\n"
-			      "\n"
-			      "# sequentiality\n"
-			      "reads,with_previous,sequential,sequential_pct\n"
-			      "6,4,3,75.00\n"
-			      "\n"
-			      "# device\n"
-			      "reads,read_device_ios,device_ios_per_read,device_ios,seeks,"
-			      "sequential,sequential_pct\n"
-			      "6,5,0.833,6,5,1,20.00\n"
-			      "\n"
-			      "# device_ios_per_read\n"
-			      "device_ios,reads,share_pct\n"
-			      "0,2,33.33\n"
-			      "1,3,50.00\n"
-			      "2,1,16.67\n"
-			      "\n"
-			      "# seek_distance\n"
-			      "lo,hi,count,share_pct\n"
-			      "0,0,1,20.00\n"
-			      "32768,65535,2,40.00\n"
-			      "65536,131071,1,20.00\n"
-			      "131072,262143,1,20.00\n"
-			      "\n"
-			      "# autoextend\n"
-			      "extends,bytes,zero_fill_us,mean_us,max_us,us_per_mib\n"
-			      "2,3145728,8000,4000.000,5000,2666.667\n");
+	cr_assert_str_eq(out,
+			 "# summary\n"
+			 "op,rows,bytes,errors\n"
+			 "read,6,49152,1\n"
+			 "write,1,8192,0\n"
+			 "extend,2,3145728,0\n"
+			 "fsync,1,0,0\n"
+			 "punch,0,0,0\n"
+			 "zero,0,0,0\n"
+			 "\n"
+			 "# read_sizes\n"
+			 "by,group,size,count,share_pct,bytes\n"
+			 "all,all,8192,3,50.00,24576\n"
+			 "all,all,4096,2,33.33,8192\n"
+			 "all,all,16384,1,16.67,16384\n"
+			 "\n"
+			 "# read_size_buckets\n"
+			 "by,group,lo,hi,count,share_pct\n"
+			 "all,all,4096,8191,2,33.33\n"
+			 "all,all,8192,16383,3,50.00\n"
+			 "all,all,16384,32767,1,16.67\n"
+			 "\n"
+			 "# sequentiality\n"
+			 "reads,with_previous,sequential,sequential_pct\n"
+			 "6,4,3,75.00\n"
+			 "\n"
+			 "# device\n"
+			 "reads,read_device_ios,device_ios_per_read,device_ios,device_io_pairs,"
+			 "sequential_pairs,nonsequential_pairs,sequential_pct\n"
+			 "6,5,0.833,6,5,1,4,20.00\n"
+			 "\n"
+			 "# device_ios_per_read\n"
+			 "device_ios,reads,share_pct\n"
+			 "0,2,33.33\n"
+			 "1,3,50.00\n"
+			 "2,1,16.67\n"
+			 "\n"
+			 "# seek_distance\n"
+			 "lo,hi,count,share_pct\n"
+			 "0,0,1,20.00\n"
+			 "32768,65535,2,40.00\n"
+			 "65536,131071,1,20.00\n"
+			 "131072,262143,1,20.00\n"
+			 "\n"
+			 "# autoextend\n"
+			 "extends,bytes,zero_fill_us,mean_us,max_us,us_per_mib\n"
+			 "2,3145728,8000,4000.000,5000,2666.667\n");
 	free(out);
 	report_free(&rep);
 }
@@ -581,8 +633,13 @@ Test(output, json_exact)
 			cr_assert_str_eq(key, report_metric_name((enum report_metric)(i - 3)));
 		i++;
 	}
-	cr_assert_eq(i, 3 + M_COUNT);
-	cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "device"), "seeks")), 5);
+	cr_assert_eq(i, 3 + M_LATENCY); /* the latency tables only with --latency */
+	cr_assert_eq(
+	    json_integer_value(json_object_get(json_object_get(j, "device"), "device_io_pairs")),
+	    5);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_object_get(j, "device"), "nonsequential_pairs")),
+		     4);
 	cr_assert_float_eq(
 	    json_real_value(json_object_get(json_object_get(j, "device"), "device_ios_per_read")),
 	    0.833, 1e-12);
@@ -715,4 +772,426 @@ Test(plot, missing_gnuplot_is_a_clear_error)
 	cr_assert_neq(access(png, F_OK), 0);
 	cr_assert_eq(rmdir(dir), 0); /* nothing was left in it either */
 	report_free(&rep);
+}
+
+/*
+ * A log with model_us (seconds since the mount in ts_us).  Latencies, us:
+ *   read  latency_us 100 (pid 10, a.db), 300 (10, a.db), 200 (11, b.db),
+ *         1000 (11, b.db), 400 (12, a.db); model_us 90, 280, 150, 990, 0
+ *   write 50 / 40 (10, a.db); punch, logged as trim, 7 / 0 (12, b.db);
+ *   zero 9 / 0 (10, a.db).
+ * Nearest rank over the 5 reads: p50 is the 3rd smallest (rank
+ * ceil(0.5 x 5) = 3), p90 and above the 5th (ceil(4.5) = 5).
+ */
+static const char lat_log[] =
+    LOG_HEADER_BASE ",model_us\n"
+		    "1000000,read,10,a.db,0,4096,4096,100,0+4096,90\n"
+		    "2000000,read,10,a.db,4096,4096,4096,300,4096+4096,280\n"
+		    "3000000,read,11,b.db,0,4096,4096,200,8192+4096,150\n"
+		    "4000000,read,11,b.db,8192,4096,4096,1000,12288+4096,990\n"
+		    "5000000,read,12,a.db,8192,8192,8192,400,16384+8192,0\n"
+		    "6000000,write,10,a.db,0,4096,4096,50,0+4096,40\n"
+		    "7000000,trim,12,b.db,0,4096,4096,7,,0\n"
+		    "8000000,zero,10,a.db,0,4096,4096,9,,0\n";
+
+/* Feeds @log through @f (NULL: every row) to a --latency report grouped by @by. */
+static void load_filtered(struct report *rep, const char *log, enum report_by by,
+			  struct report_filter *f, struct iolog_writer *iw,
+			  struct report_feed_counts *c)
+{
+	char err[512];
+	struct log_reader *r;
+	struct report_filter none = {0};
+
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "lat.csv", &r, err, sizeof(err)), 0,
+		     "%s", err);
+	report_init(rep, by);
+	rep->latency = true;
+	cr_assert_eq(report_feed(r, f ? f : &none, rep, iw, NULL, c), 0, "%s", log_reader_error(r));
+	log_reader_close(r);
+}
+
+Test(hist, nearest_rank_percentiles)
+{
+	static const unsigned pm[] = {500, 900, 990, 999, 1000, 1};
+	uint64_t v[6];
+	struct hist h = {0};
+
+	cr_assert_eq(hist_percentiles(&h, pm, 6, v), 0);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(v[i], 0, "empty: percentile %d", i);
+	/* 1..1000 once each, added in reverse: the k-th smallest is k. */
+	for (uint64_t x = 1000; x >= 1; x--)
+		cr_assert_eq(hist_add(&h, x), 0);
+	cr_assert_eq(hist_percentiles(&h, pm, 6, v), 0);
+	cr_assert_eq(v[0], 500);
+	cr_assert_eq(v[1], 900);
+	cr_assert_eq(v[2], 990);
+	cr_assert_eq(v[3], 999);
+	cr_assert_eq(v[4], 1000);
+	cr_assert_eq(v[5], 1); /* p0.1: rank 1 */
+	hist_free(&h);
+	/* 10, 20, 30 and 40 x 7 (n = 10): ranks 5, 9, 10, 10, 10. */
+	hist_add(&h, 30);
+	hist_add(&h, 10);
+	hist_add(&h, 20);
+	for (int i = 0; i < 7; i++)
+		hist_add(&h, 40);
+	cr_assert_eq(hist_percentiles(&h, pm, 6, v), 0);
+	cr_assert_eq(v[0], 40); /* rank 5: 10, 20, 30, 40 */
+	cr_assert_eq(v[1], 40);
+	cr_assert_eq(v[4], 40);
+	cr_assert_eq(v[5], 10);
+	hist_free(&h);
+	/* 3 values: p50 is rank ceil(1.5) = 2. */
+	hist_add(&h, 7);
+	hist_add(&h, 5);
+	hist_add(&h, 9);
+	cr_assert_eq(hist_percentiles(&h, pm, 2, v), 0);
+	cr_assert_eq(v[0], 7);
+	cr_assert_eq(v[1], 9);
+	hist_free(&h);
+}
+
+Test(latency, percentiles_per_op_with_model_us)
+{
+	struct report rep;
+	struct report_feed_counts c;
+	load_filtered(&rep, lat_log, BY_NONE, NULL, NULL, &c);
+	cr_assert_eq(c.rows, 8);
+	cr_assert_eq(c.selected, 8);
+	cr_assert(rep.has_model_us);
+	char *out = printed(&rep, FMT_CSV, M_LATENCY);
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
+			      "all,all,read,latency_us,5,300,1000,1000,1000,1000\n"
+			      "all,all,read,model_us,5,150,990,990,990,990\n"
+			      "all,all,write,latency_us,1,50,50,50,50,50\n"
+			      "all,all,write,model_us,1,40,40,40,40,40\n"
+			      "all,all,punch,latency_us,1,7,7,7,7,7\n"
+			      "all,all,punch,model_us,1,0,0,0,0,0\n"
+			      "all,all,zero,latency_us,1,9,9,9,9,9\n"
+			      "all,all,zero,model_us,1,0,0,0,0,0\n");
+	free(out);
+	/* read latency_us: 100 in [64,127], 200 in [128,255], 300 and 400 in [256,511], 1000 in
+	 * [512,1023] */
+	out = printed(&rep, FMT_CSV, M_LATENCY_BUCKETS);
+	cr_assert_str_eq(out, "by,group,op,column,lo,hi,count,share_pct\n"
+			      "all,all,read,latency_us,64,127,1,20.00\n"
+			      "all,all,read,latency_us,128,255,1,20.00\n"
+			      "all,all,read,latency_us,256,511,2,40.00\n"
+			      "all,all,read,latency_us,512,1023,1,20.00\n"
+			      "all,all,read,model_us,0,0,1,20.00\n"
+			      "all,all,read,model_us,64,127,1,20.00\n"
+			      "all,all,read,model_us,128,255,1,20.00\n"
+			      "all,all,read,model_us,256,511,1,20.00\n"
+			      "all,all,read,model_us,512,1023,1,20.00\n"
+			      "all,all,write,latency_us,32,63,1,100.00\n"
+			      "all,all,write,model_us,32,63,1,100.00\n"
+			      "all,all,punch,latency_us,4,7,1,100.00\n"
+			      "all,all,punch,model_us,0,0,1,100.00\n"
+			      "all,all,zero,latency_us,8,15,1,100.00\n"
+			      "all,all,zero,model_us,0,0,1,100.00\n");
+	free(out);
+	report_free(&rep);
+}
+
+Test(latency, by_pid_and_by_file_and_json)
+{
+	struct report rep;
+	struct report_feed_counts c;
+	load_filtered(&rep, lat_log, BY_PID, NULL, NULL, &c);
+	char *out = printed(&rep, FMT_CSV, M_LATENCY);
+	/* pid 10 reads 100, 300 (n = 2: p50 rank 1, p90 rank 2); pid 11 200, 1000; pid 12 400 */
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
+			      "all,all,read,latency_us,5,300,1000,1000,1000,1000\n"
+			      "all,all,read,model_us,5,150,990,990,990,990\n"
+			      "all,all,write,latency_us,1,50,50,50,50,50\n"
+			      "all,all,write,model_us,1,40,40,40,40,40\n"
+			      "all,all,punch,latency_us,1,7,7,7,7,7\n"
+			      "all,all,punch,model_us,1,0,0,0,0,0\n"
+			      "all,all,zero,latency_us,1,9,9,9,9,9\n"
+			      "all,all,zero,model_us,1,0,0,0,0,0\n"
+			      "pid,10,read,latency_us,2,100,300,300,300,300\n"
+			      "pid,10,read,model_us,2,90,280,280,280,280\n"
+			      "pid,10,write,latency_us,1,50,50,50,50,50\n"
+			      "pid,10,write,model_us,1,40,40,40,40,40\n"
+			      "pid,10,zero,latency_us,1,9,9,9,9,9\n"
+			      "pid,10,zero,model_us,1,0,0,0,0,0\n"
+			      "pid,11,read,latency_us,2,200,1000,1000,1000,1000\n"
+			      "pid,11,read,model_us,2,150,990,990,990,990\n"
+			      "pid,12,read,latency_us,1,400,400,400,400,400\n"
+			      "pid,12,read,model_us,1,0,0,0,0,0\n"
+			      "pid,12,punch,latency_us,1,7,7,7,7,7\n"
+			      "pid,12,punch,model_us,1,0,0,0,0,0\n");
+	free(out);
+	/* The read-size groups still list only processes that read. */
+	size_t n;
+	struct report_group **g = report_groups(&rep, &n);
+	cr_assert_eq(n, 3);
+	free(g);
+	report_free(&rep);
+
+	load_filtered(&rep, lat_log, BY_FILE, NULL, NULL, &c);
+	out = printed(&rep, FMT_JSON, M_LATENCY);
+	json_error_t jerr;
+	json_t *j = json_loads(out, 0, &jerr);
+	cr_assert_not_null(j, "%s", jerr.text);
+	json_t *a = json_object_get(j, "latency");
+	cr_assert_eq(json_array_size(a),
+		     8 + 6 + 4);	    /* all; a.db read, write, zero; b.db read, punch */
+	json_t *row = json_array_get(a, 8); /* a.db reads: 100, 300, 400 */
+	cr_assert_str_eq(json_string_value(json_object_get(row, "by")), "file");
+	cr_assert_str_eq(json_string_value(json_object_get(row, "group")), "a.db");
+	cr_assert_str_eq(json_string_value(json_object_get(row, "op")), "read");
+	cr_assert_str_eq(json_string_value(json_object_get(row, "column")), "latency_us");
+	cr_assert_eq(json_integer_value(json_object_get(row, "count")), 3);
+	cr_assert_eq(json_integer_value(json_object_get(row, "p50")), 300);
+	cr_assert_eq(json_integer_value(json_object_get(row, "p90")), 400);
+	cr_assert_eq(json_integer_value(json_object_get(row, "p99_9")), 400);
+	cr_assert_eq(json_integer_value(json_object_get(row, "max")), 400);
+	char *every = printed(&rep, FMT_JSON, -1);
+	json_t *all = json_loads(every, 0, &jerr);
+	free(every);
+	cr_assert_not_null(all, "%s", jerr.text);
+	cr_assert_eq(json_object_size(all), 3 + M_COUNT);
+	cr_assert_eq(json_array_size(json_object_get(all, "latency")), 18);
+	/*
+	 * latency_buckets, rows per op and column: all 15 (as in the test above);
+	 * a.db: read latency_us 2 ([64,127], [256,511]), model_us 3 (0, [64,127],
+	 * [256,511]), write 1 + 1, zero 1 + 1; b.db: read 2 + 2, punch 1 + 1.
+	 */
+	cr_assert_eq(json_array_size(json_object_get(all, "latency_buckets")), 30);
+	json_decref(all);
+	row = json_array_get(a, 14); /* b.db reads: 200, 1000 */
+	cr_assert_str_eq(json_string_value(json_object_get(row, "group")), "b.db");
+	cr_assert_eq(json_integer_value(json_object_get(row, "p50")), 200);
+	cr_assert_eq(json_integer_value(json_object_get(row, "max")), 1000);
+	json_decref(j);
+	free(out);
+	report_free(&rep);
+}
+
+Test(latency, without_model_us_and_in_text)
+{
+	struct report rep;
+	struct report_feed_counts c;
+	load_filtered(&rep, ref_log, BY_NONE, NULL, NULL, &c);
+	cr_assert_not(rep.has_model_us);
+	/* reads 50, 40, 60, 20, 30, 10 -> sorted 10..60: p50 rank 3 = 30, p90 rank ceil(5.4) = 6 */
+	char *out = printed(&rep, FMT_CSV, M_LATENCY);
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
+			      "all,all,read,latency_us,6,30,60,60,60,60\n"
+			      "all,all,write,latency_us,1,70,70,70,70,70\n"
+			      "all,all,extend,latency_us,2,3000,5000,5000,5000,5000\n"
+			      "all,all,fsync,latency_us,1,100,100,100,100,100\n");
+	free(out);
+	out = printed(&rep, FMT_TEXT, M_LATENCY);
+	cr_assert_not_null(strstr(out,
+				  "\nLatency, us (percentiles by nearest rank)\n"
+				  "    group            op      column          count       p50 "
+				  "      p90       p99     p99.9       max\n"
+				  "    all              read    latency_us          6        30 "
+				  "       60        60        60        60\n"),
+			   "%s", out);
+	free(out);
+	report_free(&rep);
+}
+
+Test(filter, path_pid_op_and_window)
+{
+	struct report rep;
+	struct report_feed_counts c;
+	char err[256];
+
+	struct report_filter f = {.path_glob = "a*"};
+	load_filtered(&rep, lat_log, BY_NONE, &f, NULL, &c);
+	cr_assert_eq(c.rows, 8);
+	cr_assert_eq(c.selected, 5); /* a.db: reads at 1, 2, 5 s, the write, the zero */
+	cr_assert_eq(rep.rows, 5);
+	cr_assert_eq(rep.ops[LOG_OPI_READ].rows, 3);
+	cr_assert_eq(rep.ops[LOG_OPI_WRITE].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_ZERO].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].rows, 0);
+	cr_assert_eq(report_file_count(&rep), 1);
+	report_free(&rep);
+	report_filter_free(&f);
+
+	cr_assert_eq(report_filter_pids(&f, "11,12", err, sizeof(err)), 0);
+	load_filtered(&rep, lat_log, BY_NONE, &f, NULL, &c);
+	cr_assert_eq(c.selected, 4); /* rows at 3, 4, 5 and 7 s */
+	cr_assert_eq(rep.first_ts_us, 3000000);
+	cr_assert_eq(rep.last_ts_us, 7000000);
+	report_free(&rep);
+	report_filter_free(&f);
+
+	cr_assert_eq(report_filter_ops(&f, "read,trim", err, sizeof(err)), 0);
+	cr_assert_eq(f.ops, (1u << LOG_OPI_READ) | (1u << LOG_OPI_PUNCH));
+	load_filtered(&rep, lat_log, BY_NONE, &f, NULL, &c);
+	cr_assert_eq(c.selected, 6);
+	cr_assert_eq(rep.ops[LOG_OPI_PUNCH].rows, 1);
+	cr_assert_eq(rep.ops[LOG_OPI_WRITE].rows, 0);
+	report_free(&rep);
+	report_filter_free(&f);
+
+	/* [2 s, 4 s): since is inclusive, until exclusive */
+	cr_assert_eq(report_parse_seconds("2", &f.since_us), 0);
+	cr_assert_eq(report_parse_seconds("4", &f.until_us), 0);
+	f.has_since = f.has_until = true;
+	load_filtered(&rep, lat_log, BY_NONE, &f, NULL, &c);
+	cr_assert_eq(c.selected, 2);
+	cr_assert_eq(rep.first_ts_us, 2000000);
+	cr_assert_eq(rep.last_ts_us, 3000000);
+	report_free(&rep);
+
+	/* every test at once: a.db reads from 1.5 s on -> the reads at 2 and 5 s */
+	f.path_glob = "a*";
+	cr_assert_eq(report_filter_ops(&f, "read", err, sizeof(err)), 0);
+	cr_assert_eq(report_parse_seconds("1.5", &f.since_us), 0);
+	f.has_until = false;
+	load_filtered(&rep, lat_log, BY_NONE, &f, NULL, &c);
+	cr_assert_eq(c.selected, 2);
+	char *out = printed(&rep, FMT_CSV, M_LATENCY);
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
+			      "all,all,read,latency_us,2,300,400,400,400,400\n"
+			      "all,all,read,model_us,2,0,280,280,280,280\n");
+	free(out);
+	report_free(&rep);
+	report_filter_free(&f);
+}
+
+Test(filter, empty_selection)
+{
+	struct report rep;
+	struct report_feed_counts c;
+	char err[256];
+	struct report_filter f = {0};
+
+	cr_assert_eq(report_filter_pids(&f, "99", err, sizeof(err)), 0);
+	load_filtered(&rep, lat_log, BY_PID, &f, NULL, &c);
+	cr_assert_eq(c.rows, 8);
+	cr_assert_eq(c.selected, 0);
+	cr_assert_eq(rep.rows, 0);
+	char *out = printed(&rep, FMT_CSV, M_LATENCY);
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n");
+	free(out);
+	out = printed(&rep, FMT_CSV, M_SUMMARY);
+	cr_assert_str_eq(out, "op,rows,bytes,errors\n"
+			      "read,0,0,0\n"
+			      "write,0,0,0\n"
+			      "extend,0,0,0\n"
+			      "fsync,0,0,0\n"
+			      "punch,0,0,0\n"
+			      "zero,0,0,0\n");
+	free(out);
+	out = printed(&rep, FMT_JSON, M_LATENCY);
+	cr_assert_str_eq(out, "{\n"
+			      "  \"log\": \"ref.csv\",\n"
+			      "  \"rows\": 0,\n"
+			      "  \"by\": \"pid\",\n"
+			      "  \"latency\": []\n"
+			      "}\n");
+	free(out);
+	out = printed(&rep, FMT_TEXT, -1); /* every table, none of them with rows */
+	cr_assert_not_null(strstr(out, "0 rows, 0 files"), "%s", out);
+	free(out);
+	report_free(&rep);
+	report_filter_free(&f);
+}
+
+Test(filter, applies_to_the_fio_iolog)
+{
+	char path[] = "/tmp/test_report.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	char err[512];
+	struct iolog_writer *w;
+	struct iolog_opts o = {.version = 3, .dir = "/m"};
+	cr_assert_eq(iolog_open(path, &o, &w, err, sizeof(err)), 0, "%s", err);
+	struct report rep;
+	struct report_feed_counts c;
+	struct report_filter f = {.path_glob = "b*"};
+	load_filtered(&rep, lat_log, BY_NONE, &f, w, &c);
+	cr_assert_eq(c.selected, 3); /* two reads and the punch */
+	uint64_t reads, writes, skipped;
+	cr_assert_eq(iolog_close(w, &reads, &writes, &skipped), 0);
+	cr_assert_eq(reads, 2);
+	cr_assert_eq(writes, 0);
+	FILE *fp = fopen(path, "r");
+	char buf[1024];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	unlink(path);
+	/* times from the first exported row (3 s), which is at 1 */
+	cr_assert_str_eq(buf, "fio version 3 iolog\n"
+			      "1 /m/b.db add\n"
+			      "1 /m/b.db open\n"
+			      "1 /m/b.db read 0 4096\n"
+			      "1000001 /m/b.db read 8192 4096\n"
+			      "1000001 /m/b.db close\n");
+	report_free(&rep);
+	report_filter_free(&f);
+}
+
+Test(filter, option_values)
+{
+	struct report_filter f = {0};
+	char err[256];
+	uint64_t us = 7;
+
+	cr_assert_eq(report_parse_seconds("0", &us), 0);
+	cr_assert_eq(us, 0);
+	cr_assert_eq(report_parse_seconds("12.000345", &us), 0);
+	cr_assert_eq(us, 12000345);
+	cr_assert_eq(report_parse_seconds("0.5", &us), 0);
+	cr_assert_eq(us, 500000);
+	cr_assert_eq(report_parse_seconds("18446744073709.551615", &us), 0);
+	cr_assert_eq(us, UINT64_MAX);
+	cr_assert_eq(report_parse_seconds("18446744073709.551616", &us), -ERANGE);
+	cr_assert_eq(report_parse_seconds("1.0000001", &us), -EINVAL);
+	cr_assert_eq(report_parse_seconds("1.", &us), -EINVAL);
+	cr_assert_eq(report_parse_seconds("", &us), -EINVAL);
+	cr_assert_eq(report_parse_seconds("-1", &us), -EINVAL);
+	cr_assert_eq(report_parse_seconds("1e3", &us), -EINVAL);
+
+	cr_assert_eq(report_filter_ops(&f, "read,copy", err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "--op 'copy': expected read, write, extend, fsync, punch or zero "
+			      "(several joined by ',')");
+	cr_assert_eq(report_filter_pids(&f, "12,x", err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "--pid '12,x': expected process ids joined by ','");
+	cr_assert_eq(report_filter_pids(&f, "5,", err, sizeof(err)), -EINVAL);
+	report_filter_free(&f);
+	cr_assert_not(report_filter_active(&f));
+	cr_assert_eq(report_op_parse("trim", 4), LOG_OPI_PUNCH);
+	cr_assert_eq(report_op_parse("zero", 4), LOG_OPI_ZERO);
+	cr_assert_eq(report_op_parse("zer", 3), -1);
+}
+
+Test(reader, model_us_column)
+{
+	static const char log[] = LOG_HEADER_BASE ",model_us\n"
+						  "1,read,1,f,0,1,1,5,,77\n"
+						  "2,read,1,f,0,1,1,5,\n"
+						  "3,read,1,f,0,1,1,5,,x\n";
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "m.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert(row.has_model_us);
+	cr_assert_eq(row.model_us, 77);
+	cr_assert_eq(log_reader_next(r, &row), 1); /* a row without the column (older writers) */
+	cr_assert_not(row.has_model_us);
+	cr_assert_eq(row.model_us, 0);
+	cr_assert_eq(log_reader_next(r, &row), -EINVAL);
+	cr_assert_str_eq(log_reader_error(r),
+			 "m.csv:4: field model_us: 'x' is not an unsigned decimal");
+	log_reader_close(r);
+	/* Under another name the tenth column is not model_us. */
+	static const char other[] = LOG_HEADER_BASE ",other\n1,read,1,f,0,1,1,5,,x\n";
+	cr_assert_eq(log_reader_open_mem(other, strlen(other), "o.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_not(row.has_model_us);
+	log_reader_close(r);
 }

@@ -24,8 +24,8 @@
 /* Test hook defined in fs/reqlog.c: reqlog_open() with a ring of @ring_bytes. */
 int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct reqlog **out);
 
-#define HEADER	"ts_us,op,pid,path,offset,size,result,latency_us,device_io\n"
-#define ALL_OPS (LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_PUNCH)
+#define HEADER	LOG_HEADER_BASE "\n"
+#define ALL_OPS ((1u << LOG_OP_COUNT) - 1)
 
 static char dir[64];
 static char log_path[128];
@@ -129,20 +129,41 @@ Test(reqlog, one_read_row)
 
 Test(reqlog, op_names_and_negative_result)
 {
-	struct reqlog_row r[5] = {
+	struct reqlog_row r[6] = {
 	    row_of(LOG_READ, "a"),  row_of(LOG_WRITE, "a"), row_of(LOG_EXTEND, "a"),
-	    row_of(LOG_FSYNC, "a"), row_of(LOG_PUNCH, "a"),
+	    row_of(LOG_FSYNC, "a"), row_of(LOG_PUNCH, "a"), row_of(LOG_ZERO, "a"),
 	};
 	r[1].result = -28; /* -ENOSPC */
 	r[4].result = INT64_MIN;
 	r[0].ts_us = UINT64_MAX;
-	char *text = log_rows(ALL_OPS, r, 5);
+	char *text = log_rows(ALL_OPS, r, 6);
 	cr_assert_str_eq(text, HEADER "18446744073709551615,read,2,a,3,4,4,5,\n"
 				      "1,write,2,a,3,4,-28,5,\n"
 				      "1,extend,2,a,3,4,4,5,\n"
 				      "1,fsync,2,a,3,4,4,5,\n"
-				      "1,punch,2,a,3,4,-9223372036854775808,5,\n");
+				      "1,punch,2,a,3,4,-9223372036854775808,5,\n"
+				      "1,zero,2,a,3,4,4,5,\n");
 	free(text);
+}
+
+Test(reqlog, header_is_the_schema)
+{
+	/*
+	 * The contract header, written out once here so that changing it is
+	 * deliberate; every other test builds its expected text from the schema.
+	 */
+	cr_assert_str_eq(LOG_HEADER_BASE,
+			 "ts_us,op,pid,path,offset,size,result,latency_us,device_io");
+	char joined[256] = "";
+	for (int i = 0; i < LOG_COLUMN_COUNT; i++) {
+		if (i == LOG_COL_MODEL_US)
+			cr_assert_str_eq(joined, LOG_HEADER_BASE, "the columns before model_us");
+		strcat(strcat(joined, i ? "," : ""), log_column_names[i]);
+	}
+	cr_assert_str_eq(joined, LOG_HEADER_BASE ",model_us");
+	cr_assert_str_eq(log_op_names[LOG_OPI_PUNCH], "punch");
+	cr_assert_str_eq(log_op_names[LOG_OPI_ZERO], "zero");
+	cr_assert_null(log_op_names[LOG_OP_COUNT]);
 }
 
 Test(reqlog, path_quoting)
@@ -595,7 +616,7 @@ Test(reqlog, model_us_column)
 	    .model_us = 12600,
 	};
 	char *text = log_rows(ALL_OPS | REQLOG_MODEL_US, &r, 1);
-	cr_assert_str_eq(text, "ts_us,op,pid,path,offset,size,result,latency_us,device_io,model_us\n"
+	cr_assert_str_eq(text, LOG_HEADER_BASE ",model_us\n"
 			       "10,read,7,t.db,0,8192,8192,12650,0+4096;8192+4096,12600\n");
 	free(text);
 	/* Without the flag the column is not written, whatever model_us holds. */

@@ -57,9 +57,9 @@ for opts in "" ",device.direct=true,device.poll_us=0"; do
 	log=$T/abort$((++i)).log
 	abort_run ",disk.model=hdd$opts" "$log"
 	# (no read reaches the end of the file: each answered one reads all it asked)
-	good=$(sfs_log_rows "$log" read f | awk -F, '$7 == $6' | wc -l)
-	failed=$(sfs_log_rows "$log" read f | awk -F, '$7 < 0' | wc -l)
-	other=$(sfs_log_rows "$log" read f | awk -F, '$7 != $6 && $7 >= 0' | head -n 3)
+	good=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result == $f_size' | wc -l)
+	failed=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result < 0' | wc -l)
+	other=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result != $f_size && $f_result >= 0' | head -n 3)
 	note "options '$opts': $good reads answered, $failed failed with -errno"
 	assert_eq "$other" "" "read rows ($opts) whose result is neither the size nor -errno"
 	((good > 0)) || fail "no read answered before the abort ($opts)"

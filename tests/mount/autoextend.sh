@@ -56,7 +56,7 @@ assert_eq "$(wc -l <"$out")" 3 "CSV lines (header and one row per step)"
 
 declare -A want_extends=([1]=9 [4]=3)
 # rows_of OP STEP KIND - the log rows OP of the files of KIND (g or s) for STEP, all runs
-rows_of() { awk -F, -v op="$1" -v re="^$3$2M-v8-r[0-9]+[.]db\$" 'NR > 1 && $2 == op && $4 ~ re' "$L"; }
+rows_of() { sfs_log_awk "$L" -v op="$1" -v re="^$3$2M-v8-r[0-9]+[.]db\$" 'NR > 1 && $f_op == op && $f_path ~ re' "$L"; }
 for step in 1 4; do
 	row=$(awk -F, -v s=$step 'NR > 1 && $1 == 8 && $2 == s' "$out")
 	[[ -n $row ]] || fail "no CSV row for volume 8, step $step"
@@ -70,22 +70,22 @@ for step in 1 4; do
 		# The growing file, from the whole log (it exists only during its load).
 		assert_eq "$(sfs_log_count "$L" extend "$g")" "$n" "step $step: extend rows of $g"
 		assert_eq "$(sfs_log_count "$L" extend "$g" "$bytes")" "$n" "step $step: extend rows of $g of exactly one step"
-		end=$(sfs_log_rows "$L" write "$g" | awk -F, '$5 + $6 > e { e = $5 + $6 } END { print e }')
+		end=$(sfs_log_rows "$L" write "$g" | sfs_log_awk "$L" '$f_offset + $f_size > e { e = $f_offset + $f_size } END { print e }')
 		assert_eq "$n" $(((end + bytes - 1) / bytes)) "step $step: extends of $g against ceil(file size $end / step)"
 		assert_eq "$file_mib" "$(awk -v e="$end" 'BEGIN { printf "%.2f", e / 1048576 }')" "step $step: file_mib against $g"
 		# The static file: its one extend row is the preallocation, before its load.
 		assert_eq "$(sfs_log_count "$L" extend "$s")" 1 "step $step: extend rows of $s (the preallocation only)"
-		assert_eq "$(sfs_log_rows "$L" extend "$s" | cut -d, -f5,6)" "0,$((n * bytes))" \
+		assert_eq "$(sfs_log_rows "$L" extend "$s" | sfs_log_awk "$L" '{ print $f_offset "," $f_size }')" "0,$((n * bytes))" \
 			"step $step: the preallocation of $s covers the growing file's allocation"
 		(($(sfs_log_count "$L" write "$s") > 2000)) || fail "step $step: fewer than 2000 writes of $s in the log"
 	done
 	assert_eq "$extend_mib" $((n * step)) "step $step: extend_mib"
 	assert_eq "$static_extends" 0 "step $step: static_extends"
-	assert_eq "$zf_ms" "$(rows_of extend $step g | awk -F, '{ t += $8 } END { printf "%.2f", t / NR / 1000 }')" \
+	assert_eq "$zf_ms" "$(rows_of extend $step g | sfs_log_awk "$L" '{ t += $f_latency_us } END { printf "%.2f", t / NR / 1000 }')" \
 		"step $step: zero_fill_ms against the extend rows' latency_us"
-	assert_eq "$worst_g" "$(rows_of write $step g | awk -F, '$8 > m { m = $8 } END { printf "%.2f", m / 1000 }')" \
+	assert_eq "$worst_g" "$(rows_of write $step g | sfs_log_awk "$L" '$f_latency_us > m { m = $f_latency_us } END { printf "%.2f", m / 1000 }')" \
 		"step $step: worst_write_grow_ms"
-	assert_eq "$worst_s" "$(rows_of write $step s | awk -F, '$8 > m { m = $8 } END { printf "%.2f", m / 1000 }')" \
+	assert_eq "$worst_s" "$(rows_of write $step s | sfs_log_awk "$L" '$f_latency_us > m { m = $f_latency_us } END { printf "%.2f", m / 1000 }')" \
 		"step $step: worst_write_static_ms"
 
 	# The derived columns.

@@ -104,10 +104,10 @@ rm -f "$T/half.scatterfs"*
 # 6c. A catalog that is consistent SQLite but not a consistent layout: two
 # extents on the same device range, or an extent past the device's end.
 cp "$B.scatterfs" "$T/twice.scatterfs"
-sqlite3 "$T/twice.scatterfs" "INSERT INTO extent SELECT ino + 1000, logical, device, length, flags FROM extent"
+sqlite3 "$T/twice.scatterfs" "INSERT INTO extent SELECT ino + 1000, logical, device, length, flags, dev FROM extent"
 refused overlapping-extents 'inconsistent: device range [0-9]+\+[0-9]+ is used twice' "$M" "$B" "$M" -o "meta=$T/twice.scatterfs"
 cp "$B.scatterfs" "$T/past.scatterfs"
-sqlite3 "$T/past.scatterfs" "INSERT INTO extent VALUES (1000, 0, $((64 << 20)), 4096, 0)"
+sqlite3 "$T/past.scatterfs" "INSERT INTO extent VALUES (1000, 0, $((64 << 20)), 4096, 0, 0)"
 refused extent-past-device "inconsistent: device range $((64 << 20))\+4096 is outside the device" "$M" "$B" "$M" -o "meta=$T/past.scatterfs"
 rm -f "$T/twice.scatterfs"* "$T/past.scatterfs"*
 mkdir -p "$T/dirbacking"

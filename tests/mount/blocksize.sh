@@ -46,7 +46,7 @@ while IFS=, read -r _ ps _ _ ipages ibytes r rb dom mean ppr mppr cold warm wr; 
 	sfs_log_check_header "$log"
 	assert_eq "$((r + wr))" "$(sfs_log_count "$log" read t.db)" "$ps: reads + warm_reads = read rows of t.db in $log"
 	if ((wr == 0)); then
-		assert_eq "$rb" "$(sfs_log_rows "$log" read t.db | awk -F, '{ s += $6 } END { print s + 0 }')" \
+		assert_eq "$rb" "$(sfs_log_rows "$log" read t.db | sfs_log_awk "$log" '{ s += $f_size } END { print s + 0 }')" \
 			"$ps: read_bytes = sum of the read rows' sizes"
 	else
 		note "$ps: the warm scan read $wr times (someone dropped the page cache?): read_bytes not compared"

@@ -56,7 +56,7 @@ while IFS=, read -r engine table csize cbytes cpct rows tbytes r pr rb w el; do
 	assert_eq "$rows" $ROWS "$table/$csize: rows"
 	assert_eq "$r" "$(sfs_log_count "$log" read t.db)" "$table/$csize: reads = read rows of t.db in $log"
 	assert_eq "$pr" "$(sfs_log_count "$log" read t.db $PAGE)" "$table/$csize: page_reads = $PAGE-byte read rows"
-	assert_eq "$rb" "$(sfs_log_rows "$log" read t.db | awk -F, '{ s += $6 } END { print s + 0 }')" \
+	assert_eq "$rb" "$(sfs_log_rows "$log" read t.db | sfs_log_awk "$log" '{ s += $f_size } END { print s + 0 }')" \
 		"$table/$csize: read_bytes = sum of the read rows' sizes"
 	assert_eq "$w" "$(sfs_log_count "$log" write t.db)" "$table/$csize: writes = write rows of t.db"
 	assert_eq "$((cbytes % PAGE))" 0 "$table/$csize: cache_bytes is whole pages"
@@ -106,7 +106,7 @@ mapfile -t kept < <(find "$PW" -maxdepth 1 -name 'sfs-cache.*' -type d)
 assert_eq "${#kept[@]}" 1 "bench/cache --engine postgres: kept work directories"
 plog=${kept[0]}/pg/log.csv
 sfs_log_check_header "$plog"
-total=$(sfs_log_rows "$plog" read | awk -F, '$4 ~ /^pgdata\/base\// { n++ } END { print n + 0 }')
+total=$(sfs_log_rows "$plog" read | sfs_log_awk "$plog" '$f_path ~ /^pgdata\/base\// { n++ } END { print n + 0 }')
 mapfile -t pr < <(tail -n +2 "$PG" | cut -d, -f8)
 mapfile -t pp < <(tail -n +2 "$PG" | cut -d, -f9)
 sum=$((pr[0] + pr[1] + pr[2] + pr[3]))

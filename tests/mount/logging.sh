@@ -3,7 +3,8 @@
 # read rows of size 8192 for that file; 100 buffered dd reads of 16 KiB in
 # cache.mode=none give exactly 100 read rows of 16384.  Each phase has a
 # mount of its own, so its request log holds only that phase's rows and is
-# complete once the daemon has exited.
+# complete once the daemon has exited.  fallocate --punch-hole and
+# --zero-range give exactly one punch and one zero row each.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require fio
@@ -34,9 +35,9 @@ $(sfs_log_summary "$L")
 "
 assert_eq "$(sfs_log_count "$L" read "$F" 8192)" 3000 "read rows of size 8192 for $F"
 # Every row: an 8 KiB aligned offset inside the file, result 8192, one caller.
-assert_eq "$(sfs_log_rows "$L" read "$F" | awk -F, '$5 % 8192 == 0 && $5 + 8192 <= 67108864 && $7 == 8192' | wc -l)" \
+assert_eq "$(sfs_log_rows "$L" read "$F" | sfs_log_awk "$L" '$f_offset % 8192 == 0 && $f_offset + 8192 <= 67108864 && $f_result == 8192' | wc -l)" \
 	3000 "read rows with an aligned offset inside the file and result 8192"
-pids=$(sfs_log_rows "$L" read "$F" | awk -F, '{ print $3 }' | sort -u | tr '\n' ' ')
+pids=$(sfs_log_rows "$L" read "$F" | sfs_log_awk "$L" '{ print $f_pid }' | sort -u | tr '\n' ' ')
 [[ $pids =~ ^[1-9][0-9]*\ $ ]] || fail "pid column of the read rows: '$pids', expected one pid (fio's worker)"
 note "fio: 3000 read rows of 8192 bytes"
 
@@ -49,9 +50,9 @@ sfs_log_check_header "$L"
 assert_eq "$(sfs_log_count "$L" read "$F")" 100 "read rows for $F after 100 dd reads of 16 KiB (all sizes); top rows:
 $(sfs_log_summary "$L")
 "
-assert_eq "$(sfs_log_rows "$L" read "$F" | awk -F, '$6 == 16384 && $7 == 16384' | wc -l)" 100 \
+assert_eq "$(sfs_log_rows "$L" read "$F" | sfs_log_awk "$L" '$f_size == 16384 && $f_result == 16384' | wc -l)" 100 \
 	"read rows of size 16384 and result 16384 for $F"
-assert_eq "$(sfs_log_rows "$L" read "$F" | awk -F, '{ print $5 }' | sort -n | tr '\n' ' ' | md5sum)" \
+assert_eq "$(sfs_log_rows "$L" read "$F" | sfs_log_awk "$L" '{ print $f_offset }' | sort -n | tr '\n' ' ' | md5sum)" \
 	"$(for ((i = 0; i < 100; i++)); do printf '%d ' $((i * 16384)); done | md5sum)" \
 	"offsets of the 100 dd reads (0, 16384, ...)"
 note "dd: 100 read rows of 16384 bytes"
@@ -60,3 +61,27 @@ note "dd: 100 read rows of 16384 bytes"
 sfs_mount "$B" "$M" "log=$T/req3.log"
 cmp "$M/$F" "$T/src" || fail "content of $F differs from what was written"
 sfs_umount "$M"
+
+# fallocate: a punched hole is a punch row and a zeroed range a zero row, each
+# with the caller's pid, the request's offset and size, and its size as the
+# result; log.ops=punch:zero logs nothing else (the writes that made h).
+sfs_mount "$B" "$M" "log=$T/req4.log,log.ops=punch:zero"
+head -c 1M /dev/urandom >"$M/h"
+want=
+for args in "--punch-hole -o 65536 -l 131072" "--zero-range -o 4096 -l 8192" \
+	"--punch-hole -o 1000 -l 5000" "--zero-range -o 300000 -l 1000000"; do
+	# shellcheck disable=SC2086 # one word per fallocate argument
+	fallocate $args "$M/h" &
+	pid=$!
+	wait "$pid" || fail "fallocate $args $M/h failed"
+	read -r mode _ off _ len <<<"$args"
+	op=punch
+	[[ $mode == --zero-range ]] && op=zero
+	want+="$op,$pid,h,$off,$len,$len"$'\n'
+done
+sfs_umount "$M"
+L=$T/req4.log
+sfs_log_check_header "$L"
+assert_eq "$(sfs_log_awk "$L" -v OFS=, 'NR > 1 { print $f_op, $f_pid, $f_path, $f_offset, $f_size, $f_result }' "$L")" \
+	"${want%$'\n'}" "punch and zero rows (op, pid, path, offset, size, result) of four fallocate calls"
+note "fallocate: 2 punch and 2 zero rows"

@@ -862,7 +862,7 @@ run_py check
 before_umount_used=$(stat_field used_bytes)
 sfs_umount "$M"
 
-check_eq "$(sfs_log_rows "$T/req.log" read | awk -F, '$4 ~ /^logdir/ { print $4 }' | sort -u | tr '\n' ' ')" "logdir2/x/f " \
+check_eq "$(sfs_log_rows "$T/req.log" read | sfs_log_awk "$T/req.log" '$f_path ~ /^logdir/ { print $f_path }' | sort -u | tr '\n' ' ')" "logdir2/x/f " \
 	"request log paths of reads of logdir2/x/f (its directory was renamed from logdir)"
 
 # --- remount: everything persists -------------------------------------------

@@ -74,9 +74,9 @@ assert_eq "$reads $queued" "15 0" "reads, async_reads with device.async_reads = 
 read -r reads queued <<<"$(read_pass ",disk.model=hdd" "$T/q3.log")"
 assert_eq "$reads $queued" "15 0" "reads, async_reads under the disk model"
 # The same rows, queued or not: offset, size, result and every device I/O.
-rows() { sfs_log_rows "$1" read f | cut -d, -f4-7,9; }
+rows() { sfs_log_rows "$1" read f | sfs_log_awk "$1" -v OFS=, '{ print $f_path, $f_offset, $f_size, $f_result, $f_device_io }'; }
 assert_eq "$(rows "$T/q1.log")" "$(rows "$T/q2.log")" "log rows of queued reads against synchronous ones"
-runs=$(rows "$T/q1.log" | head -n 1 | awk -F, '{print split($5, a, ";")}')
+runs=$(sfs_log_rows "$T/q1.log" read f | head -n 1 | sfs_log_awk "$T/q1.log" '{ print split($f_device_io, a, ";") }')
 ((runs > 8)) || fail "the first 1 MiB read went to the device in $runs I/Os; the random layout should give many"
 note "first 1 MiB read: $runs device I/Os, same queued or not"
 
@@ -127,6 +127,6 @@ read -r reads queued <<<"$(sfs_stats_delta "$before" "$(sfs_stats "$M" reads asy
 assert_eq "$queued" "$reads" "async_reads against reads, 16 readers, every read queued"
 sfs_umount "$M"
 # Every row of the readers names the file by one of its two names.
-other=$(sfs_log_rows "$T/q4.log" read | awk -F, '$4 != "g" && $4 != "g2"' | head -n 3)
+other=$(sfs_log_rows "$T/q4.log" read | sfs_log_awk "$T/q4.log" '$f_path != "g" && $f_path != "g2"' | head -n 3)
 assert_eq "$other" "" "read rows whose path is neither g nor g2"
 note ok

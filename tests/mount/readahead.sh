@@ -19,7 +19,7 @@ sfs_umount "$M"
 
 # dominant_read LOG - the most common size of the read rows of f
 dominant_read() {
-	awk -F, 'NR > 1 && $2 == "read" && $4 == "f" { n[$6]++ } END { for (s in n) if (n[s] > c) { c = n[s]; d = s } print d }' "$1"
+	sfs_log_awk "$1" 'NR > 1 && $f_op == "read" && $f_path == "f" { n[$f_size]++ } END { for (s in n) if (n[s] > c) { c = n[s]; d = s } print d }' "$1"
 }
 
 for variant in plain fragmented direct model; do

@@ -5,7 +5,9 @@
 # same 3,000 reads, which reach the daemon again as 3,000 reads of 8192),
 # also with --replay_redirect to another file, and as version 2; --plot
 # writes a valid PNG (and an SVG with --timeline); without gnuplot on PATH
-# --plot fails naming gnuplot-nox.
+# --plot fails naming gnuplot-nox.  --latency gives the nearest-rank
+# percentiles of latency_us (and of model_us under the disk model) that
+# sort and awk find in the log, also with a --until window.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require fio gnuplot python3
@@ -52,6 +54,49 @@ print(j["sequentiality"]["reads"], [(r["size"], r["count"], r["share_pct"]) for 
 grep -Eq '^ +8192 +3000 +100\.00% +24576000$' "$T/report.txt" ||
 	fail "text report lacks the row '8192 3000 100.00% 24576000': $(cat "$T/report.txt")"
 note "report: 3000 reads, 100% at 8192 bytes"
+
+# --latency against the log by a second method: each column's values sorted
+# (sort -n), the percentile taken at its nearest rank ceil(p/100 x n).
+# ranked LOG COLUMN [FILTER] - "n p50 p90 p99 p99.9 max" of COLUMN over the
+# read rows passing the awk condition FILTER
+ranked() {
+	sfs_log_rows "$1" read | sfs_log_awk "$1" "${3:-1} { print \$f_$2 }" | sort -n |
+		awk '{ v[NR] = $1 } END {
+			printf "%d", NR
+			split("500 900 990 999 1000", pm, " ")
+			for (i = 1; i <= 5; i++) { r = int((pm[i] * NR + 999) / 1000); printf " %s", v[r < 1 ? 1 : r] }
+			print "" }'
+}
+# latency_row CSV OP COLUMN - the same six numbers from scatterfs-report's latency table
+latency_row() {
+	awk -F, -v op="$2" -v c="$3" '$1 == "all" && $3 == op && $4 == c { print $5, $6, $7, $8, $9, $10 }' "$1"
+}
+"$REPORT" "$L" --latency --format csv --metric latency >"$T/lat.csv" 2>"$T/err" ||
+	fail "scatterfs-report --latency: $(cat "$T/err")"
+want=$(ranked "$L" latency_us)
+[[ $want == 3000\ * ]] || fail "the log's read latencies: '$want'"
+assert_eq "$(latency_row "$T/lat.csv" read latency_us)" "$want" "read latency_us: n p50 p90 p99 p99.9 max"
+assert_eq "$(grep -c ',model_us,' "$T/lat.csv")" 0 "model_us rows of a log without the column"
+# A filter: the reads of the log's first half in time (--until), one way and the other.
+mid=$(sfs_log_awk "$L" 'NR > 1 { t[NR] = $f_ts_us } END { print t[int(NR / 2)] }' "$L")
+until_s=$(awk -v t="$mid" 'BEGIN { printf "%d.%06d", t / 1000000, t % 1000000 }')
+"$REPORT" "$L" --latency --format csv --metric latency --until "$until_s" --op read >"$T/lat2.csv" 2>"$T/err" ||
+	fail "scatterfs-report --latency --until $until_s: $(cat "$T/err")"
+assert_eq "$(latency_row "$T/lat2.csv" read latency_us)" "$(ranked "$L" latency_us "\$f_ts_us < $mid")" \
+	"read latency_us of the rows before ts_us $mid (--until $until_s)"
+n2=$(sfs_log_awk "$L" -v m="$mid" 'NR > 1 && $f_op == "read" && $f_ts_us < m' "$L" | wc -l)
+grep -qx "scatterfs-report: $n2 of 3000 rows selected" "$T/err" || fail "--until: expected '$n2 of 3000 rows selected': $(cat "$T/err")"
+note "latency: $want (n p50 p90 p99 p99.9 max, us), as sort and awk find; --until $until_s selects $n2"
+
+# With the disk model the log has model_us: its percentiles too.
+sfs_mount "$B" "$M" "log=$T/model.log,disk.model=hdd"
+dd if="$M/$F" of=/dev/null bs=64k count=200 iflag=direct status=none || fail "dd under the disk model"
+sfs_umount "$M"
+"$REPORT" "$T/model.log" --latency --format csv --metric latency >"$T/lat3.csv" 2>"$T/err" ||
+	fail "scatterfs-report --latency (model_us): $(cat "$T/err")"
+assert_eq "$(latency_row "$T/lat3.csv" read latency_us)" "$(ranked "$T/model.log" latency_us)" "read latency_us under the disk model"
+assert_eq "$(latency_row "$T/lat3.csv" read model_us)" "$(ranked "$T/model.log" model_us)" "read model_us under the disk model"
+note "latency under the disk model: model_us $(ranked "$T/model.log" model_us)"
 
 # fio iolog, version 3, replayed on the mount with O_DIRECT: exit 0, 3000 reads,
 # and the replay's own log holds 3000 reads of 8192 again.

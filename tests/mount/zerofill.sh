@@ -63,7 +63,7 @@ for mode in write fallocate none; do
 
 	# The request log: one extend row at offset 0 adding one extent.
 	sfs_log_check_header "$L"
-	assert_eq "$(sfs_log_rows "$L" extend "$F" | head -n 1 | awk -F, '{ print $5 "," $6 }')" "0,$EXTENT" \
+	assert_eq "$(sfs_log_rows "$L" extend "$F" | head -n 1 | sfs_log_awk "$L" '{ print $f_offset "," $f_size }')" "0,$EXTENT" \
 		"$mode: offset,size of the first extend row for $F; extend rows:
 $(sfs_log_rows "$L" extend)
 "

@@ -1,0 +1,138 @@
+/*
+ * Device stacks (device.h): building, starting and stopping them, and the
+ * per-request record of device I/Os that the layers fill.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "device.h"
+#include "units.h"
+
+void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
+{
+	r->arrival_ns = arrival_ns;
+	r->complete_ns = 0;
+	r->v = r->inline_v;
+	r->n = 0;
+	r->cap = sizeof r->inline_v / sizeof r->inline_v[0];
+	r->lost = NULL;
+}
+
+void dev_req_release(struct dev_req *r)
+{
+	if (r->v != r->inline_v)
+		free(r->v);
+	r->v = r->inline_v;
+	r->n = 0;
+}
+
+#define WAKE_EARLY_NS 200000
+void dev_req_wait(const struct dev_req *r)
+{
+	static __thread bool slack_set;
+	if (!r->complete_ns)
+		return;
+	if (!slack_set) {
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+		slack_set = true;
+	}
+	uint64_t now = mono_ns();
+	if (now >= r->complete_ns)
+		return;
+	if (r->complete_ns - now > WAKE_EARLY_NS) {
+		uint64_t wake = r->complete_ns - WAKE_EARLY_NS;
+		struct timespec t = {.tv_sec = (time_t)(wake / NS_PER_S),
+				     .tv_nsec = (long)(wake % NS_PER_S)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+			;
+	}
+	while (mono_ns() < r->complete_ns)
+		;
+}
+
+uint64_t dev_req_model_us(const struct dev_req *r)
+{
+	return r->complete_ns > r->arrival_ns ? (r->complete_ns - r->arrival_ns) / 1000 : 0;
+}
+
+int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t poll_us,
+		    bool async_reads, char *err, size_t errlen)
+{
+	bool model = disk->model != DISK_NONE;
+	/* Under a timing model a reply waits for the modelled time anyway:
+	 * polling and queueing would only spend CPU. */
+	struct dev_layer *base = dev_base_create(d, model ? 0 : poll_us, model ? false : async_reads);
+	if (!base) {
+		snprintf(err, errlen, "device %s: out of memory", d->name);
+		return -ENOMEM;
+	}
+	struct dev_layer *top = base;
+	if (model) {
+		int rc;
+		struct dev_layer *t = dev_timing_create(d, top, disk, &rc);
+		if (!t) {
+			free(base);
+			if (rc == -ENOMEM)
+				snprintf(err, errlen, "device %s: out of memory", d->name);
+			else if (disk->capacity && disk->capacity < d->size)
+				snprintf(err, errlen,
+					 "[disk] capacity = %llu bytes is smaller than the backing device "
+					 "(%llu bytes); the backing occupies the first bytes of the "
+					 "emulated disk",
+					 (unsigned long long)disk->capacity,
+					 (unsigned long long)d->size);
+			else
+				snprintf(err, errlen,
+					 "the [disk] parameters (rpm = %g, transfer_mib_s = %g,%g, "
+					 "prefetch = %g) give a revolution or a track the model cannot "
+					 "represent (from under one unit to 10^18 ns or bytes)",
+					 disk->rpm, disk->transfer_outer_mib_s,
+					 disk->transfer_inner_mib_s, disk->prefetch);
+			return rc;
+		}
+		top = t;
+	}
+	struct dev_layer *acc = dev_account_create(d, top);
+	if (!acc) {
+		d->base = base;
+		d->top = top;
+		dev_stack_free(d);
+		snprintf(err, errlen, "device %s: out of memory", d->name);
+		return -ENOMEM;
+	}
+	d->base = base;
+	d->top = acc;
+	d->model_on = model;
+	return 0;
+}
+
+int dev_stack_start(struct device *d)
+{
+	return dev_base_start(d->base);
+}
+
+void dev_stack_stop(struct device *d)
+{
+	if (d->base)
+		dev_base_stop(d->base);
+}
+
+void dev_stack_free(struct device *d)
+{
+	struct dev_layer *l = d->top;
+	while (l) {
+		struct dev_layer *next = l->next;
+		free(l);
+		l = next;
+	}
+	d->top = d->base = NULL;
+}
+
+bool dev_can_queue(const struct device *d)
+{
+	return dev_base_can_queue(d->base);
+}

@@ -1,0 +1,263 @@
+/*
+ * Backing devices and their layer stacks.
+ *
+ * A mount has one or more backing devices (device 0, "main", is the
+ * command line's BACKING).  Each is a struct device: its file descriptor,
+ * size, block size, allocator and counters, and a stack of layers through
+ * which every device I/O of the I/O path goes, in the manner of nbdkit's
+ * filters: each layer implements the same byte-range operations (struct
+ * dev_ops) and passes them on to the layer below it.
+ *
+ *     I/O path (io.c)
+ *       -> accounting (dev_account.c): the request's device I/Os for the
+ *          log, and the device's counters
+ *       -> [a fault layer goes here]
+ *       -> timing model (dev_timing.c): what the I/O would cost on the
+ *          modelled disk, when [disk] model is not none
+ *       -> base (dev_base.c): the system calls on the backing's fd
+ *          (O_DIRECT, polled and queued aio reads)
+ *
+ * The I/O path calls only the dev_*() wrappers below, which enter the top
+ * of the stack.  A layer that has nothing to do for an operation passes it
+ * on unchanged (dev_layer_next()).
+ *
+ * Timing does not sleep inside an I/O: a layer adds the I/O's modelled
+ * completion to the request (struct dev_req), and the I/O path waits once,
+ * for the latest completion, before it replies (dev_req_wait()), so the
+ * real I/O overlaps the modelled time.
+ */
+#ifndef SCATTERFS_DEVICE_H
+#define SCATTERFS_DEVICE_H
+
+#include <linux/aio_abi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "autoextend.h" /* struct run_vec */
+#include "config.h"
+#include "disk_model.h"
+
+/** Backing devices a mount can have (struct extent's dev field holds 8 bits). */
+#define SFS_MAX_DEVICES 16
+
+/**
+ * The device I/Os of one request: for the request log (the runs, in the
+ * order issued) and the timing model (the latest modelled completion).
+ * Filled by the layers as I/Os pass; owned by the request's thread.
+ */
+struct dev_req {
+	uint64_t arrival_ns;  /* CLOCK_MONOTONIC when the request started */
+	uint64_t complete_ns; /* modelled completion; 0 without a model */
+	struct run *v;        /* device I/Os issued, in order */
+	size_t n, cap;
+	atomic_uint_fast64_t *lost; /* counts runs that could not be recorded (ENOMEM) */
+	struct run inline_v[16];
+};
+
+/** dev_req_init() - an empty record for a request that arrived at @arrival_ns (monotonic). */
+void dev_req_init(struct dev_req *r, uint64_t arrival_ns);
+/** dev_req_release() - frees what the record allocated. */
+void dev_req_release(struct dev_req *r);
+/**
+ * dev_req_wait() - sleeps until the request's modelled completion (at once
+ * without a model): an absolute-deadline sleep to 200 us before it, then a
+ * spin, because a sleeping thread wakes up about 80 us late on a virtual
+ * machine and that lateness would be error in the model's timing.
+ */
+void dev_req_wait(const struct dev_req *r);
+/** dev_req_model_us() - modelled latency of the request in microseconds (0 without a model). */
+uint64_t dev_req_model_us(const struct dev_req *r);
+
+/** What an asynchronous device read (dev_submit_reads()) calls when it completes. */
+struct dev_aio;
+typedef void (*dev_aio_done_fn)(struct dev_aio *io, int64_t res);
+
+/**
+ * One asynchronous read: logical [@off, @off+@len) of the device into
+ * @buf.  The base layer reads the block-aligned range around it, so the
+ * caller's buffer must extend to the aligned bounds around @buf (the
+ * block containing @off starts at @buf - (@off % block_size)).
+ */
+struct dev_aio {
+	struct iocb cb;       /* the base layer's, not the caller's */
+	uint64_t off, len;    /* device offset and bytes the request wants */
+	char *buf;            /* where @off's byte goes */
+	dev_aio_done_fn done; /* res: bytes read (the aligned range) or -errno */
+	void *opaque;         /* the caller's */
+};
+
+struct dev_layer;
+
+/**
+ * The operations every layer implements.  Offsets and lengths are bytes
+ * on the device; @r may be NULL (an I/O no request owns: nothing to log or
+ * model).  All return 0 or -errno.
+ */
+struct dev_ops {
+	const char *name;
+	/** Reads [off, off+len) into @buf (any alignment). */
+	int (*pread)(struct dev_layer *l, struct dev_req *r, void *buf, uint64_t len, uint64_t off);
+	/**
+	 * Lets the reply splice [off, off+len) straight from the backing:
+	 * sets *@fd to a descriptor to read it from, or returns -EOPNOTSUPP
+	 * when the bytes must be read into memory (O_DIRECT backing, a layer
+	 * that must see them).
+	 */
+	int (*pread_fd)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off, int *fd);
+	/** Writes @len bytes of @buf at @off (block-aligned buffer and range on an O_DIRECT backing). */
+	int (*pwrite)(struct dev_layer *l, struct dev_req *r, const void *buf, uint64_t len,
+		      uint64_t off);
+	/** Makes [off, off+len) read as zeros as @mode says (zero-fill; ZERO_FILL_NONE does nothing). */
+	int (*zero)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
+		    enum zero_fill mode);
+	/** Makes every write completed before it durable (fdatasync; a drive's SYNCHRONIZE CACHE). */
+	int (*flush)(struct dev_layer *l, struct dev_req *r);
+	/**
+	 * Queued submission: starts the @n reads of @ios and returns at once;
+	 * each io's done() is called later from the completion thread (or
+	 * before this returns, when it could not be queued).  -EOPNOTSUPP
+	 * when this stack cannot queue (the caller reads synchronously).
+	 */
+	int (*submit_reads)(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios, size_t n);
+};
+
+/** One layer of a device's stack. */
+struct dev_layer {
+	const struct dev_ops *ops;
+	struct dev_layer *next; /* the layer below; NULL for the base */
+	struct device *dev;
+};
+
+/** dev_layer_next() - the layer below @l (never NULL above the base). */
+static inline struct dev_layer *dev_layer_next(const struct dev_layer *l)
+{
+	return l->next;
+}
+
+/** Counters of one device, kept by the accounting layer. */
+struct dev_counters {
+	atomic_uint_fast64_t reads, bytes_read;       /* device reads issued */
+	atomic_uint_fast64_t writes, bytes_written;   /* device writes and zero-fills */
+	atomic_uint_fast64_t flushes;
+	atomic_uint_fast64_t busy_ns;                 /* modelled time the head was busy */
+	atomic_uint_fast64_t polled_reads, polled_completions; /* base: polled aio reads */
+	atomic_uint_fast64_t async_reads;             /* reads answered by the completion thread */
+};
+
+/** One backing device. */
+struct device {
+	unsigned index;      /* into sfs.dev[]; the dev field of extents and runs */
+	const char *name;    /* "main" for the command line's BACKING */
+	char *path;          /* the backing, absolute */
+	int fd;              /* backing device (owned by the base layer after dev_stack_build()) */
+	bool direct;         /* fd has O_DIRECT */
+	uint64_t size;       /* bytes managed by the allocator, a multiple of block_size */
+	uint32_t block_size; /* allocation unit, bytes */
+
+	pthread_mutex_t alloc_lock;
+	struct devalloc *alloc; /* under alloc_lock */
+	/*
+	 * Device runs freed in memory whose removal the catalog may not hold
+	 * durably yet: handing them to another file before that would let a
+	 * crash show one file's bytes in another.  sfs_sync() returns them to
+	 * the allocator.  Under alloc_lock.
+	 */
+	struct run_vec pending_free;
+	uint64_t pending_free_bytes;
+
+	struct dev_layer *top;  /* the stack's top: what the I/O path calls */
+	struct dev_layer *base; /* the bottom layer */
+	bool model_on;          /* a timing model layer is in the stack */
+	struct dev_counters counters;
+};
+
+/**
+ * dev_stack_build() - builds @d's stack over its open fd: base, then the
+ * timing model for @disk when its model is not none, then accounting.
+ * @poll_us: how long a lone O_DIRECT read polls (device.poll_us; 0 = never).
+ * @async_reads: queued reads wanted (device.async_reads); the base starts
+ * them only on an O_DIRECT backing without a timing model.
+ * @err/@errlen: one line when it fails.
+ * @return 0, -EINVAL (the model's parameters cannot be represented), -ENOMEM.
+ */
+int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t poll_us,
+		    bool async_reads, char *err, size_t errlen);
+
+/**
+ * dev_stack_start() - starts the stack's threads (the completion thread of
+ * queued reads), once the mount is up.  @return 0, or -errno: queued reads
+ * are then off and every read waits for its device I/O.
+ */
+int dev_stack_start(struct device *d);
+
+/** dev_stack_stop() - answers the queued reads still in flight and stops the threads. */
+void dev_stack_stop(struct device *d);
+
+/** dev_stack_free() - frees the layers (after dev_stack_stop()); the fd stays open. */
+void dev_stack_free(struct device *d);
+
+/** dev_can_queue() - whether dev_submit_reads() may queue now (see the base layer). */
+bool dev_can_queue(const struct device *d);
+
+/* The I/O path's entry points: the top of @d's stack. */
+static inline int dev_pread(struct device *d, struct dev_req *r, void *buf, uint64_t len,
+			    uint64_t off)
+{
+	return d->top->ops->pread(d->top, r, buf, len, off);
+}
+
+static inline int dev_pread_fd(struct device *d, struct dev_req *r, uint64_t len, uint64_t off,
+			       int *fd)
+{
+	return d->top->ops->pread_fd(d->top, r, len, off, fd);
+}
+
+static inline int dev_pwrite(struct device *d, struct dev_req *r, const void *buf, uint64_t len,
+			     uint64_t off)
+{
+	return d->top->ops->pwrite(d->top, r, buf, len, off);
+}
+
+static inline int dev_zero(struct device *d, struct dev_req *r, uint64_t len, uint64_t off,
+			   enum zero_fill mode)
+{
+	return d->top->ops->zero(d->top, r, len, off, mode);
+}
+
+static inline int dev_flush(struct device *d, struct dev_req *r)
+{
+	return d->top->ops->flush(d->top, r);
+}
+
+static inline int dev_submit_reads(struct device *d, struct dev_req *r, struct dev_aio *ios,
+				   size_t n)
+{
+	return d->top->ops->submit_reads(d->top, r, ios, n);
+}
+
+/* The layers (each in its own file). */
+/** dev_base_create() - the bottom layer over @d->fd.  @return the layer or NULL (ENOMEM). */
+struct dev_layer *dev_base_create(struct device *d, uint32_t poll_us, bool async_reads);
+/**
+ * dev_timing_create() - the timing model layer for @disk over @next.
+ * @return the layer, or NULL with *@rc = -EINVAL (parameters the model
+ * cannot represent) or -ENOMEM.
+ */
+struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
+				    const struct disk_params *disk, int *rc);
+/** dev_account_create() - the accounting layer over @next.  NULL on ENOMEM. */
+struct dev_layer *dev_account_create(struct device *d, struct dev_layer *next);
+
+/* Base layer internals the stack needs (dev_base.c). */
+int dev_base_start(struct dev_layer *base);
+void dev_base_stop(struct dev_layer *base);
+bool dev_base_can_queue(const struct dev_layer *base);
+
+/** mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t mono_ns(void);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * What the I/O path's files (io.c, io_queue.c) share; not used elsewhere.
+ */
+#ifndef SCATTERFS_IO_I_H
+#define SCATTERFS_IO_I_H
+
+#include "sfs.h"
+
+#define MAX_SEGS 64 /* segments per extent-map lookup; requests loop over more */
+
+/** io_req_init() - dev_req_init() whose lost log entries count in @fs's stats. */
+static inline void io_req_init(struct sfs *fs, struct dev_req *r, uint64_t arrival_ns)
+{
+	dev_req_init(r, arrival_ns);
+	r->lost = &fs->stats.log_io_lost;
+}
+
+/**
+ * io_log_request() - appends the log row of one request of @in: @op at
+ * logical [@off, +@size), @result bytes or -errno, started at @ts (us since
+ * the mount); latency, device I/Os and modelled time come from @r.
+ */
+void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in, uint64_t off,
+		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r);
+
+/**
+ * io_for_each_segment() - calls @fn for each segment of logical [off,
+ * off+len) of @in, in order, however many there are.  Stops at the first
+ * non-zero return and returns it.
+ */
+int io_for_each_segment(struct inode *in, uint64_t off, uint64_t len,
+			int (*fn)(void *opaque, const struct segment *s), void *opaque);
+
+/**
+ * io_read_queued() - queues the read of logical [@off, +@size) of @in
+ * (clamped at EOF; @want asked) when it qualifies: queued reads on, the
+ * blocks it touches in at most MAX_SEGS runs of one device, and that
+ * device's stack willing to queue now.  Caller holds @in->lock for
+ * reading.  @return 0 when queued (the completion thread answers @req), 1
+ * when the caller reads it itself.
+ */
+int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size,
+		   size_t want, pid_t pid, uint64_t ts, uint64_t arrival_ns);
+
+#endif
