@@ -1,9 +1,11 @@
 /*
  * The timing model layer: charges each device I/O what the modelled disk
- * would take (layout/disk_model.h) and records its completion in the
- * request, then passes the I/O on unchanged.  The model is one virtual
- * head per device, so I/Os of one device are served in the order they
- * reach this layer; its lock serializes them.
+ * would take and records its completion in the request, then passes the
+ * I/O on unchanged.  The model is whichever registered disk model [disk]
+ * model names (struct disk_model_ops in layout/disk_model.h), called
+ * through its table; each device has its own instance, one virtual head,
+ * so I/Os of one device are served in the order they reach this layer,
+ * which its lock serializes.
  *
  * A reply that waits for the model is copied into memory anyway, so this
  * layer refuses to let a read be spliced from the backing (pread_fd) and
@@ -19,7 +21,8 @@
 struct dev_timing {
 	struct dev_layer l;
 	pthread_mutex_t lock;
-	struct disk_model model; /* under lock */
+	const struct disk_model_ops *ops;
+	void *model; /* the model's state, under lock */
 };
 
 static struct dev_timing *timing_of(struct dev_layer *l)
@@ -37,7 +40,7 @@ static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_
 		return;
 	uint64_t now = r ? r->arrival_ns : mono_ns();
 	pthread_mutex_lock(&t->lock);
-	uint64_t done = disk_model_submit(&t->model, now, off, len, dir, &c);
+	uint64_t done = t->ops->submit(t->model, now, off, len, dir, &c);
 	pthread_mutex_unlock(&t->lock);
 	atomic_fetch_add(&l->dev->counters.busy_ns, c.complete_ns - c.start_ns);
 	if (r && done > r->complete_ns)
@@ -83,6 +86,14 @@ static int timing_submit_reads(struct dev_layer *l, struct dev_req *r, struct de
 	return -EOPNOTSUPP;
 }
 
+static void timing_close(struct dev_layer *l)
+{
+	struct dev_timing *t = timing_of(l);
+	if (t->ops->destroy)
+		t->ops->destroy(t->model);
+	pthread_mutex_destroy(&t->lock);
+}
+
 static const struct dev_ops timing_ops = {
 	.name = "timing",
 	.pread = timing_pread,
@@ -91,6 +102,7 @@ static const struct dev_ops timing_ops = {
 	.zero = timing_zero,
 	.flush = timing_flush,
 	.submit_reads = timing_submit_reads,
+	.close = timing_close,
 };
 
 struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
@@ -101,7 +113,8 @@ struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
 		*rc = -ENOMEM;
 		return NULL;
 	}
-	*rc = disk_model_init(&t->model, disk, d->size);
+	t->ops = disk->model;
+	*rc = t->ops->create(disk, d->size, &t->model);
 	if (*rc) {
 		free(t);
 		return NULL;
@@ -110,3 +123,4 @@ struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
 	t->l = (struct dev_layer){.ops = &timing_ops, .next = next, .dev = d};
 	return &t->l;
 }
+

@@ -126,6 +126,8 @@ void dev_stack_free(struct device *d)
 	struct dev_layer *l = d->top;
 	while (l) {
 		struct dev_layer *next = l->next;
+		if (l->ops->close)
+			l->ops->close(l);
 		free(l);
 		l = next;
 	}

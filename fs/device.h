@@ -123,6 +123,8 @@ struct dev_ops {
 	 * when this stack cannot queue (the caller reads synchronously).
 	 */
 	int (*submit_reads)(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios, size_t n);
+	/** Optional: frees what the layer holds besides its struct (dev_stack_free() frees that). */
+	void (*close)(struct dev_layer *l);
 };
 
 /** One layer of a device's stack. */

@@ -105,8 +105,11 @@ static void usage(const char *prog)
 	       "    default_permissions is always on; use allow_other to let other users in\n"
 	       "    (PostgreSQL runs as its own user).\n\n"
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n"
-	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH}\n\n",
+	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH}\n\n"
+	       "Configuration keys (-o SECTION.KEY=VALUE, or KEY = VALUE under [SECTION]):\n",
 	       prog);
+	config_write_help(stdout);
+	printf("\n");
 }
 
 /* Child -> parent status pipe of the start-up fork. */

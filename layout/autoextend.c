@@ -169,7 +169,7 @@ static uint64_t skip_tiles(const struct layout_params *p, uint64_t t, uint64_t p
 {
 	uint64_t size;
 
-	if (p->extent_size == 0 || t >= pos || (p->pattern == PATTERN_SINGLE && t == 0))
+	if (p->extent_size == 0 || t >= pos || (t == 0 && placement_first_extent(p)))
 		return t;
 	size = extent_size_at(p, t, block);
 	return t + (pos - t) / size * size;

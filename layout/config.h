@@ -12,16 +12,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "logschema.h" /* enum log_op */
 
-enum pattern {
-	PATTERN_CONTIGUOUS,
-	PATTERN_SINGLE,
-	PATTERN_INTERLEAVED,
-	PATTERN_RANDOM,
-	PATTERN_REVERSE,
-};
+struct placement_ops; /* placement.h */
+
+/*
+ * The built-in placement patterns (one file each, layout/pattern_*.c).  A
+ * pattern is its struct placement_ops; patterns register themselves (see
+ * PLACEMENT_REGISTER in placement.h), so nothing central lists them and
+ * these names are only shorthands for callers that pick a built-in one.
+ */
+extern const struct placement_ops contiguous_ops, single_ops, interleaved_ops, random_ops,
+	reverse_ops;
+#define PATTERN_CONTIGUOUS (&contiguous_ops)
+#define PATTERN_SINGLE (&single_ops)
+#define PATTERN_INTERLEAVED (&interleaved_ops)
+#define PATTERN_RANDOM (&random_ops)
+#define PATTERN_REVERSE (&reverse_ops)
 
 enum zero_fill {
 	ZERO_FILL_WRITE,     /* write zeros with pwrite */
@@ -34,10 +43,15 @@ enum cache_mode {
 	CACHE_KERNEL, /* page cache and readahead */
 };
 
-enum disk_model_kind {
-	DISK_NONE,
-	DISK_HDD,
-};
+struct disk_model_ops; /* disk_model.h */
+
+/*
+ * Disk timing models register themselves (DISK_MODEL_REGISTER in
+ * disk_model.h); [disk] model = none is NULL.  Shorthands for the built-in ones:
+ */
+extern const struct disk_model_ops hdd_model;
+#define DISK_NONE ((const struct disk_model_ops *)0)
+#define DISK_HDD (&hdd_model)
 
 enum disk_rotation {
 	ROTATION_PHASE,   /* from a virtual spindle angle */
@@ -58,14 +72,23 @@ enum disk_rotation {
  * So after config_finish() a pattern never sees 0 there, and
  * `-o layout.pattern=random` or `=interleaved` works alone.
  */
+/* Bytes of struct layout_params that patterns keep their own keys in. */
+#define LAYOUT_PATTERN_DATA_MAX 64
+
 struct layout_params {
-	enum pattern pattern;
+	const struct placement_ops *pattern; /* registered; never NULL after config_init() */
 	uint64_t extent_size;  /* bytes; 0 = auto */
 	uint64_t initial_size; /* single: bytes of the first extent */
 	uint64_t gap;          /* interleaved: reserved bytes after each extent; 0 = auto */
 	uint64_t gap_max;      /* random: largest jump in bytes; 0 = auto */
 	double contiguous_ratio; /* random: probability of an adjacent extent, [0, 1] */
 	uint64_t seed;         /* random */
+	/*
+	 * The keys of patterns that keep them in their own struct (a new
+	 * pattern needs no field here): each registered pattern with a
+	 * data_size gets its own slice, placement_data() finds it.
+	 */
+	_Alignas(16) unsigned char pattern_data[LAYOUT_PATTERN_DATA_MAX];
 };
 
 /** [autoextend] keys. */
@@ -97,7 +120,7 @@ struct file_params {
 
 /** [disk] keys: the disk timing model's parameters (see disk_model.h). */
 struct disk_params {
-	enum disk_model_kind model;
+	const struct disk_model_ops *model; /* DISK_NONE (NULL) = no timing model */
 	double rpm;
 	double seek_track_ms, seek_avg_ms, seek_full_ms;
 	double transfer_outer_mib_s, transfer_inner_mib_s; /* equal when not zoned */
@@ -149,7 +172,7 @@ struct sfs_config {
 	size_t nrules;
 	char *source; /* the INI file's path, or NULL */
 	/*
-	 * Private to config.c (added by the configuration module): which keys
+	 * Private to the configuration module (config_i.h): which keys
 	 * the file and the -o overrides set, and where, so that config_finish()
 	 * can resolve rules after every override and name the line at fault.
 	 * NULL until a file or override is applied.
@@ -217,9 +240,104 @@ char *config_write_ini(const struct sfs_config *c);
 /** config_free() - frees everything @c owns. */
 void config_free(struct sfs_config *c);
 
-/** Names of enum values, as written in INI files. */
-const char *pattern_name(enum pattern p);
+/** Names of enum values, as written in INI files ("?" for none). */
+const char *pattern_name(const struct placement_ops *p);
 const char *zero_fill_name(enum zero_fill z);
 const char *cache_mode_name(enum cache_mode m);
+
+/* ---- the key table ---- */
+
+/** What a key's value is, and so how it is parsed, checked and written. */
+enum config_type {
+	CONFIG_SIZE,	/* uint64_t bytes, K/M/G/T suffixes */
+	CONFIG_SIZE32,	/* uint32_t bytes, as CONFIG_SIZE */
+	CONFIG_U32,	/* uint32_t, decimal or 0x hexadecimal */
+	CONFIG_U64,	/* uint64_t, decimal or 0x hexadecimal */
+	CONFIG_BOOL,	/* bool: true/false, yes/no, on/off, 1/0 */
+	CONFIG_DOUBLE,	/* double, plain decimal (no inf, nan or hexadecimal) */
+	CONFIG_ENUM,	/* an enum (unsigned int), one of names[] */
+	CONFIG_PATTERN, /* const struct placement_ops *, a registered pattern's name */
+	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name */
+	CONFIG_PATH,	/* char * (malloc'd), no control characters; NULL = unset */
+	CONFIG_CUSTOM,	/* parse() and format() of the row */
+};
+
+/** Where a key's offset points. */
+enum config_home {
+	CONFIG_GLOBAL,	    /* into struct sfs_config: a global key */
+	CONFIG_FILE_PARAMS, /* into struct file_params: a key [file] rules can set */
+	CONFIG_PATTERN_DATA /* into its pattern's slice of layout_params.pattern_data */
+};
+
+/* Flags of a key row. */
+#define CONFIG_MIN_OPEN (1u << 0)	/* the minimum itself is refused (> min) */
+#define CONFIG_HAS_MAX (1u << 1)	/* max applies */
+#define CONFIG_HAS_MIN (1u << 2)	/* min applies (numbers and sizes) */
+#define CONFIG_POWER_OF_TWO (1u << 3)	/* sizes: a power of two */
+#define CONFIG_AUTO (1u << 4)		/* sizes: "auto" is accepted and stored as 0 */
+#define CONFIG_WHY_ALL (1u << 5)	/* range_why also for a value that does not parse */
+#define CONFIG_BLOCK_MULTIPLE (1u << 6) /* sizes: a multiple of [device] block_size */
+#define CONFIG_WITHIN_DEVICE (1u << 7)	/* sizes: at most the device size */
+#define CONFIG_ZERO_UNSET (1u << 8)	/* 0 means "not set" or auto: never a conflict */
+
+struct config_key;
+
+/**
+ * struct config_key - one configuration key, declared once: parsing,
+ * range checks, defaults (config_init()), inheritance by [file] rules,
+ * config_write_ini(), the "allowed" lists of messages and --help all walk
+ * these rows.  In the manner of fio's option table (struct fio_option).
+ *
+ * Rows live in a table of the module that owns the keys: the core table
+ * (config_keys.c), a placement pattern's keys[] (struct placement_ops) or
+ * a disk model's (struct disk_model_ops).
+ */
+struct config_key {
+	const char *section; /* "device", "layout", "autoextend", "cache", "log", "disk" */
+	const char *name;
+	enum config_type type;
+	enum config_home home;
+	size_t offset;	   /* of the value, in the struct @home names */
+	unsigned flags;	   /* CONFIG_* above */
+	double min, max;   /* inclusive range (see flags); sizes and integers compare exactly */
+	uint64_t multiple; /* sizes: a multiple of this many bytes; 0 = any */
+	/* The message for a value out of range (NULL = a generic one). */
+	const char *range_why;
+	const char *const *names; /* CONFIG_ENUM: value names, NULL-terminated */
+	const char *def;	  /* default as written in INI (',' in lists); NULL = unset */
+	const char *help;	  /* one line for --help and scatterfs.ini(5) */
+	/*
+	 * CONFIG_CUSTOM: parses @value (list items separated by @sep) into
+	 * @field; returns 0, -EINVAL with @why set, or -ENOMEM.
+	 */
+	int (*parse)(void *field, const char *value, char sep, char *why, size_t len);
+	/* CONFIG_CUSTOM: writes @field as INI text (list items separated by ','). */
+	void (*format)(const void *field, char *buf, size_t len);
+	/*
+	 * CONFIG_ZERO_UNSET sizes that mean "auto": the value config_finish()
+	 * gives a 0, from the scope's other keys and the @device size in
+	 * bytes (0 = not known).
+	 */
+	uint64_t (*resolve_auto)(const struct layout_params *l, uint64_t device,
+				 uint32_t block_size);
+};
+
+/** config_key_count() - the number of keys (every table, every registered pattern). */
+size_t config_key_count(void);
+
+/**
+ * config_key_at() - key @i (< config_key_count()), in the order of
+ * config_write_ini(): by section, the core table's keys first, then each
+ * pattern's (in placement_at() order), then each disk model's.
+ * @pattern: receives the pattern that alone reads the key, or NULL when
+ *           every pattern does; may be NULL.
+ */
+const struct config_key *config_key_at(size_t i, const struct placement_ops **pattern);
+
+/**
+ * config_write_help() - writes every key to @f, one line each:
+ * "    SECTION.KEY=VALUE  help (default D)", for --help.
+ */
+void config_write_help(FILE *f);
 
 #endif

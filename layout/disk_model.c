@@ -49,8 +49,16 @@
  *   difference between reads and writes.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_i.h"
 #include "disk_model.h"
 
 #define MIB_BYTES 1048576.0 /* 2^20 */
@@ -196,4 +204,195 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 	    m->head_pos + (ahead < (double)m->p.prefetch_max ? (uint64_t)ahead : m->p.prefetch_max);
 	*cost = c;
 	return c.complete_ns;
+}
+
+/* ---- registration: the hdd model's keys and table ---- */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* [disk] transfer_mib_s: "rate" or "outer,inner" into the two fields of struct disk_params. */
+static int parse_transfer(void *field, const char *value, char sep, char *why, size_t len)
+{
+	struct disk_params *d = field;
+	const char *p = value;
+	char item[64];
+	double v[2];
+	int n = 0;
+
+	do {
+		config_next_item(&p, sep, item, sizeof(item));
+		if (n == 2 || config_parse_double(item, &v[n]) || !(v[n] > 0)) {
+			snprintf(why, len,
+				 "expected one rate in MiB/s, or 'outer%cinner' for a zoned disk, "
+				 "each > 0",
+				 sep);
+			return -EINVAL;
+		}
+		n++;
+	} while (*p);
+	if (n == 1)
+		v[1] = v[0];
+	if (v[0] < v[1]) {
+		snprintf(why, len, "the outer zone (first) must be at least as fast as the inner");
+		return -EINVAL;
+	}
+	d->transfer_outer_mib_s = v[0];
+	d->transfer_inner_mib_s = v[1];
+	return 0;
+}
+
+static void format_transfer(const void *field, char *buf, size_t len)
+{
+	const struct disk_params *d = field;
+	char a[32], b[32];
+
+	config_format_double(d->transfer_outer_mib_s, a, sizeof(a));
+	config_format_double(d->transfer_inner_mib_s, b, sizeof(b));
+	if (d->transfer_outer_mib_s == d->transfer_inner_mib_s)
+		snprintf(buf, len, "%s", a);
+	else
+		snprintf(buf, len, "%s,%s", a, b);
+}
+
+static const char *const rotation_names[] = {"phase", "average", NULL};
+
+#define GLOBAL(field) .home = CONFIG_GLOBAL, .offset = offsetof(struct sfs_config, disk.field)
+#define GLOBAL_DISK .home = CONFIG_GLOBAL, .offset = offsetof(struct sfs_config, disk)
+
+static const struct config_key hdd_keys[] = {
+    {"disk", "rpm", CONFIG_DOUBLE, GLOBAL(rpm),
+		.flags = CONFIG_HAS_MIN | CONFIG_MIN_OPEN, .min = 0, .def = "7200",
+		.help = "spindle speed in revolutions per minute"},
+    {"disk", "seek_track_ms", CONFIG_DOUBLE, GLOBAL(seek_track_ms),
+		       .flags = CONFIG_HAS_MIN, .min = 0, .def = "1",
+		       .help = "track-to-track seek in milliseconds"},
+    {"disk", "seek_avg_ms", CONFIG_DOUBLE, GLOBAL(seek_avg_ms),
+		     .flags = CONFIG_HAS_MIN, .min = 0, .def = "8.5",
+		     .help = "average seek in milliseconds"},
+    {"disk", "seek_full_ms", CONFIG_DOUBLE, GLOBAL(seek_full_ms),
+		      .flags = CONFIG_HAS_MIN, .min = 0, .def = "18",
+		      .help = "full-stroke seek in milliseconds"},
+    {"disk", "transfer_mib_s", CONFIG_CUSTOM, GLOBAL_DISK, .def = "150",
+		     .parse = parse_transfer, .format = format_transfer,
+		     .help = "media rate in MiB/s, or outer,inner for a zoned disk"},
+    {"disk", "capacity", CONFIG_SIZE, GLOBAL(capacity), .def = "0",
+		     .help = "bytes of the modelled disk; 0 = the backing device's size"},
+    {"disk", "rotation", CONFIG_ENUM, GLOBAL(rotation),
+		     .names = rotation_names, .def = "phase",
+		     .help = "rotational delay: phase or average"},
+    {"disk", "prefetch", CONFIG_DOUBLE, GLOBAL(prefetch),
+		     .flags = CONFIG_HAS_MIN | CONFIG_HAS_MAX, .min = 0, .max = DISK_PREFETCH_MAX,
+		     .range_why = "must be at most " STR(DISK_PREFETCH_MAX) " (times the I/O's "
+									    "length)",
+		     .def = "0", .help = "read-ahead after each I/O, in times its length"},
+    {"disk", "prefetch_max", CONFIG_SIZE, GLOBAL(prefetch_max),
+			 .def = "512K", .help = "bytes the read-ahead goes at most"},
+};
+
+/* Indexes in hdd_keys[] of the seek times, which must grow. */
+enum { HDD_SEEK_TRACK = 1, HDD_SEEK_AVG = 2, HDD_SEEK_FULL = 3 };
+
+static int hdd_check(const struct config_scope *s, char *err, size_t errlen)
+{
+	const struct disk_params *d = &s->c->disk;
+	unsigned track = config_key_id(&hdd_keys[HDD_SEEK_TRACK]);
+	unsigned avg = config_key_id(&hdd_keys[HDD_SEEK_AVG]);
+	unsigned full = config_key_id(&hdd_keys[HDD_SEEK_FULL]);
+	char at[400], a[32], b[32], m[32];
+	unsigned k;
+
+	if (d->seek_track_ms <= d->seek_avg_ms && d->seek_avg_ms <= d->seek_full_ms)
+		return 0;
+	if (d->seek_track_ms > d->seek_avg_ms)
+		k = (s->set & BIT(track)) ? track : avg;
+	else
+		k = (s->set & BIT(full)) ? full : avg;
+	config_format_double(d->seek_track_ms, a, sizeof(a));
+	config_format_double(d->seek_avg_ms, m, sizeof(m));
+	config_format_double(d->seek_full_ms, b, sizeof(b));
+	config_seterr(err, errlen,
+		      "%s[disk] %s: seek times must grow: seek_track_ms (%s) <= seek_avg_ms (%s) <= "
+		      "seek_full_ms (%s)",
+		      config_where(s, k, at, sizeof(at)), config_key(k)->row->name, a, m, b);
+	return -EINVAL;
+}
+
+static int hdd_create(const struct disk_params *p, uint64_t device_size, void **out)
+{
+	struct disk_model *m = malloc(sizeof(*m));
+	int rc;
+
+	if (!m)
+		return -ENOMEM;
+	rc = disk_model_init(m, p, device_size);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static uint64_t hdd_submit(void *model, uint64_t now_ns, uint64_t offset, uint64_t length,
+			   enum disk_dir dir, struct disk_io_cost *cost)
+{
+	return disk_model_submit(model, now_ns, offset, length, dir, cost);
+}
+
+const struct disk_model_ops hdd_model = {
+    .name = "hdd",
+    .order = 1,
+    .keys = hdd_keys,
+    .nkeys = sizeof(hdd_keys) / sizeof(hdd_keys[0]),
+    .check = hdd_check,
+    .create = hdd_create,
+    .submit = hdd_submit,
+    .destroy = free,
+};
+DISK_MODEL_REGISTER(hdd_model);
+
+/* ---- the registry ---- */
+
+extern const struct disk_model_ops *const __start_sfs_disk_models[];
+extern const struct disk_model_ops *const __stop_sfs_disk_models[];
+
+size_t disk_model_count(void)
+{
+	return (size_t)(__stop_sfs_disk_models - __start_sfs_disk_models);
+}
+
+/* Sorts by order (0 last), then by name. */
+static int before(const struct disk_model_ops *a, const struct disk_model_ops *b)
+{
+	unsigned oa = a->order ? (unsigned)a->order : UINT_MAX;
+	unsigned ob = b->order ? (unsigned)b->order : UINT_MAX;
+
+	if (oa != ob)
+		return oa < ob;
+	return strcmp(a->name, b->name) < 0;
+}
+
+const struct disk_model_ops *disk_model_at(size_t i)
+{
+	size_t n = disk_model_count(), j, k, rank;
+
+	/* By selection, as placement_at(): a handful of models and no state to set up. */
+	for (j = 0; i < n && j < n; j++) {
+		for (rank = 0, k = 0; k < n; k++)
+			rank += before(__start_sfs_disk_models[k], __start_sfs_disk_models[j]);
+		if (rank == i)
+			return __start_sfs_disk_models[j];
+	}
+	return NULL;
+}
+
+const struct disk_model_ops *disk_model_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < disk_model_count(); i++)
+		if (strcasecmp(__start_sfs_disk_models[i]->name, name) == 0)
+			return __start_sfs_disk_models[i];
+	return NULL;
 }

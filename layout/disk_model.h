@@ -104,4 +104,48 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
 uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
 			   enum disk_dir dir, struct disk_io_cost *cost);
 
+struct config_scope; /* config_i.h */
+
+/**
+ * struct disk_model_ops - one disk timing model, as [disk] model = names
+ * it.  A model is one source file that defines its table and registers it
+ * with DISK_MODEL_REGISTER(); its keys (in [disk]) come with it.
+ */
+struct disk_model_ops {
+	const char *name;
+	int order; /* in lists: lower first; 0 = after those with one, by name */
+	/* Its keys, in [disk]; rows with home CONFIG_GLOBAL into struct sfs_config. */
+	const struct config_key *keys;
+	size_t nkeys;
+	/*
+	 * Optional: checks its keys against each other in the global scope
+	 * @s; run by config_finish() whichever model is selected, so that a
+	 * file is valid or not whatever model = says.  0 or -EINVAL with @err.
+	 */
+	int (*check)(const struct config_scope *s, char *err, size_t errlen);
+	/*
+	 * A model instance for parameters @p over a backing device of
+	 * @device_size bytes, in *@out.  0, -EINVAL, -ENOMEM.
+	 */
+	int (*create)(const struct disk_params *p, uint64_t device_size, void **out);
+	/* Queues one I/O (see disk_model_submit()); returns its completion time in ns. */
+	uint64_t (*submit)(void *model, uint64_t now_ns, uint64_t offset, uint64_t length,
+			   enum disk_dir dir, struct disk_io_cost *cost);
+	void (*destroy)(void *model);
+};
+
+/* Registration, as PLACEMENT_REGISTER() (placement.h), in section "sfs_disk_models". */
+#define DISK_MODEL_REGISTER(ops)                                                                   \
+	static const struct disk_model_ops *const disk_model_registered_##ops                      \
+	    __attribute__((section("sfs_disk_models"), used)) = &(ops)
+
+/** disk_model_count() - the number of registered disk models. */
+size_t disk_model_count(void);
+
+/** disk_model_at() - registered model @i, sorted by order then name; NULL past the end. */
+const struct disk_model_ops *disk_model_at(size_t i);
+
+/** disk_model_find() - the model named @name (case-insensitive), NULL when none is. */
+const struct disk_model_ops *disk_model_find(const char *name);
+
 #endif

@@ -30,5 +30,7 @@ int placement_contiguous(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops contiguous_ops = {
     .name = "contiguous",
+    .order = 1,
     .place = placement_contiguous,
 };
+PLACEMENT_REGISTER(contiguous_ops);

@@ -14,8 +14,50 @@
  * steps by the new size from then on.
  */
 #include <errno.h>
+#include <stddef.h>
 
+#include "config_i.h"
 #include "placement.h"
+#include "size.h"
+
+/* gap 0 = auto: as large as an extent (the seed's equi-fragmented layout), 1M for auto extents. */
+static uint64_t auto_gap(const struct layout_params *l, uint64_t device, uint32_t block_size)
+{
+	return l->extent_size ? l->extent_size : AUTO_EXTENT_STEP;
+}
+
+static const struct config_key interleaved_keys[] = {
+    {"layout", "gap", CONFIG_SIZE, CONFIG_FILE_PARAMS, offsetof(struct file_params, layout.gap),
+     .flags = CONFIG_BLOCK_MULTIPLE | CONFIG_WITHIN_DEVICE | CONFIG_ZERO_UNSET, .def = "0",
+     .resolve_auto = auto_gap, .help = "bytes kept free after each extent; 0 = auto"},
+};
+
+static int interleaved_check(const struct config_scope *s, uint64_t device, char *err,
+			     size_t errlen)
+{
+	return config_check_block_floor(s, config_key_id(&interleaved_keys[0]), err, errlen);
+}
+
+/* interleaved reserves an extent and its gap as one run. */
+static int interleaved_check_device(const struct config_scope *s, uint64_t device, char *err,
+				    size_t errlen)
+{
+	const struct layout_params *l = &s->fp->layout;
+	uint64_t ext = l->extent_size ? l->extent_size : AUTO_FIRST_EXTENT;
+	unsigned k = config_key_id(&interleaved_keys[0]);
+	char at[400], lb[300], v[64], x[64], w[64];
+
+	if (ext + l->gap <= device)
+		return 0;
+	config_format_value(s->c, s->fp, k, v, sizeof(v));
+	config_seterr(err, errlen,
+		      "%s%s gap = %s%s: pattern interleaved needs extent_size + gap (%s) within the "
+		      "device (%s)",
+		      config_blame(s, config_scope_wrote(s, k) ? k : K_EXTENT_SIZE, at, sizeof(at)),
+		      config_label(s, k, lb, sizeof(lb)), v, config_dflt(s, k),
+		      format_size(ext + l->gap, x, sizeof(x)), format_size(device, w, sizeof(w)));
+	return -EINVAL;
+}
 
 static int interleaved_place(const struct layout_params *p, struct devalloc *a,
 			     const struct extent_map *map, uint64_t logical, uint64_t length,
@@ -39,5 +81,11 @@ static int interleaved_place(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops interleaved_ops = {
     .name = "interleaved",
+    .order = 3,
     .place = interleaved_place,
+    .keys = interleaved_keys,
+    .nkeys = sizeof(interleaved_keys) / sizeof(interleaved_keys[0]),
+    .check = interleaved_check,
+    .check_device = interleaved_check_device,
 };
+PLACEMENT_REGISTER(interleaved_ops);

@@ -16,9 +16,44 @@
  * generation in an interval", 2019), integers only.
  */
 #include <errno.h>
+#include <stddef.h>
 
+#include "config_i.h"
 #include "placement.h"
 #include "splitmix64.h"
+
+/* gap_max auto = GAP_MAX_EXTENTS x extent_size. */
+#define GAP_MAX_EXTENTS 64
+
+/* gap_max 0 = auto: 64 extents (of 1M when auto), at most the device in whole blocks. */
+static uint64_t auto_gap_max(const struct layout_params *l, uint64_t device, uint32_t block_size)
+{
+	uint64_t ext = l->extent_size ? l->extent_size : AUTO_EXTENT_STEP;
+	uint64_t g = ext > UINT64_MAX / GAP_MAX_EXTENTS ? UINT64_MAX : GAP_MAX_EXTENTS * ext;
+
+	if (device && g > device / block_size * block_size)
+		g = device / block_size * block_size;
+	return g;
+}
+
+static const struct config_key random_keys[] = {
+    {"layout", "gap_max", CONFIG_SIZE, CONFIG_FILE_PARAMS,
+     offsetof(struct file_params, layout.gap_max),
+     .flags = CONFIG_BLOCK_MULTIPLE | CONFIG_WITHIN_DEVICE | CONFIG_ZERO_UNSET, .def = "0",
+     .resolve_auto = auto_gap_max, .help = "largest jump in bytes; 0 = auto"},
+    {"layout", "contiguous_ratio", CONFIG_DOUBLE, CONFIG_FILE_PARAMS,
+     offsetof(struct file_params, layout.contiguous_ratio),
+     .flags = CONFIG_HAS_MIN | CONFIG_HAS_MAX | CONFIG_WHY_ALL, .min = 0, .max = 1,
+     .range_why = "must be a number from 0 to 1", .def = "0.5",
+     .help = "probability that an extent follows its predecessor"},
+    {"layout", "seed", CONFIG_U64, CONFIG_FILE_PARAMS, offsetof(struct file_params, layout.seed),
+     .def = "1", .help = "64-bit seed of the pseudo-random sequence"},
+};
+
+static int random_check(const struct config_scope *s, uint64_t device, char *err, size_t errlen)
+{
+	return config_check_block_floor(s, config_key_id(&random_keys[0]), err, errlen);
+}
 
 /* A second value from the first, one splitmix64 step further. */
 static uint64_t next_random(uint64_t r)
@@ -57,5 +92,10 @@ static int random_place(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops random_ops = {
     .name = "random",
+    .order = 4,
     .place = random_place,
+    .keys = random_keys,
+    .nkeys = sizeof(random_keys) / sizeof(random_keys[0]),
+    .check = random_check,
 };
+PLACEMENT_REGISTER(random_ops);

@@ -30,5 +30,7 @@ static int reverse_place(const struct layout_params *p, struct devalloc *a,
 
 const struct placement_ops reverse_ops = {
     .name = "reverse",
+    .order = 5,
     .place = reverse_place,
 };
+PLACEMENT_REGISTER(reverse_ops);

@@ -14,36 +14,93 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 #include "placement.h"
 #include "splitmix64.h"
+#include "units.h"
 
-#define KiB (UINT64_C(1) << 10)
-#define MiB (UINT64_C(1) << 20)
-#define GiB (UINT64_C(1) << 30)
+/* The linker's bounds of the section PLACEMENT_REGISTER() fills. */
+extern const struct placement_ops *const __start_sfs_patterns[];
+extern const struct placement_ops *const __stop_sfs_patterns[];
 
-
-const struct placement_ops *placement_ops_for(enum pattern p)
+size_t placement_count(void)
 {
-	switch (p) {
-	case PATTERN_CONTIGUOUS:
-		return &contiguous_ops;
-	case PATTERN_SINGLE:
-		return &single_ops;
-	case PATTERN_INTERLEAVED:
-		return &interleaved_ops;
-	case PATTERN_RANDOM:
-		return &random_ops;
-	case PATTERN_REVERSE:
-		return &reverse_ops;
+	return (size_t)(__stop_sfs_patterns - __start_sfs_patterns);
+}
+
+/* Sorts by order (0 last), then by name. */
+static int before(const struct placement_ops *a, const struct placement_ops *b)
+{
+	unsigned oa = a->order ? (unsigned)a->order : UINT_MAX;
+	unsigned ob = b->order ? (unsigned)b->order : UINT_MAX;
+
+	if (oa != ob)
+		return oa < ob;
+	return strcmp(a->name, b->name) < 0;
+}
+
+const struct placement_ops *placement_at(size_t i)
+{
+	size_t n = placement_count(), j, rank = 0;
+
+	if (i >= n)
+		return NULL;
+	/*
+	 * The i-th by selection, recomputed on each call: a handful of
+	 * patterns, called at start-up and per extent, and no sorted copy
+	 * whose set-up could race a constructor of another file.
+	 */
+	for (j = 0; j < n; j++) {
+		const struct placement_ops *p = __start_sfs_patterns[j];
+		size_t k;
+
+		for (rank = 0, k = 0; k < n; k++)
+			rank += before(__start_sfs_patterns[k], p);
+		if (rank == i)
+			return p;
 	}
 	return NULL;
 }
 
-static uint64_t round_up(uint64_t x, uint64_t unit)
+const struct placement_ops *placement_find(const char *name)
 {
-	return (x + unit - 1) / unit * unit;
+	size_t i;
+
+	for (i = 0; i < placement_count(); i++)
+		if (strcasecmp(__start_sfs_patterns[i]->name, name) == 0)
+			return __start_sfs_patterns[i];
+	return NULL;
+}
+
+size_t placement_data_offset(const struct placement_ops *ops)
+{
+	size_t off = 0, i;
+
+	for (i = 0; i < placement_count(); i++)
+		if (before(__start_sfs_patterns[i], ops))
+			off += round_up(__start_sfs_patterns[i]->data_size, 16);
+	return off;
+}
+
+const void *placement_data(const struct layout_params *p)
+{
+	if (!p->pattern || !p->pattern->data_size)
+		return NULL;
+	return p->pattern_data + placement_data_offset(p->pattern);
+}
+
+const struct placement_ops *placement_ops_for(const struct placement_ops *p)
+{
+	return p;
+}
+
+uint64_t placement_first_extent(const struct layout_params *p)
+{
+	return p->pattern && p->pattern->first_extent_size ? p->pattern->first_extent_size(p) : 0;
 }
 
 /*
@@ -66,9 +123,10 @@ static uint64_t auto_extent_size(uint64_t logical)
 uint64_t extent_size_at(const struct layout_params *p, uint64_t logical, uint32_t block_size)
 {
 	uint64_t size;
+	uint64_t first = logical == 0 ? placement_first_extent(p) : 0;
 
-	if (p->pattern == PATTERN_SINGLE && logical == 0 && p->initial_size > 0)
-		size = p->initial_size;
+	if (first > 0)
+		size = first;
 	else if (p->extent_size > 0)
 		size = p->extent_size;
 	else

@@ -27,7 +27,7 @@ struct file {
 	struct alloc_plan plan;
 };
 
-static void file_open(struct file *f, struct devalloc *a, enum pattern pattern,
+static void file_open(struct file *f, struct devalloc *a, const struct placement_ops *pattern,
 		      uint64_t extent_size, uint64_t next)
 {
 	*f = (struct file){0};
@@ -421,7 +421,7 @@ Test(autoextend, auto_sized_hole_tiles)
 }
 
 /* Grows two files alternately on one allocator; no device byte is used twice. */
-static void two_files(enum pattern pattern)
+static void two_files(const struct placement_ops *pattern)
 {
 	struct devalloc *a = new_device(1 * GiB, 4096);
 	struct file f[2];
@@ -464,7 +464,7 @@ static void two_files(enum pattern pattern)
 	}
 	for (size_t i = 1; i < n; i++)
 		cr_assert_leq(runs[i - 1].device + runs[i - 1].length, runs[i].device,
-			      "pattern %d: runs %zu and %zu overlap", (int)pattern, i - 1, i);
+			      "pattern %s: runs %zu and %zu overlap", pattern->name, i - 1, i);
 	free(runs);
 	for (int k = 0; k < 2; k++)
 		file_close(&f[k]);

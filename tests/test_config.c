@@ -1,5 +1,5 @@
 /*
- * Unit tests of the configuration module (layout/config.c, layout/size.c):
+ * Unit tests of the configuration module (layout/config_*.c, layout/size.c):
  * defaults, every key, sizes, each kind of error with its file:line, -o
  * overrides, [file] rules and their inheritance, config_finish() conflicts,
  * the config_write_ini() round trip, and every shipped conf/NAME.ini.

@@ -674,3 +674,40 @@ Test(disk_model, random_io_statistics)
 	/* Service time = seek + rotation + 26,042 ns of transfer. */
 	cr_assert_leq(fabs(service - (seek + rot + 26042)), 1.0);
 }
+
+/* ---- the registry: the daemon can reach the model by its name ---- */
+
+Test(disk_model, registry_runs_the_hdd_model)
+{
+	struct disk_params p = params(7200, 1.0, 8.5, 18, 150, 150, 0, ROTATION_PHASE);
+	const struct disk_model_ops *ops = disk_model_find("hdd");
+	struct disk_io_cost a, b;
+	struct disk_model direct;
+	void *m = NULL;
+
+	cr_assert_eq(disk_model_count(), 1);
+	cr_assert_eq(ops, &hdd_model);
+	cr_assert_eq(disk_model_find("HDD"), &hdd_model);
+	cr_assert_null(disk_model_find("none"));
+	cr_assert_eq(disk_model_at(0), &hdd_model);
+	cr_assert_null(disk_model_at(1));
+	cr_assert_eq(ops->nkeys, 9);
+	cr_assert_eq(ops->create(&p, 1 * GiB, &m), 0);
+	cr_assert_eq(disk_model_init(&direct, &p, 1 * GiB), 0);
+	/* The same I/Os cost the same through the table as through disk_model_submit(). */
+	for (uint64_t i = 0, t = 0; i < 16; i++) {
+		uint64_t off = (i * 7919 % 16) * 64 * MiB;
+		uint64_t ta = ops->submit(m, t, off, 64 * KiB, i % 3 ? DISK_READ : DISK_WRITE, &a);
+		uint64_t tb =
+		    disk_model_submit(&direct, t, off, 64 * KiB, i % 3 ? DISK_READ : DISK_WRITE, &b);
+
+		cr_assert_eq(ta, tb, "I/O %llu", (unsigned long long)i);
+		cr_assert_eq(a.seek_ns, b.seek_ns);
+		cr_assert_eq(a.rotation_ns, b.rotation_ns);
+		cr_assert_eq(a.transfer_ns, b.transfer_ns);
+		t = ta;
+	}
+	ops->destroy(m);
+	p.rpm = 0;
+	cr_assert_eq(ops->create(&p, 1 * GiB, &m), -EINVAL);
+}

@@ -24,7 +24,7 @@ struct placed {
 	uint64_t gap_device, gap_length;
 };
 
-static struct layout_params params(enum pattern pattern, uint64_t extent_size)
+static struct layout_params params(const struct placement_ops *pattern, uint64_t extent_size)
 {
 	struct layout_params p = {
 	    .pattern = pattern,

@@ -1,0 +1,189 @@
+/*
+ * Internals of the configuration module (config_*.c) and what placement
+ * patterns need to check their own keys.  Not for callers outside layout/
+ * and pattern files: the public interface is config.h.
+ *
+ * Keys are numbered at start-up: the core table and every registered
+ * pattern's and disk model's keys[] are merged into one list ordered by
+ * section (the core keys of a section first, then each pattern's, then
+ * each model's, in their lists' order).  A key's number is its index in
+ * that list; sets of keys are bit masks of them, so there can be at most
+ * CONFIG_MAX_KEYS keys in all.
+ */
+#ifndef SCATTERFS_CONFIG_I_H
+#define SCATTERFS_CONFIG_I_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "placement.h"
+
+enum section {
+	SEC_NONE = -1,
+	SEC_DEVICE,
+	SEC_LAYOUT,
+	SEC_AUTOEXTEND,
+	SEC_CACHE,
+	SEC_LOG,
+	SEC_DISK,
+	SEC_FILE,
+};
+#define NGLOBAL_SECTIONS SEC_FILE
+
+extern const char *const config_section_names[];
+
+/* Sets of keys are uint64_t masks. */
+#define CONFIG_MAX_KEYS 64
+#define BIT(k)		(UINT64_C(1) << (k))
+
+/* The keys of the core table that config_finish() refers to by name. */
+enum core_key {
+	CK_DEVICE_SIZE,
+	CK_BLOCK_SIZE,
+	CK_DIRECT,
+	CK_POLL_US,
+	CK_ASYNC_READS,
+	CK_PATTERN,
+	CK_EXTENT_SIZE,
+	CK_NEXT,
+	CK_MAX_SIZE,
+	CK_ZERO_FILL,
+	CK_CACHE_MODE,
+	CK_READAHEAD,
+	CK_LOG_PATH,
+	CK_LOG_OPS,
+	CK_DISK_MODEL,
+	CK__COUNT,
+};
+
+/* One key of the merged list. */
+struct key_entry {
+	const struct config_key *row;
+	const struct placement_ops *pattern; /* the only pattern that reads it; NULL = every */
+	const struct disk_model_ops *model;  /* the disk model whose key it is; NULL = core */
+	enum section sec;
+	size_t offset; /* into struct sfs_config (CONFIG_GLOBAL) or struct file_params */
+};
+
+/* config_keys.c */
+size_t config_nkeys(void);
+const struct key_entry *config_key(unsigned k);
+/* The number of core key @ck in the merged list. */
+unsigned config_core_id(enum core_key ck);
+/* The number of the key @row (from any table); config_nkeys() when unknown. */
+unsigned config_key_id(const struct config_key *row);
+/* The key named @name in @sec (in [file] sections also "cache.mode" and the like). */
+unsigned config_find_key(enum section sec, const char *name);
+/* Whether key @k may be set by a [file] rule. */
+bool config_rule_key(unsigned k);
+/* "a, b, c": the keys of @sec (for [file], every rule key). */
+void config_allowed_keys(enum section sec, char *buf, size_t len);
+/* "none, hdd, ...": none and every registered disk model. */
+void config_model_names(char *buf, size_t len);
+/* "contiguous, single, ...": every registered pattern. */
+void config_pattern_names(char *buf, size_t len);
+
+#define K_DEVICE_SIZE config_core_id(CK_DEVICE_SIZE)
+#define K_BLOCK_SIZE  config_core_id(CK_BLOCK_SIZE)
+#define K_PATTERN     config_core_id(CK_PATTERN)
+#define K_EXTENT_SIZE config_core_id(CK_EXTENT_SIZE)
+#define K_MAX_SIZE    config_core_id(CK_MAX_SIZE)
+#define K_CACHE_MODE  config_core_id(CK_CACHE_MODE)
+#define K_LOG_OPS     config_core_id(CK_LOG_OPS)
+
+/* config_values.c */
+void config_join_names(const char *const *names, char *buf, size_t len);
+const char *config_name_of(const char *const *names, unsigned v);
+int config_parse_enum(const char *s, const char *const *names, unsigned *out);
+int config_parse_double(const char *s, double *out);
+void config_next_item(const char **s, char sep, char *buf, size_t len);
+void config_format_double(double v, char *buf, size_t len);
+/* The value of key @k: global keys in @c, the others in @fp. */
+void *config_field(struct sfs_config *c, struct file_params *fp, unsigned k);
+/* Parses @value for key @k (see struct config_key); 0, -EINVAL with @why set, -ENOMEM. */
+int config_apply_value(struct sfs_config *c, struct file_params *fp, unsigned k, const char *value,
+		       char sep, char *why, size_t len);
+/* Copies rule key @k from @src to @dst. */
+void config_copy_key(struct file_params *dst, const struct file_params *src, unsigned k);
+/* @k's value as an INI file spells it; global keys from @c, rule keys from @fp. */
+void config_format_value(const struct sfs_config *c, const struct file_params *fp, unsigned k,
+			 char *buf, size_t len);
+/* A size key's value in bytes (0 for keys that are not sizes). */
+uint64_t config_size_of(const struct file_params *fp, unsigned k);
+
+/* Where a key got its value. */
+struct origin {
+	const char *file; /* into config_state.files; NULL when not from a file */
+	unsigned line;
+	char *option; /* the -o assignment (malloc'd); NULL when from a file */
+};
+
+struct rule_state {
+	uint64_t set;			/* BIT(key) for each key the section wrote */
+	unsigned line[CONFIG_MAX_KEYS]; /* line of each key it wrote */
+	const char *file;		/* into config_state.files; NULL for built-in rules */
+	uint64_t autoset;		/* keys config_finish() resolved from 0 (auto) */
+};
+
+struct config_state {
+	uint64_t set; /* global keys written by a file or an override */
+	struct origin origin[CONFIG_MAX_KEYS];
+	uint64_t autoset;	  /* global keys config_finish() resolved from 0 (auto) */
+	struct rule_state *rules; /* parallel to sfs_config.rules */
+	size_t cap;		  /* of both rule arrays */
+	char **files;		  /* every file loaded, for origin.file */
+	size_t nfiles;
+	char **notes; /* "ignored: ..." lines for config_write_ini(), malloc'd */
+	size_t nnotes;
+};
+
+/* config_ini.c */
+struct config_state *config_state_get(struct sfs_config *c);
+void config_state_free(struct config_state *st);
+/* Appends a rule for @glob with the current global values; returns its index or -ENOMEM. */
+long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, const char *file);
+/* Control characters (a newline in an -o value or a path) become '?'. */
+void config_one_line(char *s);
+/* snprintf() into @err, then config_one_line(); nothing when @err is NULL. */
+__attribute__((format(printf, 3, 4))) void config_seterr(char *err, size_t errlen, const char *fmt,
+							 ...);
+/* "[layout]" or "[file "GLOB"]" */
+const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len);
+
+/* config_rules.c: a scope of checks, the global values (rule < 0) or one rule. */
+struct config_scope {
+	const struct sfs_config *c;
+	struct config_state *st;
+	long rule;
+	struct file_params *fp;
+	uint64_t set;	   /* keys written in this scope */
+	uint64_t *autoset; /* where the scope records keys resolved from 0 (auto) */
+	const char *glob;  /* the rule's, NULL for the global scope */
+};
+
+/* "[layout]" for key @k of the global scope, "[file "GLOB"]" in a rule. */
+const char *config_label(const struct config_scope *s, unsigned k, char *buf, size_t len);
+/* "file:line: " or "option -o ...: " for key @k of scope @s; "" when nothing names it. */
+const char *config_where(const struct config_scope *s, unsigned k, char *buf, size_t len);
+/* Whether key @k was written in scope @s (or, in a rule, globally). */
+bool config_scope_wrote(const struct config_scope *s, unsigned k);
+/* "", " (default)" after a value nobody wrote, or " (auto)" after a resolved one. */
+const char *config_dflt(const struct config_scope *s, unsigned k);
+/* config_where() for a value that breaks a limit: the key's place, else the device size's. */
+const char *config_blame(const struct config_scope *s, unsigned k, char *buf, size_t len);
+
+/*
+ * config_check_block_floor() - for a pattern that needs size key @k of
+ * scope @s at least one block: 0, or -EINVAL with @err naming the key's
+ * place (the pattern's when the key was not written).
+ */
+int config_check_block_floor(const struct config_scope *s, unsigned k, char *err, size_t errlen);
+
+/* extent_size auto: Oracle AUTOALLOCATE starts with 64 KiB (see placement.h). */
+#define AUTO_FIRST_EXTENT (UINT64_C(64) << 10)
+/* ... and the auto gap and gap_max count it as its 1 MiB step (files of 1M to 64M). */
+#define AUTO_EXTENT_STEP (UINT64_C(1) << 20)
+
+#endif

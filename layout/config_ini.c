@@ -1,0 +1,648 @@
+/*
+ * Reading the configuration: the INI file (with inih) and the command
+ * line's -o SECTION.KEY=VALUE overrides, into struct sfs_config and the
+ * private state that config_finish() needs (which keys were set, where).
+ *
+ * Line numbers.  Debian's inih is built without INI_HANDLER_LINENO, so the
+ * file is read into memory and handed to ini_parse_stream() one line per
+ * reader call; the reader counts lines, rejects bytes that are not UTF-8,
+ * and parses section headers itself, because inih truncates section names
+ * at 50 bytes (long globs) and says nothing about a section without keys
+ * (an unknown or duplicated one would pass).  inih sees "[s]" for each
+ * header and does what it is good at: splitting "key = value" and
+ * stripping comments.  The reader also strips leading blanks, which turns
+ * off inih's multi-line continuation values (a continuation would look
+ * like a duplicated key).  Known limit: a key line may hold at most 198
+ * characters, the line buffer of Debian's inih (INI_MAX_LINE 200); longer
+ * lines are an error, never silently cut.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#include "config_i.h"
+
+/* A configuration file is text written by hand; anything larger is a wrong path. */
+#define CONFIG_MAX_BYTES (1u << 20)
+
+/* "[layout]" or "[file "GLOB"]" */
+const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len)
+{
+	if (sec == SEC_FILE)
+		snprintf(buf, len, "[file \"%s\"]", glob);
+	else if (sec == SEC_NONE)
+		snprintf(buf, len, "(no section)");
+	else
+		snprintf(buf, len, "[%s]", config_section_names[sec]);
+	return buf;
+}
+
+/* Control characters (a newline in an -o value or a path) become '?'. */
+void config_one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* One line, see config_one_line(). */
+void config_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	config_one_line(err);
+}
+
+/* ---- private state ---- */
+
+struct config_state *config_state_get(struct sfs_config *c)
+{
+	if (!c->state)
+		c->state = calloc(1, sizeof(*c->state));
+	return c->state;
+}
+
+void config_state_free(struct config_state *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < CONFIG_MAX_KEYS; i++)
+		free(st->origin[i].option);
+	for (i = 0; i < st->nfiles; i++)
+		free(st->files[i]);
+	free(st->files);
+	for (i = 0; i < st->nnotes; i++)
+		free(st->notes[i]);
+	free(st->notes);
+	free(st->rules);
+	free(st);
+}
+
+/* Keeps a copy of @path for origins; returns it, NULL on ENOMEM. */
+static const char *state_add_file(struct config_state *st, const char *path)
+{
+	char **v = realloc(st->files, (st->nfiles + 1) * sizeof(*v));
+	char *copy;
+
+	if (!v)
+		return NULL;
+	st->files = v;
+	copy = strdup(path);
+	if (!copy)
+		return NULL;
+	st->files[st->nfiles++] = copy;
+	return copy;
+}
+
+long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, const char *file)
+{
+	struct config_state *st = config_state_get(c);
+	struct file_rule *r;
+	char *copy;
+
+	if (!st)
+		return -ENOMEM;
+	if (c->nrules == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 8;
+		struct file_rule *nr = realloc(c->rules, cap * sizeof(*nr));
+		struct rule_state *ns;
+
+		if (!nr)
+			return -ENOMEM;
+		c->rules = nr;
+		ns = realloc(st->rules, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		st->rules = ns;
+		st->cap = cap;
+	}
+	copy = strdup(glob);
+	if (!copy)
+		return -ENOMEM;
+	r = &c->rules[c->nrules];
+	r->glob = copy;
+	r->params = c->defaults;
+	r->line = line;
+	memset(&st->rules[c->nrules], 0, sizeof(st->rules[0]));
+	st->rules[c->nrules].file = file;
+	return (long)c->nrules++;
+}
+
+void config_free(struct sfs_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nrules; i++)
+		free(c->rules[i].glob);
+	free(c->rules);
+	free(c->log.path);
+	free(c->source);
+	config_state_free(c->state);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- INI file ---- */
+
+struct parse_ctx {
+	struct sfs_config *c;
+	struct config_state *st;
+	const char *path; /* as the caller named the file, for messages */
+	const char *file; /* state's copy, for origins */
+	const char *buf;
+	size_t len, pos;
+	unsigned line;			     /* of the line last handed to inih */
+	bool content;			     /* a section or key seen */
+	enum section sec;		     /* current section */
+	long rule;			     /* current rule index in [file] sections */
+	unsigned sec_line[NGLOBAL_SECTIONS]; /* where each global section began; 0 = not seen */
+	uint64_t sec_keys;		     /* keys the current section wrote */
+	unsigned key_line[CONFIG_MAX_KEYS];  /* ... and where */
+	char *err;
+	size_t errlen;
+	int rc; /* first error; 0 while none */
+};
+
+/*
+ * Length in bytes of the valid UTF-8 sequence at @s (at most @n bytes),
+ * 0 when it is not one (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
+ */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+__attribute__((format(printf, 2, 3))) static void parse_fail(struct parse_ctx *x, const char *fmt,
+							     ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (x->rc)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	config_seterr(x->err, x->errlen, "%s:%u: %s", x->path, x->line, msg);
+	x->rc = -EINVAL;
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+/* After a header's ']': only blanks or a comment may follow. */
+static bool header_tail_ok(const char *p, const char *end)
+{
+	while (p < end && is_blank(*p))
+		p++;
+	return p == end || *p == ';' || *p == '#';
+}
+
+/* Parses the header in [@s, @end) (starting at '[') and makes it current.  Returns 0 or -errno. */
+static int parse_header(struct parse_ctx *x, const char *s, const char *end)
+{
+	const char *p = s + 1, *q, *close;
+	char name[64];
+	size_t n;
+	unsigned i;
+	long r;
+
+	x->sec_keys = 0;
+	while (p < end && is_blank(*p))
+		p++;
+	if (end - p >= 4 && memcmp(p, "file", 4) == 0 &&
+	    (p + 4 == end || is_blank(p[4]) || p[4] == '"' || p[4] == ']')) {
+		char *glob;
+
+		q = p + 4;
+		while (q < end && is_blank(*q))
+			q++;
+		if (q == end || *q != '"') {
+			parse_fail(x, "[file] needs a glob in double quotes: [file \"GLOB\"]");
+			return x->rc;
+		}
+		close = memchr(q + 1, '"', (size_t)(end - q - 1));
+		if (!close) {
+			parse_fail(x, "[file \"...: missing closing '\"' of the glob");
+			return x->rc;
+		}
+		if (close == q + 1) {
+			parse_fail(x, "[file \"\"]: empty glob");
+			return x->rc;
+		}
+		p = close + 1;
+		while (p < end && is_blank(*p))
+			p++;
+		if (p == end || *p != ']' || !header_tail_ok(p + 1, end)) {
+			parse_fail(x,
+				   "[file \"GLOB\"]: expected ']' after the glob and nothing but a "
+				   "comment after it");
+			return x->rc;
+		}
+		glob = strndup(q + 1, (size_t)(close - q - 1));
+		if (!glob)
+			return x->rc = -ENOMEM;
+		for (i = 0; i < x->c->nrules; i++) {
+			if (strcmp(x->c->rules[i].glob, glob) == 0 && x->c->rules[i].line) {
+				parse_fail(x, "duplicated section [file \"%s\"] (first at line %u)",
+					   glob, x->c->rules[i].line);
+				free(glob);
+				return x->rc;
+			}
+		}
+		r = config_add_rule(x->c, glob, x->line, x->file);
+		free(glob);
+		if (r < 0)
+			return x->rc = (int)r;
+		x->sec = SEC_FILE;
+		x->rule = r;
+		return 0;
+	}
+	close = memchr(p, ']', (size_t)(end - p));
+	if (!close) {
+		parse_fail(x, "section header without ']'");
+		return x->rc;
+	}
+	if (!header_tail_ok(close + 1, end)) {
+		parse_fail(x, "unexpected text after the section header's ']'");
+		return x->rc;
+	}
+	q = close;
+	while (q > p && is_blank(q[-1]))
+		q--;
+	n = (size_t)(q - p) < sizeof(name) - 1 ? (size_t)(q - p) : sizeof(name) - 1;
+	memcpy(name, p, n);
+	name[n] = '\0';
+	for (i = 0; i < NGLOBAL_SECTIONS; i++)
+		if (strcmp(name, config_section_names[i]) == 0)
+			break;
+	if (i == NGLOBAL_SECTIONS) {
+		parse_fail(x,
+			   "unknown section [%s]; allowed: [device], [layout], [autoextend], "
+			   "[cache], [log], [disk], [file \"GLOB\"]",
+			   name);
+		return x->rc;
+	}
+	if (x->sec_line[i]) {
+		parse_fail(x, "duplicated section [%s] (first at line %u)", name, x->sec_line[i]);
+		return x->rc;
+	}
+	x->sec_line[i] = x->line;
+	x->sec = (enum section)i;
+	return 0;
+}
+
+/*
+ * inih's reader: hands over the next line of the buffer, with leading
+ * blanks stripped (no continuation lines), comments as blank lines and
+ * headers as "[s]", so that inih's line count stays ours.
+ */
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse_ctx *x = stream;
+	const char *s, *eol, *end, *p;
+	size_t n;
+
+	if (x->rc || x->pos >= x->len)
+		return NULL;
+	s = x->buf + x->pos;
+	eol = memchr(s, '\n', x->len - x->pos);
+	if (!eol)
+		eol = x->buf + x->len;
+	x->pos = (size_t)(eol - x->buf) + 1;
+	x->line++;
+	if (x->line == 1 && eol - s >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3; /* UTF-8 byte order mark */
+	for (p = s; p < eol;) {
+		size_t l = *p ? utf8_len((const unsigned char *)p, (size_t)(eol - p)) : 0;
+
+		if (!l) {
+			parse_fail(x, "not UTF-8 text (byte 0x%02x at column %u)",
+				   (unsigned)(unsigned char)*p, (unsigned)(p - s) + 1);
+			return NULL;
+		}
+		p += l;
+	}
+	while (s < eol && is_blank(*s))
+		s++;
+	end = eol;
+	while (end > s && is_blank(end[-1]))
+		end--;
+	if (s == end || *s == ';' || *s == '#') {
+		snprintf(str, (size_t)num, "\n");
+		return str;
+	}
+	x->content = true;
+	if (*s == '[') {
+		if (parse_header(x, s, end))
+			return NULL;
+		snprintf(str, (size_t)num, "[s]\n");
+		return str;
+	}
+	n = (size_t)(end - s);
+	if (n + 2 > (size_t)num) {
+		parse_fail(x, "line too long (more than %d characters)", num - 2);
+		return NULL;
+	}
+	if (!memchr(s, '=', n) && !memchr(s, ':', n)) {
+		parse_fail(x, "'%.*s' is not 'key = value', a [section] or a comment",
+			   (int)(n > 60 ? 60 : n), s);
+		return NULL;
+	}
+	memcpy(str, s, n);
+	str[n] = '\n';
+	str[n + 1] = '\0';
+	return str;
+}
+
+static int handler(void *user, const char *inih_section, const char *name, const char *value)
+{
+	struct parse_ctx *x = user;
+	struct config_state *st = x->st;
+	const char *glob = x->sec == SEC_FILE ? x->c->rules[x->rule].glob : NULL;
+	char label[300], why[256], list[300];
+	unsigned k;
+	int rc;
+
+	(void)inih_section; /* ours is complete (see reader()) */
+	if (x->rc)
+		return 0;
+	if (x->sec == SEC_NONE) {
+		for (k = 0; k < config_nkeys(); k++)
+			if (strcmp(config_key(k)->row->name, name) == 0)
+				break;
+		if (k < config_nkeys())
+			parse_fail(x, "key '%s' outside any section (it belongs in [%s])", name,
+				   config_section_names[config_key(k)->sec]);
+		else
+			parse_fail(x, "key '%s' outside any section", name);
+		return 0;
+	}
+	config_section_label(x->sec, glob, label, sizeof(label));
+	k = config_find_key(x->sec, name);
+	if (k == config_nkeys()) {
+		config_allowed_keys(x->sec, list, sizeof(list));
+		parse_fail(x, "%s unknown key '%s'; allowed: %s", label, name, list);
+		return 0;
+	}
+	if (x->sec_keys & BIT(k)) {
+		parse_fail(x, "%s duplicated key '%s' (first at line %u)", label, name,
+			   x->key_line[k]);
+		return 0;
+	}
+	x->sec_keys |= BIT(k);
+	x->key_line[k] = x->line;
+	rc = config_apply_value(x->c,
+				x->sec == SEC_FILE ? &x->c->rules[x->rule].params : &x->c->defaults,
+				k, value, ',', why, sizeof(why));
+	if (rc == -ENOMEM) {
+		x->rc = rc;
+		return 0;
+	}
+	if (rc) {
+		parse_fail(x, "%s %s = %s: %s", label, name, value, why);
+		return 0;
+	}
+	if (x->sec == SEC_FILE) {
+		st->rules[x->rule].set |= BIT(k);
+		st->rules[x->rule].line[k] = x->line;
+	} else {
+		st->set |= BIT(k);
+		st->autoset &= ~BIT(k);
+		free(st->origin[k].option);
+		st->origin[k].option = NULL;
+		st->origin[k].file = x->file;
+		st->origin[k].line = x->line;
+	}
+	return 1;
+}
+
+/* Reads all of @path into a malloc'd buffer.  Returns 0 or -errno. */
+static int read_file(const char *path, char **out, size_t *outlen)
+{
+	size_t len = 0, cap = 8192;
+	char *buf = malloc(cap);
+	int fd, rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap > CONFIG_MAX_BYTES) {
+				rc = -EFBIG;
+				break;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*outlen = len;
+	return 0;
+}
+
+int config_load_file(struct sfs_config *c, const char *path, char *err, size_t errlen)
+{
+	struct parse_ctx x = {
+	    .c = c,
+	    .path = path,
+	    .sec = SEC_NONE,
+	    .rule = -1,
+	    .err = err,
+	    .errlen = errlen,
+	};
+	char *buf = NULL, *src;
+	size_t len = 0;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	x.st = config_state_get(c);
+	if (!x.st || !(x.file = state_add_file(x.st, path)) || !(src = strdup(path))) {
+		config_seterr(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	free(c->source);
+	c->source = src;
+	rc = read_file(path, &buf, &len);
+	if (rc) {
+		config_seterr(err, errlen, "%s: %s", path,
+			      rc == -EFBIG ? "larger than 1 MiB; not a configuration file"
+					   : strerror(-rc));
+		return rc;
+	}
+	x.buf = buf;
+	x.len = len;
+	rc = ini_parse_stream(reader, &x, handler, &x);
+	free(buf);
+	if (x.rc == -ENOMEM || rc == -2) {
+		config_seterr(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	if (x.rc)
+		return x.rc;
+	if (rc > 0) {
+		config_seterr(
+		    err, errlen,
+		    "%s:%d: syntax error: expected 'key = value', a [section] or a comment", path,
+		    rc);
+		return -EINVAL;
+	}
+	if (rc < 0) {
+		config_seterr(err, errlen, "%s: cannot parse", path);
+		return -EIO;
+	}
+	if (!x.content) {
+		config_seterr(err, errlen, "%s: empty configuration file (no section, no key)",
+			      path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- overrides ---- */
+
+int config_set(struct sfs_config *c, const char *assignment, char *err, size_t errlen)
+{
+	const char *eq = strchr(assignment, '='), *dot;
+	char secname[32], name[64], label[300], why[256], list[300];
+	struct config_state *st;
+	const char *value;
+	enum section sec;
+	unsigned k;
+	size_t n;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	dot = eq ? memchr(assignment, '.', (size_t)(eq - assignment)) : NULL;
+	if (!eq || !dot) {
+		config_seterr(err, errlen, "option -o %s: expected SECTION.KEY=VALUE", assignment);
+		return -EINVAL;
+	}
+	n = (size_t)(dot - assignment);
+	snprintf(secname, sizeof(secname), "%.*s",
+		 (int)(n < sizeof(secname) ? n : sizeof(secname) - 1), assignment);
+	n = (size_t)(eq - dot - 1);
+	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
+		 dot + 1);
+	value = eq + 1;
+	for (sec = 0; sec < NGLOBAL_SECTIONS; sec++)
+		if (strcmp(secname, config_section_names[sec]) == 0)
+			break;
+	if (strcmp(secname, "file") == 0 || strncmp(secname, "file ", 5) == 0) {
+		config_seterr(err, errlen,
+			      "option -o %s: [file \"GLOB\"] rules can only be written in the "
+			      "configuration file",
+			      assignment);
+		return -EINVAL;
+	}
+	if (sec == NGLOBAL_SECTIONS) {
+		config_seterr(
+		    err, errlen,
+		    "option -o %s: unknown section '%s'; allowed: device, layout, autoextend, "
+		    "cache, log, disk",
+		    assignment, secname);
+		return -EINVAL;
+	}
+	config_section_label(sec, NULL, label, sizeof(label));
+	k = config_find_key(sec, name);
+	if (k == config_nkeys()) {
+		config_allowed_keys(sec, list, sizeof(list));
+		config_seterr(err, errlen, "option -o %s: %s unknown key '%s'; allowed: %s",
+			      assignment, label, name, list);
+		return -EINVAL;
+	}
+	st = config_state_get(c);
+	if (!st) {
+		config_seterr(err, errlen, "option -o %s: out of memory", assignment);
+		return -ENOMEM;
+	}
+	rc = config_apply_value(c, &c->defaults, k, value, ':', why, sizeof(why));
+	if (rc == -ENOMEM) {
+		config_seterr(err, errlen, "option -o %s: out of memory", assignment);
+		return rc;
+	}
+	if (rc) {
+		config_seterr(err, errlen, "option -o %s: %s %s = %s: %s", assignment, label, name,
+			      value, why);
+		return rc;
+	}
+	free(st->origin[k].option);
+	st->origin[k].option = strdup(assignment);
+	st->origin[k].file = NULL;
+	st->origin[k].line = 0;
+	st->set |= BIT(k);
+	st->autoset &= ~BIT(k); /* a new value, not config_finish()'s resolution */
+	return 0;
+}

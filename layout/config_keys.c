@@ -1,0 +1,357 @@
+/*
+ * The configuration keys: the core table, one row per key, and the merged
+ * list of every key (core and registered patterns') that the parser, the
+ * rules, the writer and --help walk.
+ *
+ * The merged list is built once, before main() (a constructor, so no
+ * thread can race the first use), from the core table and the keys[] of
+ * every pattern in the "sfs_patterns" linker section.  It is ordered by
+ * section, core keys first, then each pattern's in registration order, so
+ * a pattern's keys appear in messages and in config_write_ini() under its
+ * section without the core table naming them.  Weak spot: sets of keys are
+ * 64-bit masks, so the list holds at most CONFIG_MAX_KEYS keys; more
+ * aborts at start-up with a message rather than silently dropping keys.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_i.h"
+#include "disk_model.h"
+#include "units.h"
+
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
+const char *const config_section_names[] = {"device", "layout", "autoextend", "cache",
+					    "log",    "disk",	"file"};
+
+static const char *const zero_fill_names[] = {"write", "fallocate", "none", NULL};
+static const char *const cache_mode_names[] = {"none", "kernel", NULL};
+
+/* ---- the keys whose value one type cannot express ---- */
+
+/* [log] ops: a list of log_op_names (logschema.h); bit i of the mask is log_op_names[i]. */
+static int parse_log_ops(void *field, const char *value, char sep, char *why, size_t len)
+{
+	const char *p = value;
+	unsigned mask = 0, e;
+	char item[64], list[128];
+
+	config_join_names(log_op_names, list, sizeof(list));
+	do {
+		config_next_item(&p, sep, item, sizeof(item));
+		if (config_parse_enum(item, log_op_names, &e)) {
+			if (sep == ':' && strchr(item, ','))
+				snprintf(why, len,
+					 "separate items with ':' in -o (',' ends the option)");
+			else if (strcasecmp(item, "trim") == 0)
+				snprintf(why, len,
+					 "'trim' is now called 'punch' (FALLOC_FL_PUNCH_HOLE); "
+					 "allowed: %s, separated by '%c'",
+					 list, sep);
+			else if (!*item)
+				snprintf(why, len, "empty item; allowed: %s, separated by '%c'",
+					 list, sep);
+			else
+				snprintf(why, len,
+					 "unknown op '%s'; allowed: %s, separated by '%c'", item,
+					 list, sep);
+			return -EINVAL;
+		}
+		mask |= 1u << e;
+	} while (*p);
+	*(unsigned *)field = mask;
+	return 0;
+}
+
+static void format_log_ops(const void *field, char *buf, size_t len)
+{
+	unsigned mask = *(const unsigned *)field;
+	size_t used = 0;
+	unsigned i;
+
+	buf[0] = '\0';
+	for (i = 0; log_op_names[i] && used < len; i++)
+		if (mask & (1u << i))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+						 log_op_names[i]);
+}
+
+/* ---- the core table ---- */
+
+#define GLOBAL(field)	.home = CONFIG_GLOBAL, .offset = offsetof(struct sfs_config, field)
+#define PER_FILE(field) .home = CONFIG_FILE_PARAMS, .offset = offsetof(struct file_params, field)
+
+static const struct config_key core_keys[CK__COUNT] = {
+    [CK_DEVICE_SIZE] = {"device", "size", CONFIG_SIZE, GLOBAL(device.size), .def = "0",
+			.help = "bytes of the backing device to use; 0 = its current size"},
+    [CK_BLOCK_SIZE] = {"device", "block_size", CONFIG_SIZE32, GLOBAL(device.block_size),
+		       .flags = CONFIG_HAS_MIN | CONFIG_HAS_MAX | CONFIG_POWER_OF_TWO, .min = 512,
+		       .max = 1 << 20, .range_why = "must be a power of two from 512 to 1M",
+		       .def = "4K",
+		       .help = "allocation unit in bytes; every size must be a multiple"},
+    [CK_DIRECT] = {"device", "direct", CONFIG_BOOL, GLOBAL(device.direct), .def = "false",
+		   .help = "open the backing device with O_DIRECT"},
+    [CK_POLL_US] = {"device", "poll_us", CONFIG_U32, GLOBAL(device.poll_us),
+		    .flags = CONFIG_HAS_MAX | CONFIG_WHY_ALL, .max = DEVICE_POLL_US_MAX,
+		    .range_why =
+			"must be a whole number of microseconds from 0 to " STR(DEVICE_POLL_US_MAX),
+		    .def = STR(DEVICE_POLL_US_DEFAULT),
+		    .help = "with direct: microseconds a lone device read polls before sleeping"},
+    [CK_ASYNC_READS] = {"device", "async_reads", CONFIG_BOOL, GLOBAL(device.async_reads),
+			.def = "true",
+			.help = "with direct: reads behind others complete on a completion "
+				"thread"},
+    [CK_PATTERN] = {"layout", "pattern", CONFIG_PATTERN, PER_FILE(layout.pattern),
+		    .def = "contiguous",
+		    .help = "placement pattern: where each new extent of a file goes"},
+    /* 1 byte: the smallest size; the block-size check gives the real floor. */
+    [CK_EXTENT_SIZE] = {"layout", "extent_size", CONFIG_SIZE, PER_FILE(layout.extent_size),
+			.flags = CONFIG_AUTO | CONFIG_HAS_MIN | CONFIG_BLOCK_MULTIPLE, .min = 1,
+			.range_why = "must be > 0 (or auto)", .def = "1M",
+			.help = "bytes per extent, or auto (Oracle AUTOALLOCATE sizes)"},
+    [CK_NEXT] = {"autoextend", "next", CONFIG_SIZE, PER_FILE(autoextend.next),
+		 .flags = CONFIG_BLOCK_MULTIPLE | CONFIG_WITHIN_DEVICE, .def = "0",
+		 .help = "bytes added per growth (AUTOEXTEND NEXT); 0 = one extent"},
+    [CK_MAX_SIZE] = {"autoextend", "max_size", CONFIG_SIZE, PER_FILE(autoextend.max_size),
+		     .flags = CONFIG_BLOCK_MULTIPLE, .def = "0",
+		     .help = "largest allocation of a file (AUTOEXTEND MAXSIZE); 0 = unlimited"},
+    [CK_ZERO_FILL] = {"autoextend", "zero_fill", CONFIG_ENUM, PER_FILE(autoextend.zero_fill),
+		      .names = zero_fill_names, .def = "write",
+		      .help = "how new space is zeroed: write, fallocate or none"},
+    [CK_CACHE_MODE] = {"cache", "mode", CONFIG_ENUM, PER_FILE(cache.mode),
+		       .names = cache_mode_names, .def = "none",
+		       .help = "none (direct I/O) or kernel (page cache and readahead)"},
+    /* 1 MiB: the largest FUSE request of libfuse 3.14. */
+    [CK_READAHEAD] = {"cache", "readahead", CONFIG_SIZE, PER_FILE(cache.readahead),
+		      .flags = CONFIG_HAS_MIN | CONFIG_HAS_MAX | CONFIG_BLOCK_MULTIPLE, .min = 4096,
+		      .max = 1 << 20, .multiple = 4096,
+		      .range_why = "must be a multiple of 4K from 4K to 1M", .def = "128K",
+		      .help = "kernel mode: readahead in bytes"},
+    [CK_LOG_PATH] = {"log", "path", CONFIG_PATH, GLOBAL(log.path),
+		     .help = "the request log (CSV); unset = no log"},
+    [CK_LOG_OPS] = {"log", "ops", CONFIG_CUSTOM, GLOBAL(log.ops), .def = "read,extend",
+		    .parse = parse_log_ops, .format = format_log_ops,
+		    .help = "requests to log: read, write, extend, fsync, punch, zero"},
+    [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
+		       .help = "disk timing model: none, or a registered model (hdd)"},
+};
+
+/* ---- the merged list ---- */
+
+static struct key_entry entries[CONFIG_MAX_KEYS];
+static size_t nentries;
+static unsigned core_ids[CK__COUNT];
+
+static enum section section_of(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < NGLOBAL_SECTIONS; i++)
+		if (strcmp(config_section_names[i], name) == 0)
+			return (enum section)i;
+	return SEC_NONE;
+}
+
+static __attribute__((noreturn, format(printf, 1, 2))) void broken(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "scatterfs: internal error in the key tables: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void add_entry(const struct config_key *row, const struct placement_ops *pattern,
+		      const struct disk_model_ops *model)
+{
+	struct key_entry *e;
+
+	if (nentries == CONFIG_MAX_KEYS)
+		broken("more than %d keys", CONFIG_MAX_KEYS);
+	e = &entries[nentries++];
+	e->row = row;
+	e->pattern = pattern;
+	e->model = model;
+	e->sec = section_of(row->section);
+	e->offset = row->offset;
+	if (row->home == CONFIG_PATTERN_DATA) {
+		size_t base = placement_data_offset(pattern);
+
+		if (row->offset >= pattern->data_size ||
+		    base + pattern->data_size > LAYOUT_PATTERN_DATA_MAX)
+			broken("pattern %s: key %s outside pattern_data", pattern->name, row->name);
+		e->offset = offsetof(struct file_params, layout.pattern_data) + base + row->offset;
+	}
+}
+
+__attribute__((constructor)) static void build_key_list(void)
+{
+	size_t p, i;
+	int sec;
+
+	for (p = 0; p < placement_count(); p++)
+		if (placement_find(placement_at(p)->name) != placement_at(p))
+			broken("two patterns named %s", placement_at(p)->name);
+	for (sec = 0; sec < NGLOBAL_SECTIONS; sec++) {
+		for (i = 0; i < CK__COUNT; i++) {
+			if (section_of(core_keys[i].section) != sec)
+				continue;
+			core_ids[i] = (unsigned)nentries;
+			add_entry(&core_keys[i], NULL, NULL);
+		}
+		for (p = 0; p < placement_count(); p++) {
+			const struct placement_ops *ops = placement_at(p);
+
+			for (i = 0; i < ops->nkeys; i++) {
+				enum section s = section_of(ops->keys[i].section);
+
+				if (s != SEC_LAYOUT)
+					broken("pattern %s: key %s must be in [layout]", ops->name,
+					       ops->keys[i].name);
+				if (s == sec)
+					add_entry(&ops->keys[i], ops, NULL);
+			}
+		}
+		for (p = 0; p < disk_model_count(); p++) {
+			const struct disk_model_ops *m = disk_model_at(p);
+
+			for (i = 0; i < m->nkeys; i++) {
+				enum section s = section_of(m->keys[i].section);
+
+				if (s != SEC_DISK || m->keys[i].home != CONFIG_GLOBAL)
+					broken("disk model %s: key %s must be a global [disk] key",
+					       m->name, m->keys[i].name);
+				if (s == sec)
+					add_entry(&m->keys[i], NULL, m);
+			}
+		}
+	}
+}
+
+size_t config_nkeys(void)
+{
+	return nentries;
+}
+
+const struct key_entry *config_key(unsigned k)
+{
+	return &entries[k];
+}
+
+unsigned config_core_id(enum core_key ck)
+{
+	return core_ids[ck];
+}
+
+unsigned config_key_id(const struct config_key *row)
+{
+	unsigned k;
+
+	for (k = 0; k < nentries; k++)
+		if (entries[k].row == row)
+			return k;
+	return (unsigned)nentries;
+}
+
+size_t config_key_count(void)
+{
+	return nentries;
+}
+
+const struct config_key *config_key_at(size_t i, const struct placement_ops **pattern)
+{
+	if (i >= nentries)
+		return NULL;
+	if (pattern)
+		*pattern = entries[i].pattern;
+	return entries[i].row;
+}
+
+bool config_rule_key(unsigned k)
+{
+	enum section s = entries[k].sec;
+
+	return s == SEC_LAYOUT || s == SEC_AUTOEXTEND || s == SEC_CACHE;
+}
+
+unsigned config_find_key(enum section sec, const char *name)
+{
+	unsigned k;
+
+	for (k = 0; k < nentries; k++) {
+		const char *sn = config_section_names[entries[k].sec];
+		const char *kn = entries[k].row->name;
+		size_t snlen = strlen(sn);
+
+		if (sec == SEC_FILE) {
+			if (!config_rule_key(k))
+				continue;
+			if (strcmp(name, kn) == 0 ||
+			    (strncmp(name, sn, snlen) == 0 && name[snlen] == '.' &&
+			     strcmp(name + snlen + 1, kn) == 0))
+				return k;
+		} else if (entries[k].sec == sec && strcmp(name, kn) == 0) {
+			return k;
+		}
+	}
+	return (unsigned)nentries;
+}
+
+void config_allowed_keys(enum section sec, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned k;
+
+	buf[0] = '\0';
+	for (k = 0; k < nentries && used < len; k++) {
+		if (sec == SEC_FILE ? !config_rule_key(k) : entries[k].sec != sec)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+					 entries[k].row->name);
+	}
+}
+
+void config_model_names(char *buf, size_t len)
+{
+	size_t used, i;
+
+	used = (size_t)snprintf(buf, len, "none");
+	for (i = 0; i < disk_model_count() && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, ", %s", disk_model_at(i)->name);
+}
+
+void config_pattern_names(char *buf, size_t len)
+{
+	size_t used = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; i < placement_count() && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+					 placement_at(i)->name);
+}
+
+/* ---- names ---- */
+
+const char *pattern_name(const struct placement_ops *p)
+{
+	return p ? p->name : "?";
+}
+
+const char *zero_fill_name(enum zero_fill z)
+{
+	return config_name_of(zero_fill_names, (unsigned)z);
+}
+
+const char *cache_mode_name(enum cache_mode m)
+{
+	return config_name_of(cache_mode_names, (unsigned)m);
+}

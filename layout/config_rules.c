@@ -1,0 +1,485 @@
+/*
+ * config_finish(): what the configuration means once every file and
+ * override is in.  Rules inherit the global values, keys a scope's
+ * pattern does not read are refused or dropped, auto values are resolved,
+ * and sizes are checked against the block size and the device.
+ *
+ * Data structure.  struct sfs_config (config.h) holds effective values
+ * only.  What config_finish() needs beyond them lives in the private struct
+ * config_state behind c->state (config_i.h): one bit per key for the global
+ * sections and one bit per key for each [file] rule, plus where each key
+ * was set (file and line, or the -o text).  With that,
+ *   - a rule inherits every key it did not set from the global values as
+ *     they are after all overrides, although an override arrives after the
+ *     file that declared the rule;
+ *   - conflict checks blame only keys somebody wrote (a default never
+ *     conflicts with the pattern), and the message points at that line.
+ * The checks walk the key list (config_keys.c) by the rows' flags; what
+ * one pattern alone needs is its check() and check_device().
+ *
+ * Conflicts.  A key that the pattern does not read is an error only where
+ * it was written: in a global section against the global pattern, in a
+ * rule against the rule's pattern.  A rule that switches to another
+ * pattern inherits the global pattern's keys without complaint (they are
+ * simply not read), so postgres.ini can scatter base/ and keep pg_wal/
+ * contiguous.  Places are ranked: built-in default < first file < later
+ * files < -o overrides.  The key is an error when the pattern comes from
+ * the same place or an earlier one (the user wrote both, or asked for the
+ * key over the file's pattern); when the pattern comes from a later place
+ * (-o layout.pattern=... over a shipped file) the key is dropped as if
+ * never written and a note is kept for config_write_ini().  Sizes
+ * (multiples of the block size, the device size) are checked on every
+ * effective value that the scope's pattern reads.
+ *
+ * Auto values.  gap and gap_max 0 mean auto (config.h).  config_finish()
+ * resolves them per scope after inheritance, and remembers which it
+ * resolved (autoset), so that a second config_finish() after more
+ * overrides starts again from auto and not from the first result.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_i.h"
+#include "disk_model.h"
+#include "size.h"
+
+const char *config_label(const struct config_scope *s, unsigned k, char *buf, size_t len)
+{
+	return config_section_label(s->glob ? SEC_FILE : config_key(k)->sec, s->glob, buf, len);
+}
+
+static uint64_t scope_global_set(const struct config_scope *s)
+{
+	return s->st ? s->st->set : 0;
+}
+
+const char *config_where(const struct config_scope *s, unsigned k, char *buf, size_t len)
+{
+	const struct config_state *st = s->st;
+
+	buf[0] = '\0';
+	if (s->rule >= 0 && st && (st->rules[s->rule].set & BIT(k)))
+		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].file, st->rules[s->rule].line[k]);
+	else if (st && (st->set & BIT(k)) && st->origin[k].option)
+		snprintf(buf, len, "option -o %s: ", st->origin[k].option);
+	else if (st && (st->set & BIT(k)))
+		snprintf(buf, len, "%s:%u: ", st->origin[k].file, st->origin[k].line);
+	else if (s->rule >= 0 && st && st->rules[s->rule].file)
+		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].file, s->c->rules[s->rule].line);
+	else if (s->c->source)
+		snprintf(buf, len, "%s: ", s->c->source);
+	return buf;
+}
+
+bool config_scope_wrote(const struct config_scope *s, unsigned k)
+{
+	return (s->set & BIT(k)) || (s->rule >= 0 && (scope_global_set(s) & BIT(k)));
+}
+
+const char *config_dflt(const struct config_scope *s, unsigned k)
+{
+	if (s->autoset && (*s->autoset & BIT(k)))
+		return " (auto)";
+	return config_scope_wrote(s, k) ? "" : " (default)";
+}
+
+const char *config_blame(const struct config_scope *s, unsigned k, char *buf, size_t len)
+{
+	return config_where(s, config_scope_wrote(s, k) ? k : K_DEVICE_SIZE, buf, len);
+}
+
+int config_check_block_floor(const struct config_scope *s, unsigned k, char *err, size_t errlen)
+{
+	uint32_t bs = s->c->device.block_size;
+	char at[400], lb[300], v[64], bsbuf[32];
+	const char *name = config_key(k)->row->name;
+
+	/* After resolve_auto(), only an explicit value or a device below one block gets here. */
+	if (config_size_of(s->fp, k) >= bs)
+		return 0;
+	config_format_value(s->c, s->fp, k, v, sizeof(v));
+	config_seterr(
+	    err, errlen, "%s%s %s = %s%s: pattern %s needs %s >= [device] block_size (%s)",
+	    config_where(s, config_scope_wrote(s, k) ? k : K_PATTERN, at, sizeof(at)),
+	    config_label(s, k, lb, sizeof(lb)), name, v, config_dflt(s, k),
+	    pattern_name(s->fp->layout.pattern), name, format_size(bs, bsbuf, sizeof(bsbuf)));
+	return -EINVAL;
+}
+
+static bool pattern_reads(const struct placement_ops *p, unsigned k)
+{
+	const struct placement_ops *user = config_key(k)->pattern;
+
+	return !user || user == p;
+}
+
+/* A size key whose 0 means "not set" (initial_size) or "auto" (gap, gap_max): never a conflict. */
+static bool zero_is_unset(const struct file_params *fp, unsigned k)
+{
+	return (config_key(k)->row->flags & CONFIG_ZERO_UNSET) && config_size_of(fp, k) == 0;
+}
+
+/* The first extent of a file: what autoextend.max_size must hold at least. */
+static uint64_t first_extent(const struct layout_params *l)
+{
+	uint64_t first = placement_first_extent(l);
+
+	if (first)
+		return first;
+	return l->extent_size ? l->extent_size : AUTO_FIRST_EXTENT;
+}
+
+/*
+ * Precedence of the place a key was set: 0 for the built-in default, 1 + i
+ * for the i-th file loaded, SIZE_MAX for an -o override.  A later place
+ * overrides an earlier one.
+ */
+static size_t file_rank(const struct config_state *st, const char *file)
+{
+	size_t i;
+
+	for (i = 0; file && i < st->nfiles; i++)
+		if (st->files[i] == file)
+			return i + 1;
+	return 0;
+}
+
+static size_t global_rank(const struct config_state *st, unsigned k)
+{
+	if (!(st->set & BIT(k)))
+		return 0;
+	if (st->origin[k].option)
+		return SIZE_MAX;
+	return file_rank(st, st->origin[k].file);
+}
+
+/* The rank of key @k as scope @s has it: written in the rule, else inherited. */
+static size_t scope_rank(const struct config_scope *s, unsigned k)
+{
+	if (s->rule >= 0 && (s->st->rules[s->rule].set & BIT(k)))
+		return file_rank(s->st, s->st->rules[s->rule].file);
+	return global_rank(s->st, k);
+}
+
+/* "set by option -o X" or "set at FILE:LINE" for an inherited or global pattern; "" otherwise. */
+static const char *pattern_from(const struct config_scope *s, char *buf, size_t len)
+{
+	const struct config_state *st = s->st;
+	unsigned kp = K_PATTERN;
+
+	buf[0] = '\0';
+	if ((s->rule >= 0 && (s->set & BIT(kp))) || !(st->set & BIT(kp)))
+		return buf;
+	if (st->origin[kp].option)
+		snprintf(buf, len, "set by option -o %s", st->origin[kp].option);
+	else
+		snprintf(buf, len, "set at %s:%u", st->origin[kp].file, st->origin[kp].line);
+	return buf;
+}
+
+static int add_note(struct config_state *st, const char *text)
+{
+	char **v = realloc(st->notes, (st->nnotes + 1) * sizeof(*v));
+	char *copy;
+
+	if (!v)
+		return -ENOMEM;
+	st->notes = v;
+	copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	config_one_line(copy);
+	st->notes[st->nnotes++] = copy;
+	return 0;
+}
+
+/*
+ * Keys written in scope @s that its pattern does not read.  Written in the
+ * same place as the pattern (one section, or both -o overrides) or in a
+ * later place, such a key is an error: the user asked for it with that
+ * pattern.  When the pattern was set in a later place (an -o override over
+ * the file), the key is dropped as if never written: it takes @base's
+ * value, and a note for config_write_ini() says so.
+ */
+static int drop_unused_keys(struct config_scope *s, const struct file_params *base, char *err,
+			    size_t errlen)
+{
+	struct config_state *st = s->st;
+	const struct placement_ops *pat = s->fp->layout.pattern;
+	size_t prank = scope_rank(s, K_PATTERN);
+	char at[400], v[64], lb[300], from[300], note[1400];
+	unsigned k;
+
+	pattern_from(s, from, sizeof(from));
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct key_entry *e = config_key(k);
+
+		if (!e->pattern || !(s->set & BIT(k)) || pattern_reads(pat, k) ||
+		    zero_is_unset(s->fp, k))
+			continue;
+		config_where(s, k, at, sizeof(at));
+		config_label(s, k, lb, sizeof(lb));
+		config_format_value(s->c, s->fp, k, v, sizeof(v));
+		if (prank > scope_rank(s, k)) {
+			snprintf(note, sizeof(note),
+				 "ignored: %s%s %s = %s (pattern %s, %s, does not read it)", at, lb,
+				 e->row->name, v, pattern_name(pat), from);
+			if (add_note(st, note)) {
+				config_seterr(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+			config_copy_key(s->fp, base, k);
+			s->set &= ~BIT(k);
+			if (s->rule >= 0)
+				st->rules[s->rule].set &= ~BIT(k);
+			else
+				st->set &= ~BIT(k);
+			continue;
+		}
+		config_seterr(err, errlen,
+			      "%s%s %s = %s: pattern %s%s%s%s does not use %s; only %s does", at,
+			      lb, e->row->name, v, pattern_name(pat), from[0] ? " (" : "", from,
+			      from[0] ? ")" : "", e->row->name, pattern_name(e->pattern));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Makes the keys config_finish() resolved from auto 0 again (a second config_finish()). */
+static void unresolve(struct file_params *fp, uint64_t *autoset)
+{
+	unsigned k;
+
+	for (k = 0; k < config_nkeys(); k++)
+		if ((*autoset & BIT(k)) && config_key(k)->row->resolve_auto)
+			*(uint64_t *)config_field(NULL, fp, k) = 0;
+	*autoset = 0;
+}
+
+/*
+ * Replaces each 0 (auto) of a key with resolve_auto() in scope @s (see
+ * struct layout_params for gap and gap_max).  A rule whose pattern does
+ * not read the key takes the global value @global instead: no pattern
+ * reads it there, and config_write_ini() output then loads back to the
+ * same values.
+ */
+static void resolve_auto(struct config_scope *s, const struct file_params *global, uint64_t device)
+{
+	unsigned k;
+
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct config_key *r = config_key(k)->row;
+		uint64_t *v;
+
+		if (!r->resolve_auto || r->home == CONFIG_GLOBAL)
+			continue;
+		v = config_field(NULL, s->fp, k);
+		if (*v != 0)
+			continue;
+		if (s->rule >= 0 && !pattern_reads(s->fp->layout.pattern, k))
+			*v = *(const uint64_t *)config_field(NULL, (struct file_params *)global, k);
+		else
+			*v = r->resolve_auto(&s->fp->layout, device, s->c->device.block_size);
+		*s->autoset |= BIT(k);
+	}
+}
+
+/* Checks the scope's values against each other, the block size and the @device size (0: not known).
+ */
+static int check_scope(const struct config_scope *s, uint64_t device, char *err, size_t errlen)
+{
+	const struct sfs_config *c = s->c;
+	const struct file_params *fp = s->fp;
+	const struct placement_ops *pat = fp->layout.pattern;
+	uint32_t bs = c->device.block_size;
+	uint64_t ext = fp->layout.extent_size ? fp->layout.extent_size : AUTO_FIRST_EXTENT;
+	char at[400], v[64], w[64], x[64], bsbuf[32], lb[300];
+	unsigned k;
+	int rc;
+
+	format_size(bs, bsbuf, sizeof(bsbuf));
+	if (pat->check && (rc = pat->check(s, device, err, errlen)))
+		return rc;
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct config_key *r = config_key(k)->row;
+
+		if (!(r->flags & CONFIG_BLOCK_MULTIPLE) || r->home == CONFIG_GLOBAL ||
+		    !pattern_reads(pat, k) || config_size_of(fp, k) % bs == 0)
+			continue;
+		config_format_value(c, fp, k, v, sizeof(v));
+		config_seterr(
+		    err, errlen, "%s%s %s = %s%s: not a multiple of [device] block_size (%s)",
+		    config_where(s, config_scope_wrote(s, k) ? k : K_BLOCK_SIZE, at, sizeof(at)),
+		    config_label(s, k, lb, sizeof(lb)), r->name, v, config_dflt(s, k), bsbuf);
+		return -EINVAL;
+	}
+	if (device) {
+		/* Every extent of a file must fit, or every write past the first fails. */
+		format_size(device, w, sizeof(w));
+		if (ext > device) {
+			unsigned ke = K_EXTENT_SIZE;
+
+			config_format_value(c, fp, ke, v, sizeof(v));
+			if (fp->layout.extent_size)
+				config_seterr(
+				    err, errlen,
+				    "%s%s extent_size = %s%s: larger than the device (%s)",
+				    config_blame(s, ke, at, sizeof(at)),
+				    config_label(s, ke, lb, sizeof(lb)), v, config_dflt(s, ke), w);
+			else
+				config_seterr(err, errlen,
+					      "%s%s extent_size = auto%s: its first extent (%s) is "
+					      "larger than the device (%s)",
+					      config_blame(s, ke, at, sizeof(at)),
+					      config_label(s, ke, lb, sizeof(lb)),
+					      config_dflt(s, ke), format_size(ext, x, sizeof(x)),
+					      w);
+			return -EINVAL;
+		}
+		for (k = 0; k < config_nkeys(); k++) {
+			const struct config_key *r = config_key(k)->row;
+
+			if (!(r->flags & CONFIG_WITHIN_DEVICE) || r->home == CONFIG_GLOBAL ||
+			    !pattern_reads(pat, k) || config_size_of(fp, k) <= device)
+				continue;
+			config_format_value(c, fp, k, v, sizeof(v));
+			config_seterr(err, errlen, "%s%s %s = %s%s: larger than the device (%s)",
+				      config_blame(s, k, at, sizeof(at)),
+				      config_label(s, k, lb, sizeof(lb)), r->name, v,
+				      config_dflt(s, k), w);
+			return -EINVAL;
+		}
+		if (pat->check_device && (rc = pat->check_device(s, device, err, errlen)))
+			return rc;
+	}
+	if (fp->autoextend.max_size && fp->autoextend.max_size < first_extent(&fp->layout)) {
+		unsigned km = K_MAX_SIZE;
+
+		config_format_value(c, fp, km, v, sizeof(v));
+		config_seterr(err, errlen,
+			      "%s%s max_size = %s: smaller than one extent (%s); 0 means unlimited",
+			      config_where(s, km, at, sizeof(at)),
+			      config_label(s, km, lb, sizeof(lb)), v,
+			      format_size(first_extent(&fp->layout), w, sizeof(w)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Each registered disk model's check of its keys, whichever model is selected. */
+static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
+{
+	struct config_scope s = {.c = c, .st = st, .rule = -1, .set = st ? st->set : 0};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < disk_model_count(); i++) {
+		const struct disk_model_ops *m = disk_model_at(i);
+
+		if (m->check && (rc = m->check(&s, err, errlen)))
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Order matters: the global scope drops its ignored keys before the rules
+ * copy what they inherit, and the rules inherit the global values before
+ * auto keys are resolved (@raw), so that each rule resolves them with its
+ * own extent_size.
+ */
+int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t errlen)
+{
+	struct config_state *st;
+	struct sfs_config builtin;
+	struct file_params raw;
+	struct config_scope s;
+	uint64_t device;
+	bool have_shm = false;
+	size_t i;
+	long r;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	st = config_state_get(c);
+	if (!st) {
+		config_seterr(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	device = c->device.size ? c->device.size : device_size;
+	c->device.effective_size = device;
+	config_init(&builtin); /* the built-in values; owns nothing */
+	unresolve(&c->defaults, &st->autoset);
+	rc = check_disk(c, st, err, errlen);
+	if (rc)
+		return rc;
+	s = (struct config_scope){.c = c,
+				  .st = st,
+				  .rule = -1,
+				  .fp = &c->defaults,
+				  .set = st->set,
+				  .autoset = &st->autoset};
+	rc = drop_unused_keys(&s, &builtin.defaults, err, errlen);
+	if (rc)
+		return rc;
+	raw = c->defaults;
+	resolve_auto(&s, &c->defaults, device);
+	rc = check_scope(&s, device, err, errlen);
+	if (rc)
+		return rc;
+	for (i = 0; i < c->nrules; i++)
+		if (strcmp(c->rules[i].glob, "*-shm") == 0)
+			have_shm = true;
+	if (!have_shm) {
+		/*
+		 * SQLite's WAL index (the -shm file) is mmapped, and libfuse 3.14
+		 * cannot mmap a direct-I/O file: kernel cache mode.
+		 */
+		r = config_add_rule(c, "*-shm", 0, NULL);
+		if (r < 0) {
+			config_seterr(err, errlen, "out of memory");
+			return (int)r;
+		}
+		c->rules[r].params.cache.mode = CACHE_KERNEL;
+		st->rules[r].set = BIT(K_CACHE_MODE);
+	}
+	for (i = 0; i < c->nrules; i++) {
+		struct file_rule *rule = &c->rules[i];
+		struct rule_state *rs = &st->rules[i];
+		unsigned k;
+
+		unresolve(&rule->params, &rs->autoset);
+		for (k = 0; k < config_nkeys(); k++)
+			if (config_rule_key(k) && !(rs->set & BIT(k)))
+				config_copy_key(&rule->params, &raw, k);
+		s = (struct config_scope){.c = c,
+					  .st = st,
+					  .rule = (long)i,
+					  .fp = &rule->params,
+					  .set = rs->set,
+					  .autoset = &rs->autoset,
+					  .glob = rule->glob};
+		rc = drop_unused_keys(&s, &raw, err, errlen);
+		if (rc)
+			return rc;
+		resolve_auto(&s, &c->defaults, device);
+		rc = check_scope(&s, device, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+const struct file_params *config_for_path(const struct sfs_config *c, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < c->nrules; i++)
+		if (fnmatch(c->rules[i].glob, path, 0) == 0)
+			return &c->rules[i].params;
+	return &c->defaults;
+}

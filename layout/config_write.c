@@ -1,0 +1,139 @@
+/*
+ * Writing the configuration: config_write_ini(), the effective values as
+ * an INI file that loads back to the same configuration (shown in
+ * MOUNTPOINT/.scatterfs/config), and config_write_help(), the key list of
+ * --help.  Both walk the key list (config_keys.c), so a new key appears in
+ * them without an edit here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_i.h"
+#include "disk_model.h"
+#include "size.h"
+
+/* Writes the rule keys of @fp; keys its pattern does not read become comments. */
+static void write_params(FILE *f, const struct sfs_config *c, const struct file_params *fp,
+			 bool with_headers)
+{
+	enum section cur = SEC_NONE;
+	char v[64];
+	unsigned k;
+
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct key_entry *e = config_key(k);
+
+		if (!config_rule_key(k))
+			continue;
+		if (with_headers && e->sec != cur) {
+			cur = e->sec;
+			fprintf(f, "\n[%s]\n", config_section_names[cur]);
+		}
+		config_format_value(c, fp, k, v, sizeof(v));
+		if (e->pattern && e->pattern != fp->layout.pattern)
+			fprintf(f, "# %s = %s (only the %s pattern reads it)\n", e->row->name, v,
+				pattern_name(e->pattern));
+		else
+			fprintf(f, "%s = %s\n", e->row->name, v);
+	}
+}
+
+char *config_write_ini(const struct sfs_config *c)
+{
+	char *out = NULL, v[64];
+	size_t len = 0, i;
+	FILE *f = open_memstream(&out, &len);
+	unsigned k;
+
+	if (!f)
+		return NULL;
+	fprintf(f, "# scatterfs effective configuration (every key; sizes in bytes, K/M/G/T = "
+		   "powers of 1024)\n");
+	if (c->source) {
+		char *src = strdup(c->source);
+
+		if (src)
+			config_one_line(src); /* a newline in the path would end the comment */
+		fprintf(f, "# loaded from %s\n", src ? src : "?");
+		free(src);
+	}
+	/* Keys dropped because the pattern was changed later (see drop_unused_keys()). */
+	for (i = 0; c->state && i < c->state->nnotes; i++)
+		fprintf(f, "# %s\n", c->state->notes[i]);
+	fprintf(f, "\n[device]\n");
+	for (k = 0; k < config_nkeys(); k++)
+		if (config_key(k)->sec == SEC_DEVICE) {
+			if (k == K_DEVICE_SIZE && c->device.effective_size)
+				/* The size in use, which "0 = the backing's size" does not tell. */
+				format_size(c->device.effective_size, v, sizeof(v));
+			else
+				config_format_value(c, &c->defaults, k, v, sizeof(v));
+			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
+		}
+	write_params(f, c, &c->defaults, true);
+	fprintf(f, "\n[log]\n");
+	if (c->log.path)
+		fprintf(f, "path = %s\n", c->log.path);
+	else
+		fprintf(f, "# path = (none: no request log)\n");
+	config_format_value(c, &c->defaults, K_LOG_OPS, v, sizeof(v));
+	fprintf(f, "ops = %s\n", v);
+	fprintf(f, "\n[disk]\n");
+	for (k = 0; k < config_nkeys(); k++)
+		if (config_key(k)->sec == SEC_DISK) {
+			config_format_value(c, &c->defaults, k, v, sizeof(v));
+			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
+		}
+	for (i = 0; i < c->nrules; i++) {
+		const struct file_rule *r = &c->rules[i];
+
+		if (r->line == 0) {
+			/*
+			 * Commented out: loading it back would make it a user rule.
+			 * Uncommented, it is a valid rule with the same effect.
+			 */
+			fprintf(f,
+				"\n# Built in: scatterfs adds this rule when no rule is written "
+				"for \"%s\" files\n",
+				r->glob);
+			fprintf(f, "# (SQLite's memory-mapped WAL index needs the page cache).  "
+				   "It is in effect;\n");
+			fprintf(f, "# a [file \"%s\"] section of your own replaces it.\n", r->glob);
+			fprintf(f, "# [file \"%s\"]\n", r->glob);
+			fprintf(f, "# cache.mode = %s\n", cache_mode_name(r->params.cache.mode));
+			continue;
+		}
+		fprintf(f, "\n[file \"%s\"]\n", r->glob);
+		write_params(f, c, &r->params, false);
+	}
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+void config_write_help(FILE *f)
+{
+	char v[64], name[64];
+	struct sfs_config c;
+	unsigned k;
+
+	config_init(&c);
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct key_entry *e = config_key(k);
+
+		snprintf(name, sizeof(name), "%s.%s", e->row->section, e->row->name);
+		config_format_value(&c, &c.defaults, k, v, sizeof(v));
+		if (e->pattern || e->model)
+			fprintf(f, "    %-27s %s (%s %s; default %s)\n", name, e->row->help,
+				e->pattern ? e->pattern->name : e->model->name,
+				e->pattern ? "pattern" : "model", v);
+		else if (e->row->def)
+			fprintf(f, "    %-27s %s (default %s)\n", name, e->row->help, v);
+		else
+			fprintf(f, "    %-27s %s (default unset)\n", name, e->row->help);
+	}
+	config_free(&c);
+}
