@@ -1,10 +1,138 @@
 # bench/lib.sh: what the experiments in bench/ share.  Source it after
-# setting `root` (the project root); it installs and builds what is missing
+# setting `root` (the project root): it installs and builds what is missing
 # (tools/setup), then sources tests/lib.sh for sfs_mount, sfs_umount, note,
-# fail and the EXIT trap that unmounts and cleans up.
+# fail and the EXIT trap that unmounts and cleans up.  An experiment that
+# takes the shared options sources it twice: first with
+# bench_stage=options, for the options and the progress lines only
+# (nothing else happens, so that --help and bad input need neither root
+# nor a build), then with bench_stage=setup once the options are read.
 #
 # Environment: SCATTERFS_BUILD (build directory, default build/),
 # SCATTERFS_KEEP=1 (keep the work directory).
+
+# --- the options every experiment takes ----------------------------------
+#   --layouts L1,L2,...  names from conf/ or paths to any INI file
+#   --baseline B         the row the ratios are taken against: a layout, a
+#                        SECTION.KEY=VALUE of a --set, or several joined by ','
+#   --set SECTION.KEY=V1,V2,...  (repeatable) sweep a key: every
+#                        combination of the values, with every layout
+#   --disk FILE|none     load FILE's [disk] section over every mount (FILE
+#                        may also be relative to the project, or a conf/ name)
+if ! declare -p bench_sets >/dev/null 2>&1; then # a second sourcing keeps what was parsed
+	bench_layouts=
+	bench_baseline=
+	bench_sets=()
+	bench_disk=
+fi
+
+# bench_opt ARGS... - when $1 is one of the shared options, takes it (and its
+# value) and sets bench_shift to the words used; else bench_shift=0.
+bench_opt() {
+	bench_shift=0
+	case $1 in
+	--layouts | --baseline | --set | --disk) (($# >= 2)) || bench_die "$1 needs a value (see --help)" ;;
+	*) return 0 ;;
+	esac
+	case $1 in
+	--layouts) bench_layouts=$2 ;;
+	--baseline) bench_baseline=$2 ;;
+	--set) bench_sets+=("$2") ;;
+	--disk) bench_disk=$2 ;;
+	esac
+	bench_shift=2
+}
+
+bench_die() {
+	echo "$(basename "$0"): $*" >&2
+	SFS_FAILED=1 # the message says it all: no logs from the EXIT trap
+	exit 2
+}
+
+# bench_resolve_layout NAME - "label<TAB>file" of a layout: NAME.ini in
+# conf/, or NAME as a path (relative to where the experiment was started);
+# the file may be missing (bench_configs reports it)
+bench_resolve_layout() {
+	local n=$1 f
+	if [[ $n != */* && $n != *.ini ]]; then
+		printf '%s\t%s\n' "$n" "$root/conf/$n.ini"
+	else
+		f=$(readlink -m "$n")
+		n=${f##*/}
+		printf '%s\t%s\n' "${n%.ini}" "$f"
+	fi
+}
+
+# --- progress on stderr ----------------------------------------------------
+# One line per step: the step, its time, steps done of all, elapsed, and an
+# estimate of what is left (the mean step time so far times the steps
+# left).  A step that runs past a minute is announced every 30 s by a
+# ticker in the background, so that a long run never goes silent.
+bench_steps_total=0
+bench_steps_done=0
+bench_t0=0
+bench_ticker=
+
+# bench_progress_init TOTAL - TOTAL steps to come
+bench_progress_init() {
+	bench_steps_total=$1
+	bench_steps_done=0
+	bench_t0=$(date +%s%N)
+}
+
+bench_fmt_s() {
+	awk -v s="$1" 'BEGIN { s = int(s + 0.5)
+		if (s < 60) printf "%d s", s; else if (s < 3600) printf "%d:%02d", s / 60, s % 60
+		else printf "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60 }'
+}
+
+# bench_step_begin WHAT - a step starts (the ticker watches it)
+bench_step_begin() {
+	bench_step_end_ticker
+	local what=$1
+	(
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		sleep 60 &
+		s=$!
+		wait "$s"
+		n=60
+		while :; do
+			echo "$(basename "$0") [$(date +%T)] $what: still running after $(bench_fmt_s $n)" >&2
+			sleep 30 &
+			s=$!
+			wait "$s"
+			n=$((n + 30))
+		done
+	) &
+	bench_ticker=$!
+}
+
+bench_step_end_ticker() {
+	[[ -n $bench_ticker ]] || return 0
+	kill "$bench_ticker" 2>/dev/null
+	wait "$bench_ticker" 2>/dev/null || true
+	bench_ticker=
+}
+
+# bench_step_end WHAT SECONDS [STEPS] - a step (or STEPS of them) ended
+# after SECONDS: prints the progress line
+bench_step_end() {
+	bench_step_end_ticker
+	local n=${3:-1} now
+	bench_steps_done=$((bench_steps_done + n))
+	now=$(date +%s%N)
+	awk -v w="$1" -v t="$2" -v d="$bench_steps_done" -v n="$bench_steps_total" \
+		-v el="$(((now - bench_t0) / 1000000))" -v p="$(basename "$0")" -v ts="$(date +%T)" '
+		function f(s) { s = int(s + 0.5)
+			if (s < 60) return s " s"; if (s < 3600) return sprintf("%d:%02d", s / 60, s % 60)
+			return sprintf("%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) }
+		BEGIN { el /= 1000; left = d > 0 ? el / d * (n - d) : 0
+			printf "%s [%s] %s: %.3f s; step %d/%d, elapsed %s, about %s left\n", p, ts, w, t, d, n, f(el), f(left) }' >&2
+}
+
+# bench_step_skip STEPS - steps that will not run (a configuration failed)
+bench_step_skip() { bench_steps_done=$((bench_steps_done + $1)); }
+
+[[ ${bench_stage:-setup} == setup ]] || return 0
 
 ((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }
 bench_build=${SCATTERFS_BUILD:-$root/build}
@@ -96,4 +224,261 @@ print_table() {
 # seed_figures SEED - the seed's own rows from bench/seed-figures.csv
 seed_figures() {
 	grep -v '^#' "$root/bench/seed-figures.csv" | awk -F, -v s="$1" 'NR == 1 || $1 == s'
+}
+
+# --- configurations: layouts x --set values --------------------------------
+BENCH_PLAN=$bench_build/bench/scatterfs-plan
+
+# bench_plan_check ARGS... - scatterfs-plan --check ARGS; on failure prints
+# the daemon's message (without the tool's name) and returns 1
+bench_plan_check() {
+	local out
+	out=$("$BENCH_PLAN" --check "$@" 2>&1) && return 0
+	echo "${out#scatterfs-plan: }"
+	return 1
+}
+
+# bench_configs DEFAULT_LAYOUTS DEFAULT_DISK DEVICE_SIZE - the configurations
+# of the shared options: every layout of --layouts (DEFAULT_LAYOUTS when not
+# given; empty = the built-in defaults, no config file) with every
+# combination of the --set values.  Bad input stops here, before anything
+# is mounted: a --set of an unknown key or a value out of range, a missing
+# --disk file, a --baseline that is none of the rows.  A missing layout
+# file or a configuration the daemon would refuse (checked against a device
+# of DEVICE_SIZE; 0 = unknown) is kept, with the daemon's message in
+# cfg_error, so the experiment reports it in its row and runs the others.
+# Sets cfg_n and, per configuration i: cfg_label (the layout), cfg_file,
+# cfg_values (the --set values as CSV cells, in --set order), cfg_name
+# (label and values, for progress lines), cfg_opts (config= and the --set
+# values as -o overrides), cfg_sets (the overrides alone), cfg_error, cfg_base (index of its baseline row,
+# empty when that failed); bench_set_keys (the --set keys),
+# bench_disk_file and bench_disk_opts (its [disk] keys as -o overrides,
+# apart, so that an experiment can load its data without the model).
+bench_configs() {
+	local layouts=${bench_layouts:-$1} disk=${bench_disk:-$2} devsize=$3
+	local s key vals v l label file combos new c i j msg dsets base_tok
+	local -a keys=() vlists=() llabels=() lfiles=() checkargs=()
+	bench_set_keys=()
+	for s in "${bench_sets[@]}"; do
+		key=${s%%=*} vals=${s#*=}
+		[[ $s == *=* && $key == *.* && -n $vals ]] || bench_die "--set '$s': expected SECTION.KEY=V1,V2,..."
+		for k in "${keys[@]}"; do [[ $k != "$key" ]] || bench_die "--set $key given twice"; done
+		IFS=, read -r -a vl <<<"$vals"
+		for v in "${vl[@]}"; do
+			msg=$(bench_plan_check --parse-only --set "$key=$v") || bench_die "--set $key=$v: $msg"
+		done
+		keys+=("$key")
+		vlists+=("$vals")
+	done
+	bench_set_keys=("${keys[@]}")
+	bench_disk_file=
+	bench_disk_opts=
+	dsets=
+	if [[ -n $disk && $disk != none ]]; then
+		# conf/hdd-7200.ini or hdd-7200 work from any directory
+		if [[ -f $disk ]]; then
+			bench_disk_file=$(readlink -f "$disk")
+		elif [[ -f $root/$disk ]]; then
+			bench_disk_file=$root/$disk
+		elif [[ -f $root/conf/$disk.ini ]]; then
+			bench_disk_file=$root/conf/$disk.ini
+		else
+			bench_die "--disk $disk: no such file"
+		fi
+		dsets=$(disk_overrides "$bench_disk_file")
+		[[ -n $dsets ]] || bench_die "--disk $disk: no [disk] section"
+		bench_disk_opts=$dsets
+		IFS=, read -r -a dl <<<"$dsets"
+		for v in "${dl[@]}"; do
+			msg=$(bench_plan_check --parse-only --set "$v") || bench_die "--disk $disk: $msg"
+		done
+	fi
+	if [[ -n $layouts ]]; then
+		IFS=, read -r -a ll <<<"$layouts"
+		for l in "${ll[@]}"; do
+			IFS=$'\t' read -r label file <<<"$(bench_resolve_layout "$l")"
+			for j in "${llabels[@]}"; do [[ $j != "$label" ]] || bench_die "--layouts: two layouts named '$label'"; done
+			llabels+=("$label")
+			lfiles+=("$file")
+		done
+	else
+		llabels=(default)
+		lfiles=("")
+	fi
+	combos=("")
+	for vals in "${vlists[@]}"; do
+		new=()
+		IFS=, read -r -a vl <<<"$vals"
+		for c in "${combos[@]}"; do
+			for v in "${vl[@]}"; do new+=("$c,$v"); done
+		done
+		combos=("${new[@]}")
+	done
+	cfg_n=0
+	cfg_label=() cfg_file=() cfg_values=() cfg_name=() cfg_opts=() cfg_sets=() cfg_error=() cfg_base=()
+	for i in "${!llabels[@]}"; do
+		for c in "${combos[@]}"; do
+			c=${c#,}
+			cfg_label+=("${llabels[i]}")
+			cfg_file+=("${lfiles[i]}")
+			cfg_values+=("$c")
+			local o=${lfiles[i]:+config=${lfiles[i]}} name=${llabels[i]} so=
+			checkargs=(${devsize:+--device-size "$devsize"})
+			[[ -n ${lfiles[i]} ]] && checkargs+=("${lfiles[i]}")
+			for v in ${dsets//,/ }; do checkargs+=(--set "$v"); done
+			IFS=, read -r -a vl <<<"$c"
+			for j in "${!keys[@]}"; do
+				o+=${o:+,}${keys[j]}=${vl[j]}
+				so+=${so:+,}${keys[j]}=${vl[j]}
+				name+=" ${keys[j]}=${vl[j]}"
+				checkargs+=(--set "${keys[j]}=${vl[j]}")
+			done
+			cfg_opts+=("$o")
+			cfg_sets+=("$so")
+			cfg_name+=("$name")
+			if [[ -n ${lfiles[i]} && ! -f ${lfiles[i]} ]]; then
+				if [[ ${lfiles[i]} == "$root/conf/"* ]]; then
+					msg="no layout '${llabels[i]}' (conf/${llabels[i]}.ini)"
+				else
+					msg="${lfiles[i]}: no such file"
+				fi
+			else
+				msg=$(bench_plan_check "${checkargs[@]}") || true
+			fi
+			cfg_error+=("$msg")
+			cfg_n=$((cfg_n + 1))
+		done
+	done
+	# the baseline as "label|v1|v2..." with * where a row keeps its own
+	local -a want=("*")
+	for k in "${keys[@]}"; do want+=("*"); done
+	if [[ -n $bench_baseline ]]; then
+		IFS=, read -r -a bl <<<"$bench_baseline"
+		for base_tok in "${bl[@]}"; do
+			if [[ $base_tok == *=* ]]; then
+				key=${base_tok%%=*} v=${base_tok#*=}
+				j=-1
+				for i in "${!keys[@]}"; do [[ ${keys[i]} != "$key" ]] || j=$i; done
+				((j >= 0)) || bench_die "--baseline $base_tok: $key is not a --set key"
+				[[ ,${vlists[j]}, == *,"$v",* ]] || bench_die "--baseline $base_tok: $v is not one of ${vlists[j]}"
+				want[j + 1]=$v
+			else
+				IFS=$'\t' read -r label file <<<"$(bench_resolve_layout "$base_tok")"
+				j=-1
+				for i in "${!llabels[@]}"; do
+					[[ ${llabels[i]} == "$base_tok" || ${lfiles[i]} == "$file" ]] && j=$i
+				done
+				((j >= 0)) || bench_die "--baseline $base_tok: not one of the layouts (${llabels[*]})"
+				want[0]=${llabels[j]}
+			fi
+		done
+	else
+		for i in "${!llabels[@]}"; do [[ ${llabels[i]} != contiguous ]] || want[0]=contiguous; done
+		if [[ ${want[0]} == "*" ]]; then
+			want[0]=${llabels[0]}
+			for j in "${!vlists[@]}"; do want[j + 1]=${vlists[j]%%,*}; done
+		fi
+	fi
+	bench_baseline_want=$(IFS=,; echo "${want[*]}")
+	for i in $(seq 0 $((cfg_n - 1))); do
+		IFS=, read -r -a vl <<<"${cfg_label[i]},${cfg_values[i]}"
+		local -a t=()
+		for j in "${!want[@]}"; do t+=("$([[ ${want[j]} == "*" ]] && echo "${vl[j]}" || echo "${want[j]}")"); done
+		local target
+		target=$(IFS=,; echo "${t[*]}")
+		cfg_base+=("")
+		for j in $(seq 0 $((cfg_n - 1))); do
+			if [[ ${cfg_label[j]}${cfg_values[j]:+,${cfg_values[j]}} == "$target" && -z ${cfg_error[j]} ]]; then
+				cfg_base[i]=$j
+			fi
+		done
+	done
+}
+
+# bench_baseline_text - the baseline for a table's title
+bench_baseline_text() {
+	local -a w
+	IFS=, read -r -a w <<<"$bench_baseline_want"
+	local out=${w[0]} j
+	for j in "${!bench_set_keys[@]}"; do
+		[[ ${w[j + 1]} == "*" ]] || out+=" ${bench_set_keys[j]}=${w[j + 1]}"
+	done
+	echo "$out"
+}
+
+# bench_each_config METRIC ARGS... - for an experiment that runs its whole
+# table on one configuration (ARGS: its command line as given): with one
+# configuration, sets bench_cfg (its index) and returns, and the experiment
+# runs as it always did, with that configuration on its mounts.  With
+# several, runs the experiment once per configuration, as a child given
+# BENCH_CONFIG_INDEX and --format csv, and prints one table: the
+# configuration's layout and --set values, the child's columns, and
+# vs_baseline (METRIC, a column of the child's table, over the baseline
+# configuration's on the same row); a configuration that failed is a row
+# with its message.  Then exits (1 when a configuration failed).
+bench_each_config() {
+	local metric=$1 i t0 rc out failed=0 setcols
+	shift
+	if [[ -n ${BENCH_CONFIG_INDEX:-} ]]; then
+		bench_cfg=$BENCH_CONFIG_INDEX
+		return 0
+	fi
+	if ((cfg_n == 1)); then
+		bench_cfg=0
+		[[ -z ${cfg_error[0]} ]] || bench_die "${cfg_name[0]}: ${cfg_error[0]}"
+		return 0
+	fi
+	bench_progress_init "$cfg_n"
+	declare -A table=()
+	for ((i = 0; i < cfg_n; i++)); do
+		if [[ -n ${cfg_error[i]} ]]; then
+			echo "$(basename "$0") [$(date +%T)] config $((i + 1))/$cfg_n (${cfg_name[i]}) FAILED: ${cfg_error[i]}" >&2
+			bench_step_skip 1
+			failed=1
+			continue
+		fi
+		echo "$(basename "$0") [$(date +%T)] config $((i + 1))/$cfg_n (${cfg_name[i]}): starting" >&2
+		t0=$(date +%s%N)
+		rc=0
+		out=$(BENCH_CONFIG_INDEX=$i "$0" "$@" --format csv) || rc=$?
+		if ((rc != 0)); then
+			cfg_error[i]="the experiment exited with status $rc (its messages above)"
+			failed=1
+		else
+			table[$i]=$out
+		fi
+		bench_step_end "config $((i + 1))/$cfg_n (${cfg_name[i]})" \
+			"$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+	done
+	setcols=$(IFS=,; echo "${bench_set_keys[*]}")
+	{
+		for ((i = 0; i < cfg_n; i++)); do
+			if [[ -z ${table[$i]:-} ]]; then
+				echo "@row $i ${cfg_label[i]}${cfg_values[i]:+,${cfg_values[i]}}"
+				echo "@error ${cfg_error[i]//,/;}"
+				continue
+			fi
+			echo "@row $i ${cfg_label[i]}${cfg_values[i]:+,${cfg_values[i]}} ${cfg_base[i]}"
+			echo "${table[$i]}"
+		done
+	} | awk -v metric="$metric" -v keys="layout${setcols:+,$setcols}" '
+		$1 == "@row" { cfg = $2; label[cfg] = $3; base[cfg] = $4; order[++n] = cfg; r = 0; next }
+		$1 == "@error" { err[cfg] = substr($0, 8); next }
+		r == 0 { hdr = $0; nf = split($0, h, ","); for (i = 1; i <= nf; i++) if (h[i] == metric) mc = i; r = 1; next }
+		{ row[cfg, r] = $0; split($0, f, ","); val[cfg, r] = f[mc]; rows[cfg] = r; r++ }
+		END {
+			print keys "," hdr ",vs_baseline"
+			for (k = 1; k <= n; k++) {
+				c = order[k]
+				if (c in err) { e = label[c]; for (i = 1; i <= nf; i++) e = e ","; print e "FAILED: " err[c]; continue }
+				for (j = 1; j <= rows[c]; j++) {
+					b = base[c]; v = ""
+					if (b != "" && (b, j) in val && val[b, j] + 0 != 0 && val[c, j] ~ /^-?[0-9.]+$/) v = sprintf("%.2f", val[c, j] / val[b, j])
+					print label[c] "," row[c, j] "," v
+				}
+			}
+		}' | print_table "${format:-text}"
+	# the failures are in the table: no "a command failed" from the EXIT trap
+	((failed == 0)) || SFS_FAILED=1
+	exit "$failed"
 }

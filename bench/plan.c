@@ -19,6 +19,7 @@
  * once, rounding up only once.)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@
 static void usage(void)
 {
 	printf("usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
+	       "       scatterfs-plan --check [--device-size BYTES] [--parse-only] [CONFIG]\n"
+	       "                      [--set SECTION.KEY=VALUE]...\n"
 	       "\n"
 	       "Prints the extent map (CSV logical_offset,device_offset,length) that the\n"
 	       "file PATH (relative to the mount root) would get on a scatterfs mount\n"
@@ -43,7 +46,16 @@ static void usage(void)
 	       "give it with --device-size to get the same map (the random pattern wraps\n"
 	       "at the device end).\n"
 	       "\n"
+	       "With --check it prints nothing and exits 0 when the mount would accept\n"
+	       "CONFIG (the built-in defaults without one) with the overrides, in order,\n"
+	       "as -o SECTION.KEY=VALUE would give them (lists with ':'); otherwise it\n"
+	       "prints the daemon's message for the first error and exits 1.\n"
+	       "\n"
 	       "  --device-size BYTES   the backing device's size (overrides [device] size)\n"
+	       "  --check               validate a configuration without mounting\n"
+	       "  --set SECTION.KEY=VALUE  with --check: one override (repeatable)\n"
+	       "  --parse-only          with --check: check each key and value alone, not\n"
+	       "                        how they combine (no device-size or pattern checks)\n"
 	       "  -h, --help            print this help and exit\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on a configuration or allocation error,\n"
@@ -79,6 +91,78 @@ static int write_sequentially(const struct file_params *fp, struct devalloc *a,
 	return rc;
 }
 
+/*
+ * --check: the same steps, in the same order, as the daemon's start-up
+ * (file, then each override, then config_finish()), so that a script can
+ * refuse a bad configuration before it mounts anything.  The daemon checks
+ * against the backing's real size; 0 leaves the size checks out.
+ * @return the exit status.
+ */
+static int check_config(int argc, char **argv)
+{
+	const char *file = NULL;
+	uint64_t device_size = 0;
+	bool finish = true;
+	struct sfs_config c;
+	char err[1024] = "";
+	int rc = 0, i;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--device-size") == 0) {
+			if (i + 1 >= argc || parse_size(argv[i + 1], &device_size) < 0) {
+				fprintf(stderr, "scatterfs-plan: --device-size needs a size in bytes "
+						"(K/M/G/T suffixes), not '%s'\n",
+					i + 1 >= argc ? "" : argv[i + 1]);
+				return 2;
+			}
+			i++;
+		} else if (strcmp(argv[i], "--parse-only") == 0) {
+			finish = false;
+		} else if (strcmp(argv[i], "--set") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "scatterfs-plan: --set needs SECTION.KEY=VALUE\n");
+				return 2;
+			}
+			i++;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "scatterfs-plan: unknown option '%s'\n", argv[i]);
+			return 2;
+		} else if (file == NULL) {
+			file = argv[i];
+		} else {
+			fprintf(stderr, "scatterfs-plan: --check takes one CONFIG, not also '%s'\n",
+				argv[i]);
+			return 2;
+		}
+	}
+
+	config_init(&c);
+	if (file != NULL)
+		rc = config_load_file(&c, file, err, sizeof(err));
+	if (rc < 0 && err[0] == '\0')
+		snprintf(err, sizeof(err), "%s: %s", file, strerror(-rc));
+	for (i = 0; rc == 0 && i < argc; i++) {
+		if (strcmp(argv[i], "--device-size") == 0) {
+			i++;
+		} else if (strcmp(argv[i], "--set") == 0) {
+			rc = config_set(&c, argv[++i], err, sizeof(err));
+		}
+	}
+	if (rc == 0 && finish) {
+		if (device_size == 0)
+			device_size = c.device.size;
+		rc = config_finish(&c, device_size, err, sizeof(err));
+		if (rc < 0 && err[0] == '\0')
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+	}
+	config_free(&c);
+	if (rc < 0) {
+		fprintf(stderr, "scatterfs-plan: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sfs_config c;
@@ -92,6 +176,13 @@ int main(int argc, char **argv)
 	int rc, status = 1;
 
 	uint64_t forced_size = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--check") == 0) {
+			/* --check may come anywhere: drop it and pass the rest on. */
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			return check_config(argc - 2, argv + 1);
+		}
+	}
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage();

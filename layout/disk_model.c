@@ -60,6 +60,7 @@
 
 #include "config_i.h"
 #include "disk_model.h"
+#include "registry.h"
 
 #define MIB_BYTES 1048576.0 /* 2^20 */
 #define NS_PER_MS 1e6
@@ -362,37 +363,16 @@ size_t disk_model_count(void)
 	return (size_t)(__stop_sfs_disk_models - __start_sfs_disk_models);
 }
 
-/* Sorts by order (0 last), then by name. */
-static int before(const struct disk_model_ops *a, const struct disk_model_ops *b)
-{
-	unsigned oa = a->order ? (unsigned)a->order : UINT_MAX;
-	unsigned ob = b->order ? (unsigned)b->order : UINT_MAX;
-
-	if (oa != ob)
-		return oa < ob;
-	return strcmp(a->name, b->name) < 0;
-}
+_Static_assert(offsetof(struct disk_model_ops, name) == offsetof(struct registry_head, name) &&
+		       offsetof(struct disk_model_ops, order) == offsetof(struct registry_head, order),
+	       "struct disk_model_ops begins as struct registry_head");
 
 const struct disk_model_ops *disk_model_at(size_t i)
 {
-	size_t n = disk_model_count(), j, k, rank;
-
-	/* By selection, as placement_at(): a handful of models and no state to set up. */
-	for (j = 0; i < n && j < n; j++) {
-		for (rank = 0, k = 0; k < n; k++)
-			rank += before(__start_sfs_disk_models[k], __start_sfs_disk_models[j]);
-		if (rank == i)
-			return __start_sfs_disk_models[j];
-	}
-	return NULL;
+	return registry_at((const void *const *)__start_sfs_disk_models, disk_model_count(), i);
 }
 
 const struct disk_model_ops *disk_model_find(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < disk_model_count(); i++)
-		if (strcasecmp(__start_sfs_disk_models[i]->name, name) == 0)
-			return __start_sfs_disk_models[i];
-	return NULL;
+	return registry_find((const void *const *)__start_sfs_disk_models, disk_model_count(), name);
 }

@@ -13,13 +13,14 @@
  * not next to the last extent allocated.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
 #include "placement.h"
+#include "registry.h"
 #include "splitmix64.h"
 #include "units.h"
 
@@ -32,48 +33,23 @@ size_t placement_count(void)
 	return (size_t)(__stop_sfs_patterns - __start_sfs_patterns);
 }
 
-/* Sorts by order (0 last), then by name. */
-static int before(const struct placement_ops *a, const struct placement_ops *b)
-{
-	unsigned oa = a->order ? (unsigned)a->order : UINT_MAX;
-	unsigned ob = b->order ? (unsigned)b->order : UINT_MAX;
+_Static_assert(offsetof(struct placement_ops, name) == offsetof(struct registry_head, name) &&
+		       offsetof(struct placement_ops, order) == offsetof(struct registry_head, order),
+	       "struct placement_ops begins as struct registry_head");
 
-	if (oa != ob)
-		return oa < ob;
-	return strcmp(a->name, b->name) < 0;
+static bool before(const struct placement_ops *a, const struct placement_ops *b)
+{
+	return registry_before(a, b);
 }
 
 const struct placement_ops *placement_at(size_t i)
 {
-	size_t n = placement_count(), j, rank = 0;
-
-	if (i >= n)
-		return NULL;
-	/*
-	 * The i-th by selection, recomputed on each call: a handful of
-	 * patterns, called at start-up and per extent, and no sorted copy
-	 * whose set-up could race a constructor of another file.
-	 */
-	for (j = 0; j < n; j++) {
-		const struct placement_ops *p = __start_sfs_patterns[j];
-		size_t k;
-
-		for (rank = 0, k = 0; k < n; k++)
-			rank += before(__start_sfs_patterns[k], p);
-		if (rank == i)
-			return p;
-	}
-	return NULL;
+	return registry_at((const void *const *)__start_sfs_patterns, placement_count(), i);
 }
 
 const struct placement_ops *placement_find(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < placement_count(); i++)
-		if (strcasecmp(__start_sfs_patterns[i]->name, name) == 0)
-			return __start_sfs_patterns[i];
-	return NULL;
+	return registry_find((const void *const *)__start_sfs_patterns, placement_count(), name);
 }
 
 size_t placement_data_offset(const struct placement_ops *ops)

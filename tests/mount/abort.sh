@@ -38,7 +38,14 @@ while True:
 PY
 		readers+=($!)
 	done
-	sleep 1
+	# Abort once reads flow (on a loaded machine the readers may take
+	# seconds to start), with some of them in flight.
+	local t
+	for ((t = 0; t < 300; t++)); do
+		(($(sfs_stats "$M" reads) >= 8)) && break
+		sleep 0.1
+	done
+	(($(sfs_stats "$M" reads) >= 8)) || fail "the readers made no 8 reads in 30 s"
 	echo 1 >"$C/$dev/abort" || fail "cannot abort connection $dev"
 	for ((t = 0; t < 100; t++)); do
 		kill -0 "$pid" 2>/dev/null || break

@@ -3,10 +3,12 @@
 # (it took 22 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/scan, the main job of README, at a tiny scale (2 read sizes, 2 runs,
 # CSV): it exits 0 and prints exactly the header
-# layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size and
+# layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error and
 # one row per layout and read size; the dominant read size is the readahead
 # (kernel cache mode); min <= avg <= max; the fragmented layouts turn the
-# same scan into more device I/Os than the contiguous one.
+# same scan into more device I/Os than the contiguous one; vs_baseline is
+# avg_s over contiguous's at the same read size (the default disk model,
+# conf/hdd-7200.ini, is on).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require sqlite3
@@ -24,13 +26,17 @@ SCATTERFS_BUILD=$SFS_BUILD "$SCAN" --rows $ROWS --runs 2 --read-sizes 16K,96K --
 }
 sfs_add_log "$out"
 cat "$out"
-assert_eq "$(head -n 1 "$out")" "layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size" "CSV header"
+assert_eq "$(head -n 1 "$out")" "layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error" "CSV header"
 assert_eq "$(tail -n +2 "$out" | wc -l)" 8 "rows (4 layouts x 2 read sizes)"
 for layout in equi-fragmented random-fragmented contiguous single-extent; do
 	for rs in 16384 98304; do
 		row=$(awk -F, -v l="$layout" -v r="$rs" '$1 == l && $2 == r' "$out")
 		[[ -n $row ]] || fail "no row for $layout at $rs"
-		IFS=, read -r _ _ runs mn avg mx ios dom <<<"$row"
+		IFS=, read -r _ _ runs mn avg mx ios dom ratio err <<<"$row"
+		cavg=$(awk -F, -v r="$rs" '$1 == "contiguous" && $2 == r { print $5 }' "$out")
+		assert_eq "$ratio" "$(awk -v a="$avg" -v c="$cavg" 'BEGIN { printf "%.2f", a / c }')" \
+			"$layout $rs: vs_baseline (avg_s over contiguous's)"
+		assert_eq "$err" "" "$layout $rs: error"
 		assert_eq "$runs" 1 "$layout $rs: kept runs"
 		assert_eq "$dom" "$rs" "$layout $rs: dominant read size (the readahead)"
 		awk -v a="$mn" -v b="$avg" -v c="$mx" 'BEGIN { exit !(a <= b && b <= c) }' ||

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Bad input to bench/run: an unknown option, a --set of an unknown key, a
+# --set value out of the key's range, --runs 0, --discard as large as
+# --runs, a --data directory that does not exist or is a file, a layout
+# file that does not exist, an unknown layout name, a --baseline that is
+# none of the layouts, a --disk file that does not exist.  Each exits 2
+# with exactly one line on stderr, the expected message (for a --set, the
+# daemon's own message for the same -o override, taken from the daemon),
+# prints nothing on stdout, mounts nothing (under this test's directory,
+# where --workdir points) and does not create --workdir.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+sfs_require python3
+
+RUN=$SFS_ROOT/bench/run
+T=$SFS_TMP
+work=$T/work
+ok=(--layouts contiguous --load true --workload true --workdir "$work")
+
+# daemon_says OVERRIDE - the daemon's message refusing -o OVERRIDE
+daemon_says() {
+	local msg
+	mkdir -p "$T/m"
+	if msg=$("$SFS_BIN" "$T/b" "$T/m" -f -o "size=1M,$1" 2>&1 </dev/null); then
+		fusermount3 -u "$T/m"
+		fail "the daemon accepted -o $1"
+	fi
+	rm -f "$T/b" "$T/b.scatterfs"
+	echo "${msg#scatterfs: }"
+}
+nokey=$(daemon_says layout.nokey=1)
+range=$(daemon_says layout.contiguous_ratio=1.5)
+[[ -n $nokey && -n $range ]] || fail "no message from the daemon"
+
+: >"$T/afile"
+check() {
+	local want=$1 out err rc=0
+	shift
+	SCATTERFS_BUILD=$SFS_BUILD "$RUN" "$@" >"$T/out" 2>"$T/err" </dev/null || rc=$?
+	err=$(cat "$T/err")
+	assert_eq "$rc" 2 "exit status of bench/run $*"
+	assert_eq "$err" "bench/run: $want" "message of bench/run $*"
+	assert_eq "$(wc -c <"$T/out")" 0 "bytes on stdout from bench/run $*"
+	[[ ! -e $work ]] || fail "bench/run $* created $work"
+	# other users' mounts come and go on the machine: count only ours
+	assert_eq "$(awk -v t="$T/" 'index($5, t) == 1' /proc/self/mountinfo | wc -l)" 0 "mounts under $T after bench/run $*"
+}
+
+check "unknown option '--bogus' (see --help)" "${ok[@]}" --bogus
+check "--set layout.nokey=1: $nokey" "${ok[@]}" --set layout.nokey=1
+check "--set layout.contiguous_ratio=1.5: $range" "${ok[@]}" --set layout.contiguous_ratio=0.5,1.5
+check "--runs must be a positive whole number, not '0'" "${ok[@]}" --runs 0
+check "--discard 2 leaves no run of --runs 2 to count" "${ok[@]}" --runs 2 --discard 2
+check "--data $T/nodir: no such directory" --layouts contiguous --data "$T/nodir" --workload true --workdir "$work"
+check "--data $T/afile: not a directory" --layouts contiguous --data "$T/afile" --workload true --workdir "$work"
+check "layout file $T/nope.ini: no such file" --layouts "contiguous,$T/nope.ini" --load true --workload true --workdir "$work"
+check "no layout 'nope' (conf/nope.ini); give a path to an INI file or one of: $(cd "$SFS_ROOT/conf" && ls -- *.ini | sed 's/\.ini$//' | sort | paste -sd' ')" \
+	--layouts nope --load true --workload true --workdir "$work"
+check "--baseline single-extent: not one of the layouts (contiguous,equi-fragmented)" \
+	--layouts contiguous,equi-fragmented --baseline single-extent --load true --workload true --workdir "$work"
+check "--disk $T/nodisk.ini: no such file" "${ok[@]}" --disk "$T/nodisk.ini"
+check "give exactly one of --load CMD and --data DIR" --layouts contiguous --workload true --workdir "$work"
+note "pass"

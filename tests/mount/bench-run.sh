@@ -1,0 +1,114 @@
+#!/bin/bash
+# bench/run at a tiny scale: a dd load and a dd workload (O_DIRECT reads of
+# 256 KiB) over two layouts and a two-value --set, under the disk model,
+# 3 runs with the first discarded, CSV.  Every number of the CSV that comes
+# from the request log is computed again here by a second method (awk over
+# each kept run's whole log, columns found by header name, where bench/run
+# takes only the rows within the workload's time window): reads, bytes read,
+# device I/Os, the dominant read size, model_s and the ratios to the
+# baseline (contiguous at the same extent size: ios_vs_baseline and
+# model_vs_baseline from the log, vs_baseline from the CSV's medians).
+# The rows are the four configurations in order, each labelled with its
+# layout and value; min_s <= median_s <= max_s.  stdout is the table alone
+# (a header and four rows); stderr has a progress line for the load and
+# for every run of every configuration, with the step count, the elapsed
+# time and an estimate of what is left.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+sfs_require python3
+
+RUN=$SFS_ROOT/bench/run
+[[ -x $RUN ]] || fail "bench/run is missing or not executable"
+work=$SFS_TMP/work
+out=$SFS_TMP/out.csv
+err=$SFS_TMP/err.txt
+sfs_add_log "$err"
+
+SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous,equi-fragmented \
+	--set layout.extent_size=64K,128K --disk "$SFS_ROOT/conf/hdd-7200.ini" \
+	--runs 3 --discard 1 --size 256M --workdir "$work" --keep --format csv \
+	--load 'dd if=/dev/urandom of="$SCATTERFS_MOUNT/f" bs=64K count=40 status=none' \
+	--workload 'dd if="$SCATTERFS_MOUNT/f" of=/dev/null bs=256K iflag=direct status=none' \
+	>"$out" 2>"$err" </dev/null || fail "bench/run exited $?"
+sfs_add_log "$out"
+cat "$out"
+dir=$(echo "$work"/bench-run.*)
+[[ -d $dir ]] || fail "no work directory kept under $work"
+
+assert_eq "$(head -n 1 "$out")" \
+	"layout,layout.extent_size,runs,min_s,median_s,max_s,reads,bytes_read,device_ios,dominant_read_size,model_s,vs_baseline,ios_vs_baseline,model_vs_baseline,error" \
+	"CSV header"
+assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | paste -sd' ')" \
+	"contiguous,64K contiguous,128K equi-fragmented,64K equi-fragmented,128K" "row labels, in order"
+
+assert_eq "$(wc -l <"$out")" 5 "lines on stdout (the header and 4 rows)"
+for k in 1 2 3 4; do
+	grep -Eq "^bench/run \[[0-9:]{8}\] config $k/4 \([a-z-]+ layout\.extent_size=[0-9]+K\): loaded: [0-9]+\.[0-9]{3} s; step $(((k - 1) * 4 + 1))/16, elapsed [0-9:]+( s)?, about [0-9:]+( s)? left$" "$err" ||
+		fail "no progress line on stderr for loading configuration $k"
+	for r in 1 2 3; do
+		grep -Eq "^bench/run \[[0-9:]{8}\] config $k/4 \([a-z-]+ layout\.extent_size=[0-9]+K\), run $r/3( \(discarded\))?: [0-9]+\.[0-9]{3} s; step $(((k - 1) * 4 + 1 + r))/16, elapsed [0-9:]+( s)?, about [0-9:]+( s)? left$" "$err" ||
+			fail "no progress line on stderr for run $r of configuration $k"
+	done
+done
+
+# figures LOG... - "reads bytes ios dominant model_us" over the read rows of
+# the logs (totals; dominant: the most frequent size, the smaller on a tie)
+figures() {
+	awk -F, '
+		FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["op"] == "read" {
+			n++; sz[$c["size"]]++
+			if ($c["result"] > 0) b += $c["result"]
+			if ($c["device_io"] != "") d += split($c["device_io"], x, ";")
+			m += $c["model_us"]
+		}
+		END {
+			for (s in sz) if (sz[s] > best || (sz[s] == best && s + 0 < dom + 0)) { best = sz[s]; dom = s }
+			printf "%d %d %d %s %.0f\n", n, b, d, dom, m
+		}' "$@"
+}
+# per_run TOTAL - TOTAL over the 2 kept runs, as bench/run prints it
+per_run() { awk -v t="$1" 'BEGIN { if (t % 2 == 0) print t / 2; else printf "%.1f\n", t / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", a / b }'; }
+
+declare -A ios_total=() model_total=() median=() got=()
+k=0
+for layout in contiguous equi-fragmented; do
+	for es in 64K 128K; do
+		k=$((k + 1))
+		row=$(awk -F, -v l="$layout" -v e="$es" '$1 == l && $2 == e' "$out")
+		IFS=, read -r _ _ runs mn med mx reads bytes ios dom model vs iosvs modelvs error <<<"$row"
+		for r in 1 2 3; do
+			[[ -f $dir/config$k/run$r.csv ]] || fail "$layout $es: no log of run $r ($dir/config$k/run$r.csv)"
+		done
+		assert_eq "$(head -n 1 "$dir/config$k/run2.csv" | tr ',' '\n' | grep -c '^model_us$')" 1 "$layout $es: model_us column"
+		read -r n b d dm m <<<"$(figures "$dir/config$k/run2.csv" "$dir/config$k/run3.csv")"
+		# 40 x 64 KiB in 256 KiB reads: 10 reads of data and one at the end of file
+		assert_eq "$n" 22 "$layout $es: read rows in the two kept runs' logs"
+		assert_eq "$runs" 2 "$layout $es: counted runs"
+		assert_eq "$reads" "$(per_run "$n")" "$layout $es: reads per run"
+		assert_eq "$bytes" "$(per_run "$b")" "$layout $es: bytes read per run"
+		assert_eq "$bytes" 2621440 "$layout $es: bytes read per run (the file's size)"
+		assert_eq "$ios" "$(per_run "$d")" "$layout $es: device I/Os per run"
+		assert_eq "$dom" "$dm" "$layout $es: dominant read size"
+		assert_eq "$dom" 262144 "$layout $es: dominant read size (dd's bs)"
+		assert_eq "$model" "$(awk -v m="$m" 'BEGIN { printf "%.3f", m / 2 / 1e6 }')" "$layout $es: model_s"
+		assert_eq "$error" "" "$layout $es: error"
+		awk -v a="$mn" -v b="$med" -v c="$mx" 'BEGIN { exit !(a <= b && b <= c && a > 0) }' ||
+			fail "$layout $es: min $mn median $med max $mx out of order"
+		ios_total[$layout,$es]=$d model_total[$layout,$es]=$m median[$layout,$es]=$med
+		got[$layout,$es]="$vs $iosvs $modelvs"
+	done
+done
+for layout in contiguous equi-fragmented; do
+	for es in 64K 128K; do
+		want="$(ratio "${median[$layout,$es]}" "${median[contiguous,$es]}") $(ratio "${ios_total[$layout,$es]}" "${ios_total[contiguous,$es]}") $(ratio "${model_total[$layout,$es]}" "${model_total[contiguous,$es]}")"
+		assert_eq "${got[$layout,$es]}" "$want" "$layout $es: vs_baseline ios_vs_baseline model_vs_baseline"
+	done
+done
+# The effect itself: the interleaved layout turns each 256 KiB read into
+# one device I/O per extent it touches, the contiguous one into one.
+assert_eq "${ios_total[contiguous,64K]}" 20 "contiguous 64K: device I/Os (one per data read)"
+((${ios_total[equi-fragmented,64K]} == 80)) ||
+	fail "equi-fragmented 64K: ${ios_total[equi-fragmented,64K]} device I/Os, expected 80 (4 extents per read)"
+note "pass"

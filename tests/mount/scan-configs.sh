@@ -1,0 +1,49 @@
+#!/bin/bash
+# bench/scan with configuration paths, run from /: --layouts takes a path
+# to conf/contiguous.ini, a copy of equi-fragmented.ini elsewhere (its row
+# is labelled by its file name), a missing file and a file the daemon
+# refuses; --set sweeps layout.extent_size over two values; --baseline
+# contiguous; --disk none.  The two good layouts give a row per extent
+# size, with no error; contiguous's vs_baseline is 1.00 and the copy's is
+# its avg_s over contiguous's at the same extent size; the missing file's
+# rows carry "FILE: no such file" and the refused file's the daemon's own
+# message for it (commas as ';' in the CSV), and the exit status is 1.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+T=$SFS_TMP
+cp "$SFS_ROOT/conf/equi-fragmented.ini" "$T/my.ini"
+printf '[layout]\npattern = bogus\n' >"$T/bad.ini"
+mkdir -p "$T/m"
+msg=$("$SFS_BIN" "$T/b" "$T/m" -f -o "size=64M,config=$T/bad.ini" 2>&1 </dev/null) &&
+	fail "the daemon mounted $T/bad.ini"
+msg=${msg#scatterfs: }
+[[ -n $msg ]] || fail "no message from the daemon for $T/bad.ini"
+
+out=$T/out.csv
+rc=0
+(cd / && SCATTERFS_BUILD=$SFS_BUILD "$SFS_ROOT/bench/scan" --rows 5000 --runs 2 --read-sizes 16K \
+	--layouts "$SFS_ROOT/conf/contiguous.ini,$T/my.ini,$T/missing.ini,$T/bad.ini" \
+	--set layout.extent_size=70K,140K --baseline contiguous --disk none --format csv) \
+	>"$out" 2>"$T/err" </dev/null || rc=$?
+sfs_add_log "$T/err"
+sfs_add_log "$out"
+cat "$out"
+assert_eq "$rc" 1 "exit status (two configurations could not run)"
+assert_eq "$(head -n 1 "$out")" \
+	"layout,layout.extent_size,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error" "CSV header"
+assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | paste -sd' ')" \
+	"contiguous,70K contiguous,140K my,70K my,140K missing,70K missing,140K bad,70K bad,140K" "rows"
+field() { awk -F, -v l="$1" -v e="$2" -v c="$3" '$1 == l && $2 == e { print $c }' "$out"; }
+for es in 70K 140K; do
+	assert_eq "$(field contiguous $es 11)" "" "contiguous $es: error"
+	assert_eq "$(field my $es 11)" "" "my $es: error"
+	assert_eq "$(field contiguous $es 10)" 1.00 "contiguous $es: vs_baseline"
+	assert_eq "$(field my $es 10)" "$(awk -v a="$(field my $es 6)" -v c="$(field contiguous $es 6)" 'BEGIN { printf "%.2f", a / c }')" \
+		"my $es: vs_baseline"
+	assert_eq "$(field missing $es 11)" "$T/missing.ini: no such file" "missing $es: error"
+	assert_eq "$(field bad $es 11)" "${msg//,/;}" "bad $es: error (the daemon's message)"
+	assert_eq "$(field bad $es 4)" "" "bad $es: runs"
+done
+grep -q "config 7/8 (bad layout.extent_size=70K) FAILED: " "$T/err" || fail "no FAILED progress line for bad.ini"
+note "pass"
