@@ -170,6 +170,13 @@ struct device {
 	 */
 	struct run_vec pending_free;
 	uint64_t pending_free_bytes;
+	/*
+	 * Runs ever taken off the front of pending_free: the run at index i
+	 * of pending_free is number pending_released + i since the mount, so
+	 * two sfs_sync() calls that overlap each release only what was pending
+	 * when it began (under alloc_lock).
+	 */
+	uint64_t pending_released;
 
 	struct dev_layer *top;  /* the stack's top: what the I/O path calls */
 	struct dev_layer *base; /* the bottom layer */

@@ -145,10 +145,17 @@ static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t lengt
 	sfs_defer_free(fs->dev[dev], device, length);
 }
 
-/* Returns the first @n runs pending on @d to its allocator. */
-static void release_pending(struct device *d, size_t n)
+/*
+ * Returns to @d's allocator the runs pending on it whose number since the
+ * mount is below @upto, those not released yet: a sync that overlapped
+ * this one may have released some, or all, of them already.
+ */
+static void release_pending(struct device *d, uint64_t upto)
 {
 	pthread_mutex_lock(&d->alloc_lock);
+	size_t n = upto > d->pending_released ? (size_t)(upto - d->pending_released) : 0;
+	if (n > d->pending_free.n)
+		n = d->pending_free.n;
 	for (size_t i = 0; i < n; i++) {
 		struct run *r = &d->pending_free.v[i];
 		int e = devalloc_free(d->alloc, r->device, r->length);
@@ -161,15 +168,16 @@ static void release_pending(struct device *d, size_t n)
 	memmove(d->pending_free.v, d->pending_free.v + n,
 		(d->pending_free.n - n) * sizeof *d->pending_free.v);
 	d->pending_free.n -= n;
+	d->pending_released += n;
 	pthread_mutex_unlock(&d->alloc_lock);
 }
 
 int sfs_sync(struct sfs *fs, struct inode *held)
 {
-	size_t n[SFS_MAX_DEVICES];
+	uint64_t upto[SFS_MAX_DEVICES];
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		pthread_mutex_lock(&fs->dev[i]->alloc_lock);
-		n[i] = fs->dev[i]->pending_free.n;
+		upto[i] = fs->dev[i]->pending_released + fs->dev[i]->pending_free.n;
 		pthread_mutex_unlock(&fs->dev[i]->alloc_lock);
 	}
 	int err = inode_flush_all(fs, false, held);
@@ -178,8 +186,7 @@ int sfs_sync(struct sfs *fs, struct inode *held)
 	if (err)
 		return err;
 	for (unsigned i = 0; i < fs->ndev; i++)
-		if (n[i])
-			release_pending(fs->dev[i], n[i]);
+		release_pending(fs->dev[i], upto[i]);
 	return 0;
 }
 
@@ -252,24 +259,72 @@ void sfs_syncer_stop(struct sfs *fs)
 	fs->syncer_running = false;
 }
 
+/* What a removal from one inode's map frees. */
+struct unmap_ctx {
+	struct sfs *fs;
+	struct inode *in;
+};
+
+/*
+ * Frees a run of @c->in's extents, and the pattern gap that belongs to it.
+ * A gap is reserved together with its extent as one device run (extent
+ * first), so the gap whose device offset is the freed run's end belongs
+ * to the piece of the extent that ended there: once that piece is gone,
+ * nothing of the file adjoins the gap and it is freed with it.  The search
+ * starts from the newest gap because shrinking frees the extents a file
+ * grew last.
+ */
+static void unmap_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
+{
+	struct unmap_ctx *c = opaque;
+	struct run_vec *g = &c->in->gaps;
+
+	sfs_defer_free(c->fs->dev[dev], device, length);
+	for (size_t i = g->n; i-- > 0;) {
+		if (g->v[i].dev != dev || g->v[i].device != device + length)
+			continue;
+		sfs_defer_free(c->fs->dev[dev], g->v[i].device, g->v[i].length);
+		memmove(g->v + i, g->v + i + 1, (g->n - i - 1) * sizeof *g->v);
+		g->n--;
+		c->in->gaps_dirty = true;
+		break;
+	}
+}
+
+int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len)
+{
+	struct device *d = inode_device(fs, in);
+	struct unmap_ctx c = {fs, in};
+	int err = 0;
+	if (!len)
+		return 0;
+	pthread_mutex_lock(&d->alloc_lock);
+	err = extmap_remove(&in->map, off, len, unmap_run, &c);
+	pthread_mutex_unlock(&d->alloc_lock);
+	if (!err && off < in->dirty_from)
+		in->dirty_from = off;
+	return err;
+}
+
 void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
 {
 	uint64_t end = extmap_end(&in->map);
 	struct device *d = inode_device(fs, in);
-	pthread_mutex_lock(&d->alloc_lock);
-	if (end > from) {
-		extmap_remove(&in->map, from, end - from, free_run, fs);
-		if (from < in->dirty_from)
-			in->dirty_from = from;
-	}
 	if (from == 0) {
+		/* Every gap goes: no need to match them to extents one by one. */
+		pthread_mutex_lock(&d->alloc_lock);
 		for (size_t i = 0; i < in->gaps.n; i++)
 			free_run(fs, in->gaps.v[i].dev, in->gaps.v[i].device, in->gaps.v[i].length);
 		if (in->gaps.n)
 			in->gaps_dirty = true;
 		in->gaps.n = 0;
+		pthread_mutex_unlock(&d->alloc_lock);
 	}
-	pthread_mutex_unlock(&d->alloc_lock);
+	if (end > from && inode_unmap(fs, in, from, end - from) < 0)
+		/* A tail is removed without splitting off a new entry, so this
+		 * needs no memory; should that change, the file keeps its space. */
+		fprintf(stderr, "scatterfs: out of memory: inode %llu keeps its space past %llu\n",
+			(unsigned long long)in->ino, (unsigned long long)from);
 }
 
 void inode_wrlock(struct inode *in)

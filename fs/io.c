@@ -493,12 +493,6 @@ static int zero_edges(struct sfs *fs, struct inode *in, uint64_t off, uint64_t l
 	return err;
 }
 
-static void free_run_cb(void *opaque, unsigned dev, uint64_t device, uint64_t length)
-{
-	struct sfs *fs = opaque;
-	sfs_defer_free(fs->dev[dev], device, length);
-}
-
 int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len,
 		 pid_t pid)
 {
@@ -525,13 +519,8 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		if (!(mode & FALLOC_FL_KEEP_SIZE))
 			return -EOPNOTSUPP;
 		err = zero_edges(fs, in, off, len, &wf, &wt, &r);
-		if (!err && wt > wf) {
-			struct device *d = inode_device(fs, in);
-			pthread_mutex_lock(&d->alloc_lock);
-			err = extmap_remove(&in->map, wf, wt - wf, free_run_cb, fs);
-			pthread_mutex_unlock(&d->alloc_lock);
-			mark_dirty(in, wf);
-		}
+		if (!err && wt > wf)
+			err = inode_unmap(fs, in, wf, wt - wf);
 		if (reqlog_wants(fs->log, LOG_PUNCH))
 			io_log_request(fs, LOG_PUNCH, pid, in, off, len, err ? err : (int64_t)len, ts,
 				    &r);
@@ -571,13 +560,16 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	int err = inode_load_map(fs, in);
 	if (err)
 		return err;
-	if (size < in->attr.size) {
-		uint64_t keep = round_up(size, bs);
-		if (size % bs)
-			err = zero_partial(fs, in, size, keep - size, &r);
-		if (!err)
-			inode_free_space(fs, in, keep);
-	}
+	/*
+	 * Every block wholly past the new end goes, whether the size shrinks
+	 * or not: a truncate is how a caller drops a KEEP_SIZE preallocation
+	 * (ext4 and XFS do the same).
+	 */
+	uint64_t keep = round_up(size, bs);
+	if (size < in->attr.size && size % bs)
+		err = zero_partial(fs, in, size, keep - size, &r);
+	if (!err)
+		inode_free_space(fs, in, keep);
 	if (!err) {
 		in->attr.size = size;
 		touch_times(in, true);

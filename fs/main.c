@@ -37,7 +37,8 @@
 
 struct cmdline {
 	char *backing;
-	char *config;
+	char **configs; /* every config=FILE, in order */
+	size_t nconfigs;
 	char *log;
 	char *meta;
 	char *size;
@@ -47,8 +48,9 @@ struct cmdline {
 };
 
 #define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
+#define SFS_KEY_CONFIG 1 /* config= may be given several times: collected in order */
 static const struct fuse_opt sfs_opts[] = {
-	SFS_OPT("config=%s", config),
+	FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
 	SFS_OPT("log=%s", log),
 	SFS_OPT("meta=%s", meta),
 	SFS_OPT("size=%s", size),
@@ -65,6 +67,14 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			return 0;
 		}
 		return 1; /* the mount point, for fuse_parse_cmdline() */
+	}
+	if (key == SFS_KEY_CONFIG) {
+		char **v = realloc(c->configs, (c->nconfigs + 1) * sizeof *v);
+		if (!v || !(v[c->nconfigs] = strdup(arg + strlen("config="))))
+			return -1;
+		c->configs = v;
+		c->nconfigs++;
+		return 0;
 	}
 	if (key == FUSE_OPT_KEY_OPT) {
 		const char *eq = strchr(arg, '=');
@@ -88,7 +98,8 @@ static void usage(const char *prog)
 	       "placing each extent where the configured placement pattern says, and logs\n"
 	       "every request.\n\n"
 	       "scatterfs options:\n"
-	       "    -o config=FILE         INI configuration (see conf/ and README)\n"
+	       "    -o config=FILE         INI configuration (see conf/ and README); several\n"
+	       "                           load in order, later keys overriding earlier ones\n"
 	       "    -o log=FILE            request log (CSV; same as [log] path); an existing\n"
 	       "                           file is replaced, created mode 0640\n"
 	       "    -o meta=FILE           catalog (default BACKING.scatterfs; required for a\n"
@@ -395,9 +406,11 @@ int main(int argc, char *argv[])
 	if (!fs->backing_path) /* not there yet: created below */
 		fs->backing_path = strdup(cl.backing);
 	config_init(&fs->cfg);
-	if (cl.config && config_load_file(&fs->cfg, cl.config, err, sizeof err)) {
-		fprintf(stderr, "scatterfs: %s\n", err);
-		goto out;
+	for (size_t i = 0; i < cl.nconfigs; i++) {
+		if (config_load_file(&fs->cfg, cl.configs[i], err, sizeof err)) {
+			fprintf(stderr, "scatterfs: %s\n", err);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < cl.noverrides; i++) {
 		if (config_set(&fs->cfg, cl.overrides[i], err, sizeof err)) {
@@ -406,18 +419,31 @@ int main(int argc, char *argv[])
 		}
 	}
 	if (cl.size) {
-		char a[128];
+		char a[128], o[128];
 		snprintf(a, sizeof a, "device.size=%s", cl.size);
-		if (config_set(&fs->cfg, a, err, sizeof err)) {
-			fprintf(stderr, "scatterfs: -o size=%s: not a size (use bytes or a K/M/G/T "
-					"suffix)\n",
-				cl.size);
+		snprintf(o, sizeof o, "size=%s", cl.size);
+		if (config_set_option(&fs->cfg, a, o, err, sizeof err)) {
+			uint64_t v;
+			int rc = parse_size(cl.size, &v);
+			char why[200];
+
+			fprintf(stderr, "scatterfs: -o size=%s: %s\n", cl.size,
+				rc ? size_error(cl.size, rc, why, sizeof why) : err);
 			goto out;
 		}
 	}
 	if (cl.log) {
-		free(fs->cfg.log.path);
-		fs->cfg.log.path = strdup(cl.log);
+		/* Through the key table, so that .scatterfs/config names -o log= as the origin. */
+		char *a = NULL, *o = NULL;
+		int rc = asprintf(&a, "log.path=%s", cl.log) < 0 || asprintf(&o, "log=%s", cl.log) < 0
+			     ? -ENOMEM
+			     : config_set_option(&fs->cfg, a, o, err, sizeof err);
+		free(a);
+		free(o);
+		if (rc) {
+			fprintf(stderr, "scatterfs: %s\n", rc == -ENOMEM ? "out of memory" : err);
+			goto out;
+		}
 	}
 	uint64_t dev_size;
 	if (open_backing(fs, d, fs->cfg.device.size, &created, &dev_size))
@@ -635,7 +661,9 @@ out:
 		free(cl.overrides[i]);
 	free(cl.overrides);
 	free(cl.backing);
-	free(cl.config);
+	for (size_t i = 0; i < cl.nconfigs; i++)
+		free(cl.configs[i]);
+	free(cl.configs);
 	free(cl.log);
 	free(cl.meta);
 	free(cl.size);

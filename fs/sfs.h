@@ -202,8 +202,22 @@ void inode_wrlock(struct inode *in);
 int inode_trywrlock(struct inode *in);
 /** inode_to_stat() - fills @st from the attributes (st_blocks from mapped bytes). */
 void inode_to_stat(const struct inode *in, struct stat *st);
-/** inode_free_space() - frees all extents and gaps of @in (caller holds in->lock). */
+/**
+ * inode_free_space() - frees the extents of @in from logical offset @from
+ * (a multiple of the block size) to its allocated end, and their gaps
+ * (every gap when @from is 0).  Caller holds in->lock for writing.  The
+ * space goes to the device's pending_free: reusable after the next catalog
+ * sync.
+ */
 void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from);
+/**
+ * inode_unmap() - unmaps logical [@off, +@len) of @in (block-aligned),
+ * deferring the free of the extent pieces it held and of the pattern gap of
+ * each extent whose device end goes with them (sfs_defer_free).  Caller
+ * holds in->lock for writing and not the device's alloc_lock.
+ * @return 0, -ENOMEM (nothing unmapped).
+ */
+int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len);
 
 /* io.c */
 /** Reads [off, off+size) of @in and replies to @req.  Caller holds no lock. */

@@ -9,7 +9,10 @@
  * past the allocated end is an autoextend, as an Oracle datafile grows:
  * by whole multiples of autoextend.next, in whole extents, from the old
  * end, however far past it the write starts; so a file has no holes
- * unless someone punched them.
+ * unless someone punched them.  With autoextend.sparse a range that
+ * starts past the allocated end is treated as a write into a hole that
+ * runs from that end: only the extents it touches are allocated, as a
+ * general-purpose file system would (next does not apply then).
  *
  * Every extent goes into the map as soon as it is placed, because the
  * next placement builds on it ("previous extent").  The new extents are
@@ -248,6 +251,35 @@ static int grow(struct planner *pl, uint64_t old_end, uint64_t target, uint64_t 
 	return 0;
 }
 
+/*
+ * Sparse growth: tiles [@old_end, ...) as fill_holes() tiles a hole, the
+ * last tile clipped at @cap, and allocates the tiles that meet [@start,
+ * @end); nothing before @start is allocated.
+ */
+static int fill_tail(struct planner *pl, uint64_t old_end, uint64_t start, uint64_t end,
+		     uint64_t cap, uint32_t block)
+{
+	const struct layout_params *p = &pl->fp->layout;
+	uint64_t t = old_end;
+
+	while (t < end) {
+		uint64_t len;
+		int rc;
+
+		t = skip_tiles(p, t, start, block);
+		len = extent_size_at(p, t, block);
+		if (len > cap - t)
+			len = cap - t;
+		if (t + len > start) {
+			rc = add_extent(pl, t, len);
+			if (rc < 0)
+				return rc;
+		}
+		t += len;
+	}
+	return 0;
+}
+
 int layout_allocate(const struct file_params *fp, struct devalloc *a, struct extent_map *map,
 		    struct run_vec *gaps, uint64_t offset, uint64_t length, struct alloc_plan *plan)
 {
@@ -289,7 +321,20 @@ int layout_allocate(const struct file_params *fp, struct devalloc *a, struct ext
 	if (rc < 0)
 		goto fail;
 
-	if (end > old_end) {
+	if (end > old_end && fp->autoextend.sparse && start > old_end) {
+		/*
+		 * Sparse: the space past the allocated end is tiled from that
+		 * end as a hole would be, and only the tiles the range meets are
+		 * allocated, so a later write into the hole continues the same
+		 * tiling and the extents stay whole.
+		 */
+		uint64_t mapped = extmap_mapped_bytes(map);
+
+		rc = fill_tail(&pl, old_end, start, end, cap, block);
+		if (rc < 0)
+			goto fail;
+		plan->extend_bytes = extmap_mapped_bytes(map) - mapped;
+	} else if (end > old_end) {
 		uint64_t target = end, steps, added, new_end;
 
 		if (next > 0) {

@@ -43,7 +43,10 @@ void alloc_plan_release(struct alloc_plan *plan);
  * extent_size_at() clipped to the hole.  Space needed past it is an
  * autoextend: the allocation grows by a multiple of autoextend.next (one
  * extent when next is 0) covering the range, in whole extents, but never
- * past autoextend.max_size (the last extent is clipped there).  Each new
+ * past autoextend.max_size (the last extent is clipped there).  With
+ * autoextend.sparse, a range that starts past the allocated end gets only
+ * the extents of the tiling from that end that it meets (the rest stays a
+ * hole, and next does not apply).  Each new
  * extent is placed by the file's pattern, inserted into @map with
  * EXTENT_UNWRITTEN | EXTENT_START, and listed in @plan; gaps the pattern
  * reserves are appended to @gaps.

@@ -96,6 +96,7 @@ struct autoextend_params {
 	uint64_t next;     /* bytes per growth event; 0 = one extent */
 	uint64_t max_size; /* bytes; 0 = unlimited (the device) */
 	enum zero_fill zero_fill;
+	bool sparse; /* a write past the allocated end leaves a hole before it */
 };
 
 /** [cache] keys. */
@@ -187,18 +188,39 @@ void config_init(struct sfs_config *c);
  * config_load_file() - parses the INI file @path into @c (initialised with
  * config_init()).  Unknown sections or keys, malformed values, duplicated
  * sections or keys are errors.
+ *
+ * May be called once per file, in order: each file's keys override the
+ * earlier files' one by one, and the keys it does not write keep their
+ * values.  A [file "GLOB"] section whose glob an earlier file declared
+ * adds to that rule the same way (the rule keeps its place among the
+ * rules, where it was first declared).  An "include = FILE" line, in or
+ * outside a section, loads FILE there (relative to the directory of the
+ * file that names it, unless absolute), with its own sections: the keys
+ * after the line override it, the keys before it are overridden.  A
+ * duplicated section or key is an error only within one file.
  * @err/@errlen: receives one line naming file, line, section, key and what
- * is allowed.
- * @return 0, -EINVAL on a configuration error, -errno when the file cannot be read.
+ * is allowed; for an include = FILE that cannot be read or is already
+ * being read (a cycle), the file and line of the include = line.
+ * @return 0, -EINVAL on a configuration error, -errno when a file cannot be read.
  */
 int config_load_file(struct sfs_config *c, const char *path, char *err, size_t errlen);
 
 /**
  * config_set() - applies one "SECTION.KEY=VALUE" override (command line).
  * List values use ':' instead of ','.  Only global sections are accepted.
+ * An override ranks above every file, whenever it is applied.
  * @return 0, -EINVAL with @err set.
  */
 int config_set(struct sfs_config *c, const char *assignment, char *err, size_t errlen);
+
+/**
+ * config_set_option() - config_set() of @assignment for an option the user
+ * wrote as @option (-o size=1G is "device.size=1G"): messages and
+ * config_write_ini() name @option.
+ * @return 0, -EINVAL with @err set.
+ */
+int config_set_option(struct sfs_config *c, const char *assignment, const char *option, char *err,
+		      size_t errlen);
 
 /**
  * config_finish() - after the file and every override: validates values
@@ -233,7 +255,12 @@ const struct file_params *config_for_path(const struct sfs_config *c, const char
 
 /**
  * config_write_ini() - writes the effective configuration as INI text that
- * config_load_file() accepts back.  @return a malloc'd string, NULL on ENOMEM.
+ * config_load_file() accepts back.  Every file read is named at the top
+ * ("# loaded from FILE", with "(include = at FILE:LINE)" when included),
+ * and a comment line above each key that a file or an option wrote says
+ * where: "# set at FILE:LINE" or "# set by -o OPTION" (a key without one
+ * has its built-in default, or in a rule the global value).
+ * @return a malloc'd string, NULL on ENOMEM.
  */
 char *config_write_ini(const struct sfs_config *c);
 

@@ -50,6 +50,7 @@ enum core_key {
 	CK_NEXT,
 	CK_MAX_SIZE,
 	CK_ZERO_FILL,
+	CK_SPARSE,
 	CK_CACHE_MODE,
 	CK_READAHEAD,
 	CK_LOG_PATH,
@@ -113,29 +114,47 @@ void config_format_value(const struct sfs_config *c, const struct file_params *f
 /* A size key's value in bytes (0 for keys that are not sizes). */
 uint64_t config_size_of(const struct file_params *fp, unsigned k);
 
-/* Where a key got its value. */
+/*
+ * Where a key got its value.  @seq orders the values files gave: a key
+ * read later has a larger one, across every config= file and include.
+ */
 struct origin {
-	const char *file; /* into config_state.files; NULL when not from a file */
+	const char *file; /* a config_file's path; NULL when not from a file */
 	unsigned line;
-	char *option; /* the -o assignment (malloc'd); NULL when from a file */
+	unsigned long seq;
+	char *option; /* the -o assignment as the user wrote it (malloc'd); NULL from a file */
 };
 
 struct rule_state {
-	uint64_t set;			/* BIT(key) for each key the section wrote */
-	unsigned line[CONFIG_MAX_KEYS]; /* line of each key it wrote */
-	const char *file;		/* into config_state.files; NULL for built-in rules */
-	uint64_t autoset;		/* keys config_finish() resolved from 0 (auto) */
+	uint64_t set;			/* BIT(key) for each key the rule's sections wrote */
+	unsigned line[CONFIG_MAX_KEYS]; /* line of each key they wrote */
+	/*
+	 * The file of each key written: one glob's sections in several files
+	 * make one rule, each key from the last file that wrote it.
+	 */
+	const char *kfile[CONFIG_MAX_KEYS];
+	unsigned long seq[CONFIG_MAX_KEYS]; /* as struct origin's */
+	const char *file; /* where the rule was first declared; NULL if built in */
+	uint64_t autoset; /* keys config_finish() resolved from 0 (auto) */
+};
+
+/* One configuration file read, in the order reading began. */
+struct config_file {
+	char *path;	    /* as opened: relative to the working directory, or absolute */
+	const char *parent; /* the file whose include = line read it; NULL for config= */
+	unsigned parent_line;
 };
 
 struct config_state {
 	uint64_t set; /* global keys written by a file or an override */
 	struct origin origin[CONFIG_MAX_KEYS];
-	uint64_t autoset;	  /* global keys config_finish() resolved from 0 (auto) */
-	struct rule_state *rules; /* parallel to sfs_config.rules */
-	size_t cap;		  /* of both rule arrays */
-	char **files;		  /* every file loaded, for origin.file */
+	uint64_t autoset;	   /* global keys config_finish() resolved from 0 (auto) */
+	struct rule_state *rules;  /* parallel to sfs_config.rules */
+	size_t cap;		   /* of both rule arrays */
+	struct config_file *files; /* every file read, for origins and config_write_ini() */
 	size_t nfiles;
-	char **notes; /* "ignored: ..." lines for config_write_ini(), malloc'd */
+	unsigned long seq; /* the last origin.seq given */
+	char **notes;	   /* "ignored: ..." lines for config_write_ini(), malloc'd */
 	size_t nnotes;
 };
 

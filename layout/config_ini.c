@@ -15,6 +15,18 @@
  * like a duplicated key).  Known limit: a key line may hold at most 198
  * characters, the line buffer of Debian's inih (INI_MAX_LINE 200); longer
  * lines are an error, never silently cut.
+ *
+ * Composition.  Several files load into one configuration in order
+ * (config_load_file() once per config= option), and a file's "include =
+ * FILE" line loads FILE at that point, as if its text stood there but with
+ * its own sections.  A later value overrides an earlier one key by key;
+ * what makes an error (a duplicated section or key) is judged within one
+ * file, so that a preset can be laid over a layout.  Each file read gets
+ * a config_file entry, each value an origin (file, line and a sequence
+ * number), which is what config_finish() ranks and config_write_ini()
+ * shows.  An include cycle is found by the device and inode of the files
+ * being read (the chain of parse_ctx), not by their names, which can
+ * differ for one file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -30,6 +43,9 @@
 
 /* A configuration file is text written by hand; anything larger is a wrong path. */
 #define CONFIG_MAX_BYTES (1u << 20)
+
+/* include = lines nest at most this deep (each level holds a parse on the stack). */
+#define CONFIG_MAX_INCLUDE_DEPTH 16
 
 /* "[layout]" or "[file "GLOB"]" */
 const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len)
@@ -82,7 +98,7 @@ void config_state_free(struct config_state *st)
 	for (i = 0; i < CONFIG_MAX_KEYS; i++)
 		free(st->origin[i].option);
 	for (i = 0; i < st->nfiles; i++)
-		free(st->files[i]);
+		free(st->files[i].path);
 	free(st->files);
 	for (i = 0; i < st->nnotes; i++)
 		free(st->notes[i]);
@@ -91,10 +107,14 @@ void config_state_free(struct config_state *st)
 	free(st);
 }
 
-/* Keeps a copy of @path for origins; returns it, NULL on ENOMEM. */
-static const char *state_add_file(struct config_state *st, const char *path)
+/*
+ * Keeps a copy of @path for origins, read by an include = at @parent's
+ * @line (NULL for a config= file); returns the copy, NULL on ENOMEM.
+ */
+static const char *state_add_file(struct config_state *st, const char *path, const char *parent,
+				  unsigned line)
 {
-	char **v = realloc(st->files, (st->nfiles + 1) * sizeof(*v));
+	struct config_file *v = realloc(st->files, (st->nfiles + 1) * sizeof(*v));
 	char *copy;
 
 	if (!v)
@@ -103,7 +123,7 @@ static const char *state_add_file(struct config_state *st, const char *path)
 	copy = strdup(path);
 	if (!copy)
 		return NULL;
-	st->files[st->nfiles++] = copy;
+	st->files[st->nfiles++] = (struct config_file){copy, parent, line};
 	return copy;
 }
 
@@ -159,6 +179,10 @@ void config_free(struct sfs_config *c)
 struct parse_ctx {
 	struct sfs_config *c;
 	struct config_state *st;
+	struct parse_ctx *parent; /* the file whose include = line is being read; NULL */
+	unsigned depth;		  /* of include = lines above this file */
+	dev_t dev;		  /* the file's identity, for include cycles */
+	ino_t ino;
 	const char *path; /* as the caller named the file, for messages */
 	const char *file; /* state's copy, for origins */
 	const char *buf;
@@ -170,6 +194,9 @@ struct parse_ctx {
 	unsigned sec_line[NGLOBAL_SECTIONS]; /* where each global section began; 0 = not seen */
 	uint64_t sec_keys;		     /* keys the current section wrote */
 	unsigned key_line[CONFIG_MAX_KEYS];  /* ... and where */
+	size_t *opened;			     /* the rules this file has a section of (malloc'd) */
+	unsigned *opened_line;		     /* ... and where each section began */
+	size_t nopened;
 	char *err;
 	size_t errlen;
 	int rc; /* first error; 0 while none */
@@ -239,6 +266,24 @@ static bool header_tail_ok(const char *p, const char *end)
 	return p == end || *p == ';' || *p == '#';
 }
 
+/* Notes that this file has a section of rule @r, which began at the current line. */
+static int remember_rule(struct parse_ctx *x, size_t r)
+{
+	size_t *o = realloc(x->opened, (x->nopened + 1) * sizeof(*o));
+	unsigned *l;
+
+	if (!o)
+		return -ENOMEM;
+	x->opened = o;
+	l = realloc(x->opened_line, (x->nopened + 1) * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	x->opened_line = l;
+	x->opened[x->nopened] = r;
+	x->opened_line[x->nopened++] = x->line;
+	return 0;
+}
+
 /* Parses the header in [@s, @end) (starting at '[') and makes it current.  Returns 0 or -errno. */
 static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 {
@@ -283,18 +328,29 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 		glob = strndup(q + 1, (size_t)(close - q - 1));
 		if (!glob)
 			return x->rc = -ENOMEM;
-		for (i = 0; i < x->c->nrules; i++) {
-			if (strcmp(x->c->rules[i].glob, glob) == 0 && x->c->rules[i].line) {
+		for (i = 0; i < x->nopened; i++) {
+			if (strcmp(x->c->rules[x->opened[i]].glob, glob) == 0) {
 				parse_fail(x, "duplicated section [file \"%s\"] (first at line %u)",
-					   glob, x->c->rules[i].line);
+					   glob, x->opened_line[i]);
 				free(glob);
 				return x->rc;
 			}
 		}
-		r = config_add_rule(x->c, glob, x->line, x->file);
+		/*
+		 * The same glob in an earlier file: one rule, at the place of
+		 * its first declaration, whose keys this section overrides
+		 * one by one, as a later file's [layout] does the global ones.
+		 */
+		for (r = 0; (size_t)r < x->c->nrules; r++)
+			if (x->c->rules[r].line && strcmp(x->c->rules[r].glob, glob) == 0)
+				break;
+		if ((size_t)r == x->c->nrules)
+			r = config_add_rule(x->c, glob, x->line, x->file);
 		free(glob);
 		if (r < 0)
 			return x->rc = (int)r;
+		if (remember_rule(x, (size_t)r))
+			return x->rc = -ENOMEM;
 		x->sec = SEC_FILE;
 		x->rule = r;
 		return 0;
@@ -396,6 +452,8 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
+static int include(struct parse_ctx *x, const char *value);
+
 static int handler(void *user, const char *inih_section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
@@ -408,6 +466,8 @@ static int handler(void *user, const char *inih_section, const char *name, const
 	(void)inih_section; /* ours is complete (see reader()) */
 	if (x->rc)
 		return 0;
+	if (strcmp(name, "include") == 0)
+		return include(x, value) ? 0 : 1;
 	if (x->sec == SEC_NONE) {
 		for (k = 0; k < config_nkeys(); k++)
 			if (strcmp(config_key(k)->row->name, name) == 0)
@@ -445,8 +505,12 @@ static int handler(void *user, const char *inih_section, const char *name, const
 		return 0;
 	}
 	if (x->sec == SEC_FILE) {
-		st->rules[x->rule].set |= BIT(k);
-		st->rules[x->rule].line[k] = x->line;
+		struct rule_state *rs = &st->rules[x->rule];
+
+		rs->set |= BIT(k);
+		rs->line[k] = x->line;
+		rs->kfile[k] = x->file;
+		rs->seq[k] = ++st->seq;
 	} else {
 		st->set |= BIT(k);
 		st->autoset &= ~BIT(k);
@@ -454,12 +518,13 @@ static int handler(void *user, const char *inih_section, const char *name, const
 		st->origin[k].option = NULL;
 		st->origin[k].file = x->file;
 		st->origin[k].line = x->line;
+		st->origin[k].seq = ++st->seq;
 	}
 	return 1;
 }
 
-/* Reads all of @path into a malloc'd buffer.  Returns 0 or -errno. */
-static int read_file(const char *path, char **out, size_t *outlen)
+/* Reads all of @path into a malloc'd buffer; @sb receives its fstat().  Returns 0 or -errno. */
+static int read_file(const char *path, char **out, size_t *outlen, struct stat *sb)
 {
 	size_t len = 0, cap = 8192;
 	char *buf = malloc(cap);
@@ -471,6 +536,12 @@ static int read_file(const char *path, char **out, size_t *outlen)
 	if (fd < 0) {
 		free(buf);
 		return -errno;
+	}
+	if (fstat(fd, sb)) {
+		rc = -errno;
+		close(fd);
+		free(buf);
+		return rc;
 	}
 	for (;;) {
 		ssize_t n;
@@ -511,40 +582,81 @@ static int read_file(const char *path, char **out, size_t *outlen)
 	return 0;
 }
 
-int config_load_file(struct sfs_config *c, const char *path, char *err, size_t errlen)
+/*
+ * Loads @path into @c.  @parent is the file whose include = @written line
+ * names it (NULL for a config= file): errors in opening it then name that
+ * line, and a file already being read in the chain of parents is a cycle.
+ */
+static int load_file(struct sfs_config *c, const char *path, struct parse_ctx *parent,
+		     const char *written, char *err, size_t errlen)
 {
 	struct parse_ctx x = {
 	    .c = c,
+	    .parent = parent,
+	    .depth = parent ? parent->depth + 1 : 0,
 	    .path = path,
 	    .sec = SEC_NONE,
 	    .rule = -1,
 	    .err = err,
 	    .errlen = errlen,
 	};
+	const struct parse_ctx *p;
 	char *buf = NULL, *src;
+	struct stat sb;
 	size_t len = 0;
 	int rc;
 
-	if (err && errlen)
-		err[0] = '\0';
 	x.st = config_state_get(c);
-	if (!x.st || !(x.file = state_add_file(x.st, path)) || !(src = strdup(path))) {
+	if (!x.st) {
 		config_seterr(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	free(c->source);
-	c->source = src;
-	rc = read_file(path, &buf, &len);
+	if (!parent) {
+		src = strdup(path);
+		if (!src) {
+			config_seterr(err, errlen, "%s: out of memory", path);
+			return -ENOMEM;
+		}
+		free(c->source);
+		c->source = src;
+	}
+	rc = read_file(path, &buf, &len, &sb);
 	if (rc) {
-		config_seterr(err, errlen, "%s: %s", path,
-			      rc == -EFBIG ? "larger than 1 MiB; not a configuration file"
-					   : strerror(-rc));
+		const char *why =
+		    rc == -EFBIG ? "larger than 1 MiB; not a configuration file" : strerror(-rc);
+
+		if (parent)
+			config_seterr(err, errlen, "%s:%u: include = %s: %s: %s", parent->path,
+				      parent->line, written, path, why);
+		else
+			config_seterr(err, errlen, "%s: %s", path, why);
 		return rc;
+	}
+	for (p = parent; p; p = p->parent) {
+		if (p->dev == sb.st_dev && p->ino == sb.st_ino) {
+			config_seterr(
+			    err, errlen,
+			    "%s:%u: include = %s: include cycle: %s is already being read",
+			    parent->path, parent->line, written, p->path);
+			free(buf);
+			return -EINVAL;
+		}
+	}
+	x.dev = sb.st_dev;
+	x.ino = sb.st_ino;
+	x.file =
+	    state_add_file(x.st, path, parent ? parent->file : NULL, parent ? parent->line : 0);
+	if (!x.file) {
+		free(buf);
+		config_seterr(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
 	}
 	x.buf = buf;
 	x.len = len;
 	rc = ini_parse_stream(reader, &x, handler, &x);
 	free(buf);
+	free(x.opened);
+	free(x.opened_line);
 	if (x.rc == -ENOMEM || rc == -2) {
 		config_seterr(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
@@ -570,9 +682,55 @@ int config_load_file(struct sfs_config *c, const char *path, char *err, size_t e
 	return 0;
 }
 
+/*
+ * An include = @value line of @x: loads the file, named relative to the
+ * directory of @x's file unless absolute.  Returns 0, or the error (also
+ * in x->rc, the message in x->err).
+ */
+static int include(struct parse_ctx *x, const char *value)
+{
+	const char *slash = strrchr(x->path, '/');
+	char *path;
+	int rc;
+
+	if (!*value) {
+		parse_fail(x, "include = : expected the name of a configuration file");
+		return x->rc;
+	}
+	if (x->depth + 1 >= CONFIG_MAX_INCLUDE_DEPTH) {
+		parse_fail(x, "include = %s: includes nested more than %d files deep", value,
+			   CONFIG_MAX_INCLUDE_DEPTH);
+		return x->rc;
+	}
+	if (value[0] == '/' || !slash)
+		path = strdup(value);
+	else if (asprintf(&path, "%.*s/%s", (int)(slash - x->path), x->path, value) < 0)
+		path = NULL;
+	if (!path)
+		return x->rc = -ENOMEM;
+	rc = load_file(x->c, path, x, value, x->err, x->errlen);
+	free(path);
+	if (rc)
+		x->rc = rc;
+	return rc;
+}
+
+int config_load_file(struct sfs_config *c, const char *path, char *err, size_t errlen)
+{
+	if (err && errlen)
+		err[0] = '\0';
+	return load_file(c, path, NULL, NULL, err, errlen);
+}
+
 /* ---- overrides ---- */
 
 int config_set(struct sfs_config *c, const char *assignment, char *err, size_t errlen)
+{
+	return config_set_option(c, assignment, assignment, err, errlen);
+}
+
+int config_set_option(struct sfs_config *c, const char *assignment, const char *option, char *err,
+		      size_t errlen)
 {
 	const char *eq = strchr(assignment, '='), *dot;
 	char secname[32], name[64], label[300], why[256], list[300];
@@ -587,7 +745,7 @@ int config_set(struct sfs_config *c, const char *assignment, char *err, size_t e
 		err[0] = '\0';
 	dot = eq ? memchr(assignment, '.', (size_t)(eq - assignment)) : NULL;
 	if (!eq || !dot) {
-		config_seterr(err, errlen, "option -o %s: expected SECTION.KEY=VALUE", assignment);
+		config_seterr(err, errlen, "option -o %s: expected SECTION.KEY=VALUE", option);
 		return -EINVAL;
 	}
 	n = (size_t)(dot - assignment);
@@ -604,7 +762,7 @@ int config_set(struct sfs_config *c, const char *assignment, char *err, size_t e
 		config_seterr(err, errlen,
 			      "option -o %s: [file \"GLOB\"] rules can only be written in the "
 			      "configuration file",
-			      assignment);
+			      option);
 		return -EINVAL;
 	}
 	if (sec == NGLOBAL_SECTIONS) {
@@ -612,34 +770,34 @@ int config_set(struct sfs_config *c, const char *assignment, char *err, size_t e
 		    err, errlen,
 		    "option -o %s: unknown section '%s'; allowed: device, layout, autoextend, "
 		    "cache, log, disk",
-		    assignment, secname);
+		    option, secname);
 		return -EINVAL;
 	}
 	config_section_label(sec, NULL, label, sizeof(label));
 	k = config_find_key(sec, name);
 	if (k == config_nkeys()) {
 		config_allowed_keys(sec, list, sizeof(list));
-		config_seterr(err, errlen, "option -o %s: %s unknown key '%s'; allowed: %s",
-			      assignment, label, name, list);
+		config_seterr(err, errlen, "option -o %s: %s unknown key '%s'; allowed: %s", option,
+			      label, name, list);
 		return -EINVAL;
 	}
 	st = config_state_get(c);
 	if (!st) {
-		config_seterr(err, errlen, "option -o %s: out of memory", assignment);
+		config_seterr(err, errlen, "option -o %s: out of memory", option);
 		return -ENOMEM;
 	}
 	rc = config_apply_value(c, &c->defaults, k, value, ':', why, sizeof(why));
 	if (rc == -ENOMEM) {
-		config_seterr(err, errlen, "option -o %s: out of memory", assignment);
+		config_seterr(err, errlen, "option -o %s: out of memory", option);
 		return rc;
 	}
 	if (rc) {
-		config_seterr(err, errlen, "option -o %s: %s %s = %s: %s", assignment, label, name,
+		config_seterr(err, errlen, "option -o %s: %s %s = %s: %s", option, label, name,
 			      value, why);
 		return rc;
 	}
 	free(st->origin[k].option);
-	st->origin[k].option = strdup(assignment);
+	st->origin[k].option = strdup(option);
 	st->origin[k].file = NULL;
 	st->origin[k].line = 0;
 	st->set |= BIT(k);

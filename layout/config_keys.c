@@ -124,6 +124,9 @@ static const struct config_key core_keys[CK__COUNT] = {
     [CK_ZERO_FILL] = {"autoextend", "zero_fill", CONFIG_ENUM, PER_FILE(autoextend.zero_fill),
 		      .names = zero_fill_names, .def = "write",
 		      .help = "how new space is zeroed: write, fallocate or none"},
+    [CK_SPARSE] = {"autoextend", "sparse", CONFIG_BOOL, PER_FILE(autoextend.sparse), .def = "false",
+		   .help = "a write past the allocated end allocates only what it touches and "
+			   "leaves a hole before it (false: zero-fill up to it, as a datafile)"},
     [CK_CACHE_MODE] = {"cache", "mode", CONFIG_ENUM, PER_FILE(cache.mode),
 		       .names = cache_mode_names, .def = "none",
 		       .help = "none (direct I/O) or kernel (page cache and readahead)"},

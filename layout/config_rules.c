@@ -22,12 +22,14 @@
  * rule against the rule's pattern.  A rule that switches to another
  * pattern inherits the global pattern's keys without complaint (they are
  * simply not read), so postgres.ini can scatter base/ and keep pg_wal/
- * contiguous.  Places are ranked: built-in default < first file < later
- * files < -o overrides.  The key is an error when the pattern comes from
- * the same place or an earlier one (the user wrote both, or asked for the
- * key over the file's pattern); when the pattern comes from a later place
- * (-o layout.pattern=... over a shipped file) the key is dropped as if
- * never written and a note is kept for config_write_ini().  Sizes
+ * contiguous.  Places are ranked: built-in default < files, in the order
+ * their values were read (config= files and their include = lines) < -o
+ * overrides.  The key is an error when the pattern comes from the same
+ * place (one file, or both -o) or an earlier one (the user wrote both, or
+ * asked for the key over the file's pattern); when the pattern comes from
+ * a later place (-o layout.pattern=... over a shipped file, a later file
+ * over an earlier one) the key is dropped as if never written and a note
+ * is kept for config_write_ini().  Sizes
  * (multiples of the block size, the device size) are checked on every
  * effective value that the scope's pattern reads.
  *
@@ -62,7 +64,8 @@ const char *config_where(const struct config_scope *s, unsigned k, char *buf, si
 
 	buf[0] = '\0';
 	if (s->rule >= 0 && st && (st->rules[s->rule].set & BIT(k)))
-		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].file, st->rules[s->rule].line[k]);
+		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].kfile[k],
+			 st->rules[s->rule].line[k]);
 	else if (st && (st->set & BIT(k)) && st->origin[k].option)
 		snprintf(buf, len, "option -o %s: ", st->origin[k].option);
 	else if (st && (st->set & BIT(k)))
@@ -132,36 +135,44 @@ static uint64_t first_extent(const struct layout_params *l)
 	return l->extent_size ? l->extent_size : AUTO_FIRST_EXTENT;
 }
 
-/*
- * Precedence of the place a key was set: 0 for the built-in default, 1 + i
- * for the i-th file loaded, SIZE_MAX for an -o override.  A later place
- * overrides an earlier one.
- */
-static size_t file_rank(const struct config_state *st, const char *file)
-{
-	size_t i;
+/* Where a value was set, as far as precedence goes. */
+struct place {
+	bool set;	   /* false: the built-in default */
+	bool option;	   /* an -o override */
+	const char *file;  /* else the file (one config_file) ... */
+	unsigned long seq; /* ... and when it was read */
+};
 
-	for (i = 0; file && i < st->nfiles; i++)
-		if (st->files[i] == file)
-			return i + 1;
-	return 0;
-}
-
-static size_t global_rank(const struct config_state *st, unsigned k)
+/* The place of key @k as scope @s has it: written in the rule, else inherited. */
+static struct place scope_place(const struct config_scope *s, unsigned k)
 {
+	const struct config_state *st = s->st;
+
+	if (s->rule >= 0 && (st->rules[s->rule].set & BIT(k)))
+		return (struct place){true, false, st->rules[s->rule].kfile[k],
+				      st->rules[s->rule].seq[k]};
 	if (!(st->set & BIT(k)))
-		return 0;
+		return (struct place){0};
 	if (st->origin[k].option)
-		return SIZE_MAX;
-	return file_rank(st, st->origin[k].file);
+		return (struct place){.set = true, .option = true};
+	return (struct place){true, false, st->origin[k].file, st->origin[k].seq};
 }
 
-/* The rank of key @k as scope @s has it: written in the rule, else inherited. */
-static size_t scope_rank(const struct config_scope *s, unsigned k)
+/*
+ * Whether @a is a later place than @b: -o over a file, a file read later
+ * over an earlier one.  One file (however its keys interleave with its
+ * includes) or the -o overrides together are one place, never later than
+ * itself.
+ */
+static bool place_after(struct place a, struct place b)
 {
-	if (s->rule >= 0 && (s->st->rules[s->rule].set & BIT(k)))
-		return file_rank(s->st, s->st->rules[s->rule].file);
-	return global_rank(s->st, k);
+	if (!a.set)
+		return false;
+	if (!b.set)
+		return true;
+	if (a.option || b.option)
+		return a.option && !b.option;
+	return a.file != b.file && a.seq > b.seq;
 }
 
 /* "set by option -o X" or "set at FILE:LINE" for an inherited or global pattern; "" otherwise. */
@@ -209,7 +220,7 @@ static int drop_unused_keys(struct config_scope *s, const struct file_params *ba
 {
 	struct config_state *st = s->st;
 	const struct placement_ops *pat = s->fp->layout.pattern;
-	size_t prank = scope_rank(s, K_PATTERN);
+	struct place ppat = scope_place(s, K_PATTERN);
 	char at[400], v[64], lb[300], from[300], note[1400];
 	unsigned k;
 
@@ -223,7 +234,7 @@ static int drop_unused_keys(struct config_scope *s, const struct file_params *ba
 		config_where(s, k, at, sizeof(at));
 		config_label(s, k, lb, sizeof(lb));
 		config_format_value(s->c, s->fp, k, v, sizeof(v));
-		if (prank > scope_rank(s, k)) {
+		if (place_after(ppat, scope_place(s, k))) {
 			snprintf(note, sizeof(note),
 				 "ignored: %s%s %s = %s (pattern %s, %s, does not read it)", at, lb,
 				 e->row->name, v, pattern_name(pat), from);

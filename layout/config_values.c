@@ -136,22 +136,6 @@ void config_next_item(const char **s, char sep, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static int why_size(int rc, const char *value, char *why, size_t len)
-{
-	if (rc == -ERANGE)
-		snprintf(why, len, "too large (at most 2^63-1 bytes)");
-	else if (!*value)
-		snprintf(why, len, "empty; expected a size (bytes or a K/M/G/T suffix)");
-	else if (value[0] == '-')
-		snprintf(why, len, "not a size: negative");
-	else if (strchr(value, '.'))
-		snprintf(why, len,
-			 "not a size: no fractions (use a smaller unit: 1536K, not 1.5M)");
-	else
-		snprintf(why, len, "not a size (use bytes or a K/M/G/T suffix)");
-	return -EINVAL;
-}
-
 /* The row's range message, or the generic @fallback. */
 static int out_of_range(const struct config_key *r, const char *fallback, char *why, size_t len)
 {
@@ -170,8 +154,10 @@ static int parse_size_value(const struct config_key *r, const char *value, uint6
 		return 0;
 	}
 	rc = parse_size(value, &u);
-	if (rc)
-		return why_size(rc, value, why, len);
+	if (rc) {
+		size_error(value, rc, why, len);
+		return -EINVAL;
+	}
 	if (((r->flags & CONFIG_HAS_MIN) && (double)u < r->min) ||
 	    ((r->flags & CONFIG_HAS_MAX) && (double)u > r->max) ||
 	    ((r->flags & CONFIG_POWER_OF_TWO) && (u & (u - 1))) || (r->multiple && u % r->multiple))

@@ -4,6 +4,11 @@
  * MOUNTPOINT/.scatterfs/config), and config_write_help(), the key list of
  * --help.  Both walk the key list (config_keys.c), so a new key appears in
  * them without an edit here.
+ *
+ * Where a value came from is a comment line above the key rather than a
+ * trailing one: INI readers other than inih (Python's configparser, awk
+ * scripts splitting on '=') take a trailing comment as part of the value,
+ * and a long origin would push a key line past inih's line limit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +18,55 @@
 #include "disk_model.h"
 #include "size.h"
 
-/* Writes the rule keys of @fp; keys its pattern does not read become comments. */
+/*
+ * "# set at FILE:LINE" or "# set by -o OPTION" for key @k, written in rule
+ * @rule (or, when @rule < 0, the global sections); nothing for a value
+ * nobody wrote.  " (auto)" when config_finish() resolved the value from auto.
+ */
+static void write_origin(FILE *f, const struct sfs_config *c, long rule, unsigned k)
+{
+	const struct config_state *st = c->state;
+	const char *file = NULL, *option = NULL;
+	uint64_t autoset;
+	unsigned line = 0;
+	char *text;
+
+	if (!st)
+		return;
+	if (rule >= 0) {
+		const struct rule_state *rs = &st->rules[rule];
+
+		autoset = rs->autoset;
+		if (rs->set & BIT(k)) {
+			file = rs->kfile[k];
+			line = rs->line[k];
+		}
+	} else {
+		autoset = st->autoset;
+		if ((st->set & BIT(k)) && st->origin[k].option)
+			option = st->origin[k].option;
+		else if (st->set & BIT(k)) {
+			file = st->origin[k].file;
+			line = st->origin[k].line;
+		}
+	}
+	if (!file && !option)
+		return;
+	text = strdup(option ? option : file);
+	if (text)
+		config_one_line(text); /* a newline would end the comment */
+	if (option)
+		fprintf(f, "# set by -o %s", text ? text : "?");
+	else
+		fprintf(f, "# set at %s:%u", text ? text : "?", line);
+	fprintf(f, "%s\n", (autoset & BIT(k)) ? " (auto)" : "");
+	free(text);
+}
+
+/* Writes the rule keys of @fp (of rule @rule, < 0: global); keys its pattern does not read become
+ * comments. */
 static void write_params(FILE *f, const struct sfs_config *c, const struct file_params *fp,
-			 bool with_headers)
+			 long rule, bool with_headers)
 {
 	enum section cur = SEC_NONE;
 	char v[64];
@@ -31,11 +82,13 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 			fprintf(f, "\n[%s]\n", config_section_names[cur]);
 		}
 		config_format_value(c, fp, k, v, sizeof(v));
-		if (e->pattern && e->pattern != fp->layout.pattern)
+		if (e->pattern && e->pattern != fp->layout.pattern) {
 			fprintf(f, "# %s = %s (only the %s pattern reads it)\n", e->row->name, v,
 				pattern_name(e->pattern));
-		else
+		} else {
+			write_origin(f, c, rule, k);
 			fprintf(f, "%s = %s\n", e->row->name, v);
+		}
 	}
 }
 
@@ -50,7 +103,24 @@ char *config_write_ini(const struct sfs_config *c)
 		return NULL;
 	fprintf(f, "# scatterfs effective configuration (every key; sizes in bytes, K/M/G/T = "
 		   "powers of 1024)\n");
-	if (c->source) {
+	/* Later files override earlier ones key by key; "# set ..." above a key says which won. */
+	for (i = 0; c->state && i < c->state->nfiles; i++) {
+		const struct config_file *cf = &c->state->files[i];
+		char *path = strdup(cf->path), *parent = cf->parent ? strdup(cf->parent) : NULL;
+
+		if (path)
+			config_one_line(path);
+		if (parent)
+			config_one_line(parent);
+		if (cf->parent)
+			fprintf(f, "# loaded from %s (include = at %s:%u)\n", path ? path : "?",
+				parent ? parent : "?", cf->parent_line);
+		else
+			fprintf(f, "# loaded from %s\n", path ? path : "?");
+		free(path);
+		free(parent);
+	}
+	if (c->source && !(c->state && c->state->nfiles)) {
 		char *src = strdup(c->source);
 
 		if (src)
@@ -64,25 +134,33 @@ char *config_write_ini(const struct sfs_config *c)
 	fprintf(f, "\n[device]\n");
 	for (k = 0; k < config_nkeys(); k++)
 		if (config_key(k)->sec == SEC_DEVICE) {
-			if (k == K_DEVICE_SIZE && c->device.effective_size)
+			if (k == K_DEVICE_SIZE && c->device.effective_size) {
 				/* The size in use, which "0 = the backing's size" does not tell. */
 				format_size(c->device.effective_size, v, sizeof(v));
-			else
+				if (!c->device.size)
+					fprintf(f, "# the backing's size\n");
+			} else {
 				config_format_value(c, &c->defaults, k, v, sizeof(v));
+			}
+			write_origin(f, c, -1, k);
 			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
 		}
-	write_params(f, c, &c->defaults, true);
+	write_params(f, c, &c->defaults, -1, true);
 	fprintf(f, "\n[log]\n");
-	if (c->log.path)
+	if (c->log.path) {
+		write_origin(f, c, -1, config_core_id(CK_LOG_PATH));
 		fprintf(f, "path = %s\n", c->log.path);
-	else
+	} else {
 		fprintf(f, "# path = (none: no request log)\n");
+	}
 	config_format_value(c, &c->defaults, K_LOG_OPS, v, sizeof(v));
+	write_origin(f, c, -1, K_LOG_OPS);
 	fprintf(f, "ops = %s\n", v);
 	fprintf(f, "\n[disk]\n");
 	for (k = 0; k < config_nkeys(); k++)
 		if (config_key(k)->sec == SEC_DISK) {
 			config_format_value(c, &c->defaults, k, v, sizeof(v));
+			write_origin(f, c, -1, k);
 			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
 		}
 	for (i = 0; i < c->nrules; i++) {
@@ -105,7 +183,7 @@ char *config_write_ini(const struct sfs_config *c)
 			continue;
 		}
 		fprintf(f, "\n[file \"%s\"]\n", r->glob);
-		write_params(f, c, &r->params, false);
+		write_params(f, c, &r->params, (long)i, false);
 	}
 	if (fclose(f) != 0) {
 		free(out);

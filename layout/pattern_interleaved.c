@@ -8,7 +8,14 @@
  * Extent and gap are reserved as one run, starting right after the
  * previous extent's gap, so on an empty device the device offsets step by
  * exactly extent_size + gap.  When that place is taken, the first free run
- * that holds extent and gap together is used, wrapping to device offset 0.
+ * that holds extent and gap together is used, wrapping to device offset 0;
+ * when no run on the device holds both, the extent goes alone (no gap) to
+ * the first free run that holds it, the same way, before ENOSPC.
+ *
+ * The gap belongs to the extent it follows: whoever frees the piece of
+ * the extent that ends at the gap's device offset frees the gap too (a
+ * truncate or punch hole in the daemon), so a file that shrinks gives
+ * back the gaps of what it lost.
  * Known weak spot: the gap is assumed to follow the previous extent with
  * the current gap size; a file whose gap setting changed between mounts
  * steps by the new size from then on.
@@ -71,6 +78,13 @@ static int interleaved_place(const struct layout_params *p, struct devalloc *a,
 	if (placement_prev(map, logical, &prev))
 		want = prev.device_end + p->gap;
 	rc = placement_alloc_after(a, want, length + p->gap, &run);
+	if (rc == -ENOSPC && p->gap > 0) {
+		/* No run holds extent and gap: the data matters, the gap does not. */
+		rc = placement_alloc_after(a, want, length, &out->device);
+		out->gap_device = 0;
+		out->gap_length = 0;
+		return rc;
+	}
 	if (rc < 0)
 		return rc;
 	out->device = run;

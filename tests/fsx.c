@@ -100,8 +100,10 @@ struct fsx {
 	int tdirfd, rdirfd;
 	struct slot *slot;
 	unsigned nfiles;
-	uint64_t seed, rng, nops, max_size, max_op, remount_every;
+	uint64_t seed, rng, nops, max_size, max_op, remount_every, check_every;
 	const char *remount_cmd;
+	const char *check_cmd; /* run with the files open every check_every operations */
+	uint64_t nchecks;
 	unsigned only_mask; /* bit per op; 0 = all */
 	bool verbose;
 	uint64_t opnum; /* current operation, from 1 */
@@ -649,6 +651,27 @@ static void do_remount(struct fsx *f)
 	compare_all(f, "full compare after remount");
 }
 
+/*
+ * Runs the --check-cmd between two operations, files left open: it checks
+ * what only the filesystem's own view can tell (its space accounting
+ * against its catalog), which the reference directory cannot.
+ */
+static void do_check(struct fsx *f)
+{
+	char op[32];
+	snprintf(op, sizeof op, "%" PRIu64, f->opnum);
+	fflush(stdout);
+	if (setenv("SFS_FSX_OP", op, 1))
+		fail(f, "setenv: %s", strerror(errno));
+	int st = system(f->check_cmd);
+	if (st == -1)
+		fail(f, "cannot run the check command: %s", strerror(errno));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail(f, "the check command '%s' failed after operation %" PRIu64 " (status %d)",
+		     f->check_cmd, f->opnum, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	f->nchecks++;
+}
+
 static enum op draw_op(struct fsx *f)
 {
 	unsigned total = 0;
@@ -728,6 +751,10 @@ static void usage(FILE *to)
 		"  --remount-every N  close everything, run --remount-cmd and compare every file\n"
 		"                     in full every N operations (default 0 = never)\n"
 		"  --remount-cmd CMD  shell command that unmounts and mounts TESTDIR's filesystem\n"
+		"  --check-every N    run --check-cmd after every N operations, files open\n"
+		"                     (default 0 = never)\n"
+		"  --check-cmd CMD    shell command that must exit 0 (SFS_FSX_OP in its\n"
+		"                     environment: the operations done)\n"
 		"  --only OP,OP...    draw only these operations (read, write, truncate, falloc,\n"
 		"                     falloc_keep, punch, zero, zero_keep, rename, link, unlink,\n"
 		"                     fsync); a missing name is still created first\n"
@@ -773,6 +800,8 @@ int main(int argc, char **argv)
 	    {"max-op", required_argument, NULL, 'o'},
 	    {"remount-every", required_argument, NULL, 'r'},
 	    {"remount-cmd", required_argument, NULL, 'c'},
+	    {"check-every", required_argument, NULL, 'k'},
+	    {"check-cmd", required_argument, NULL, 'K'},
 	    {"only", required_argument, NULL, 'O'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -817,6 +846,12 @@ int main(int argc, char **argv)
 		case 'c':
 			f->remount_cmd = optarg;
 			break;
+		case 'k':
+			ok = parse_u64(optarg, &f->check_every);
+			break;
+		case 'K':
+			f->check_cmd = optarg;
+			break;
 		case 'O':
 			ok = parse_only(f, optarg);
 			break;
@@ -843,6 +878,10 @@ int main(int argc, char **argv)
 	}
 	if (f->remount_every && !f->remount_cmd) {
 		fprintf(stderr, "sfs-fsx: --remount-every needs --remount-cmd\n");
+		return 2;
+	}
+	if (f->check_every && !f->check_cmd) {
+		fprintf(stderr, "sfs-fsx: --check-every needs --check-cmd\n");
 		return 2;
 	}
 	f->tdir = argv[optind];
@@ -902,6 +941,8 @@ int main(int argc, char **argv)
 				break;
 		}
 		step(f);
+		if (f->check_every && f->opnum % f->check_every == 0)
+			do_check(f);
 	}
 	f->opnum = f->nops;
 	compare_all(f, "final full compare");
@@ -911,6 +952,8 @@ int main(int argc, char **argv)
 	printf("sfs-fsx: seed %" PRIu64 ": %" PRIu64 " ops passed in %.1f s;", f->seed, f->nops, s);
 	for (int i = 0; i < OP_COUNT; i++)
 		printf(" %s=%" PRIu64, op_names[i], f->count[i]);
+	if (f->check_every)
+		printf(" checks=%" PRIu64, f->nchecks);
 	printf("\n");
 	close_all(f);
 	close_dirs(f);

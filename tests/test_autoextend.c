@@ -523,3 +523,65 @@ Test(autoextend, equi_fragmented_seed_layout)
 	file_close(&f);
 	devalloc_destroy(a);
 }
+
+Test(autoextend, sparse_write_far_past_the_end_allocates_one_extent)
+{
+	struct devalloc *a = new_device(64 * MiB, 4096);
+	struct file f;
+
+	file_open(&f, a, PATTERN_CONTIGUOUS, 1 * MiB, 0);
+	f.fp.autoextend.sparse = true;
+	cr_assert_eq(file_alloc(&f, 3 * GiB, 4096), 0);
+	cr_assert_eq(f.plan.n, 1);
+	assert_extent(&f.plan.v[0], 3 * GiB, 0, 1 * MiB);
+	cr_assert_eq(f.plan.extend_from, 0);
+	cr_assert_eq(f.plan.extend_bytes, 1 * MiB);
+	cr_assert_eq(f.map.n, 1);
+	cr_assert_eq(extmap_end(&f.map), 3 * GiB + 1 * MiB);
+	cr_assert_eq(devalloc_used_bytes(a), 1 * MiB);
+	/* A write into the hole gets the tile of the same tiling, [1M, 2M). */
+	cr_assert_eq(file_alloc(&f, 1 * MiB + 8192, 4096), 0);
+	cr_assert_eq(f.plan.n, 1);
+	assert_extent(&f.plan.v[0], 1 * MiB, 1 * MiB, 1 * MiB);
+	cr_assert_eq(f.plan.extend_bytes, 0);
+	cr_assert_eq(devalloc_used_bytes(a), 2 * MiB);
+	file_close(&f);
+	devalloc_destroy(a);
+}
+
+Test(autoextend, sparse_tiles_from_the_allocated_end)
+{
+	struct devalloc *a = new_device(64 * MiB, 4096);
+	struct file f;
+
+	file_open(&f, a, PATTERN_CONTIGUOUS, 64 * KiB, 0);
+	f.fp.autoextend.sparse = true;
+	cr_assert_eq(file_alloc(&f, 0, 4096), 0);
+	/* From the allocated end 64K, tiles of 64K: [192K, 256K) holds 200K. */
+	cr_assert_eq(file_alloc(&f, 200 * KiB, 4096), 0);
+	cr_assert_eq(f.plan.n, 1);
+	assert_extent(&f.plan.v[0], 192 * KiB, 64 * KiB, 64 * KiB);
+	cr_assert_eq(f.plan.extend_from, 64 * KiB);
+	cr_assert_eq(f.plan.extend_bytes, 64 * KiB);
+	/* A write that starts at the allocated end is an append: next applies. */
+	f.fp.autoextend.next = 128 * KiB;
+	cr_assert_eq(file_alloc(&f, 256 * KiB, 4096), 0);
+	cr_assert_eq(f.plan.n, 2);
+	cr_assert_eq(f.plan.extend_bytes, 128 * KiB);
+	file_close(&f);
+	devalloc_destroy(a);
+}
+
+Test(autoextend, datafile_write_far_past_the_end_fills_up_to_it)
+{
+	struct devalloc *a = new_device(64 * MiB, 4096);
+	struct file f;
+
+	file_open(&f, a, PATTERN_CONTIGUOUS, 1 * MiB, 0);
+	cr_assert_eq(file_alloc(&f, 32 * MiB, 4096), 0);
+	cr_assert_eq(f.plan.n, 33);
+	cr_assert_eq(f.plan.extend_bytes, 33 * MiB);
+	cr_assert_eq(file_alloc(&f, 3 * GiB, 4096), -ENOSPC);
+	file_close(&f);
+	devalloc_destroy(a);
+}

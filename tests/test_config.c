@@ -223,9 +223,12 @@ Test(config, parse_size_good)
 	    {"512", 512},
 	    {"70K", 71680},
 	    {"70k", 71680},
-	    {"70KB", 71680},
 	    {"70KiB", 71680},
 	    {"70kib", 71680},
+	    {"70KIB", 71680},
+	    {"3MiB", 3 * MiB},
+	    {"2GiB", 2 * GiB},
+	    {"1TiB", TiB},
 	    {"1M", MiB},
 	    {"2G", 2 * GiB},
 	    {"1T", TiB},
@@ -269,6 +272,13 @@ Test(config, parse_size_bad)
 	    {"1Ki", -EINVAL},
 	    {"1KK", -EINVAL},
 	    {"0x10", -EINVAL},
+	    /* Powers of 1000 to most readers: refused, not taken as K/M/G/T. */
+	    {"70KB", -EINVAL},
+	    {"1GB", -EINVAL},
+	    {"1gb", -EINVAL},
+	    {"1Mb", -EINVAL},
+	    {"1tB", -EINVAL},
+	    {"1.5GB", -EINVAL},
 	};
 	size_t i;
 
@@ -279,6 +289,43 @@ Test(config, parse_size_bad)
 		cr_assert_eq(rc, bad[i].rc, "'%s': rc %d, want %d", bad[i].s, rc, bad[i].rc);
 		cr_assert_eq(v, 12345, "'%s' changed the output", bad[i].s);
 	}
+}
+
+Test(config, size_error_says_what_to_write)
+{
+	static const struct {
+		const char *s, *why;
+	} cases[] = {
+	    {"1GB", "write 1G or 1GiB (powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"70kb", "write 70K or 70KiB (powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"1.5GB", "write 1536M or 1536MiB (powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"0.5KB",
+	     "write 512 (bytes; K/M/G/T are powers of 1024); KB/MB/GB/TB are not accepted"},
+	    {"1.3KB",
+	     "write a whole number of bytes, K, M, G or T (powers of 1024); KB/MB/GB/TB are "
+	     "not accepted"},
+	    {"1.5M", "not a size: no fractions (use a smaller unit: 1536K, not 1.5M)"},
+	    {"2.25G", "not a size: no fractions (use a smaller unit: 2304M, not 2.25G)"},
+	    {"1.50t", "not a size: no fractions (use a smaller unit: 1536G, not 1.50t)"},
+	    {"1.3K", "not a size: no fractions (1.3K is not a whole number of bytes)"},
+	    {"1.5", "not a size: no fractions (1.5 is not a whole number of bytes)"},
+	    {"1.5Q", "not a size: no fractions"},
+	    {"12Q", "not a size (use bytes or a K/M/G/T suffix)"},
+	    {"-1", "not a size: negative"},
+	    {"", "empty; expected a size (bytes or a K/M/G/T suffix)"},
+	};
+	char buf[200];
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = parse_size(cases[i].s, &v);
+
+		cr_assert_eq(rc, -EINVAL, "'%s': rc %d", cases[i].s, rc);
+		cr_assert_str_eq(size_error(cases[i].s, rc, buf, sizeof(buf)), cases[i].why);
+	}
+	cr_assert_str_eq(size_error("9223372036854775808", -ERANGE, buf, sizeof(buf)),
+			 "too large (at most 2^63-1 bytes)");
 }
 
 Test(config, format_size)
@@ -472,7 +519,7 @@ Test(config, error_unknown_key_in_rule)
 	load_fails("[file \"*.dbf\"]\npattern = random\nblock_size = 2K\n", 3, "block_size");
 	assert_has(errbuf, "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
 			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, next, "
-			   "max_size, zero_fill, mode, readahead");
+			   "max_size, zero_fill, sparse, mode, readahead");
 }
 
 Test(config, error_bad_enums)
@@ -998,11 +1045,37 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 	}
 }
 
+/*
+ * @text from its first section on, without the comment lines that say
+ * where a value came from (a reloaded file names itself).  Malloc'd.
+ */
+static char *without_origins(const char *text)
+{
+	const char *p = strstr(text, "\n[device]");
+	char *out = malloc(strlen(text) + 1), *o = out;
+
+	cr_assert_not_null(p);
+	cr_assert_not_null(out);
+	for (p++; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) + 1 : strlen(p);
+
+		if (strncmp(p, "# set at ", 9) && strncmp(p, "# set by -o ", 12) &&
+		    strncmp(p, "# the backing's size\n", 21)) {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o = '\0';
+	return out;
+}
+
 /* Writes @a, loads it back and finishes it, checks every value and the text are the same. */
 static void round_trip(struct sfs_config *a)
 {
 	struct sfs_config b;
-	char *text = config_write_ini(a), *again;
+	char *text = config_write_ini(a), *again, *plain, *plain_again;
 	const char *path;
 	int rc;
 
@@ -1015,8 +1088,12 @@ static void round_trip(struct sfs_config *a)
 	assert_same_config(a, &b);
 	again = config_write_ini(&b);
 	cr_assert_not_null(again);
-	/* Equal but for the "loaded from" comment. */
-	cr_assert_str_eq(strstr(text, "\n[device]"), strstr(again, "\n[device]"));
+	/* Equal but for the comments that name the files. */
+	plain = without_origins(text);
+	plain_again = without_origins(again);
+	cr_assert_str_eq(plain, plain_again);
+	free(plain);
+	free(plain_again);
 	free(text);
 	free(again);
 	config_free(&b);
@@ -1365,7 +1442,7 @@ Test(config, effective_size_recorded_and_written)
 	cr_assert_eq(c.device.effective_size, 100 * MiB);
 	text = config_write_ini(&c);
 	cr_assert_not_null(text);
-	assert_has(text, "\n[device]\nsize = 100M\n");
+	assert_has(text, "\n[device]\n# the backing's size\nsize = 100M\n");
 	free(text);
 	round_trip(&c);
 	config_free(&c);
@@ -1442,4 +1519,309 @@ Test(config, conf_files_cite_only_shipped_files)
 	}
 	closedir(d);
 	cr_assert_geq(n, 6);
+}
+
+/* ---- several files: config= in order, include = ---- */
+
+/* Loads @path into @c (more files may follow); fails the test on an error. */
+static void add_file(struct sfs_config *c, const char *path)
+{
+	int rc = config_load_file(c, path, errbuf, sizeof(errbuf));
+
+	cr_assert_eq(rc, 0, "loading %s failed (%d): %s", path, rc, errbuf);
+}
+
+Test(config, two_files_later_wins_per_key_origins_shown)
+{
+	const char *a = write_ini("a.ini", "[layout]\n"
+					   "pattern = interleaved\n"
+					   "extent_size = 64K\n"
+					   "gap = 128K\n"
+					   "[autoextend]\n"
+					   "next = 256K\n"
+					   "[file \"*.db\"]\n"
+					   "extent_size = 128K\n"
+					   "gap = 64K\n");
+	const char *b = write_ini("b.ini", "[layout]\n"
+					   "extent_size = 32K\n"
+					   "[disk]\n"
+					   "model = hdd\n"
+					   "rpm = 5400\n"
+					   "[file \"x*\"]\n"
+					   "pattern = contiguous\n"
+					   "[file \"*.db\"]\n"
+					   "gap = 256K\n");
+	const struct file_params *db;
+	struct sfs_config c;
+	char want[600], *text;
+
+	config_init(&c);
+	add_file(&c, a);
+	add_file(&c, b);
+	cr_assert_eq(config_set(&c, "autoextend.zero_fill=none", errbuf, sizeof(errbuf)), 0);
+	finish_ok(&c, 64 * MiB);
+	/* b's keys win, a's other keys stay. */
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_INTERLEAVED);
+	cr_assert_eq(c.defaults.layout.extent_size, 32 * KiB);
+	cr_assert_eq(c.defaults.layout.gap, 128 * KiB);
+	cr_assert_eq(c.defaults.autoextend.next, 256 * KiB);
+	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_NONE);
+	cr_assert_eq(c.disk.model, DISK_HDD);
+	cr_assert_eq(c.disk.rpm, 5400);
+	/* One rule per glob, keys merged one by one, at its first declaration's place. */
+	cr_assert_eq(c.nrules, 3);
+	cr_assert_str_eq(c.rules[0].glob, "*.db");
+	cr_assert_str_eq(c.rules[1].glob, "x*");
+	db = config_for_path(&c, "x.db");
+	cr_assert_eq(db, &c.rules[0].params);
+	cr_assert_eq(db->layout.pattern, PATTERN_INTERLEAVED);
+	cr_assert_eq(db->layout.extent_size, 128 * KiB);
+	cr_assert_eq(db->layout.gap, 256 * KiB);
+	cr_assert_eq(db->autoextend.next, 256 * KiB);
+	cr_assert_eq(config_for_path(&c, "x.log")->layout.pattern, PATTERN_CONTIGUOUS);
+
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	snprintf(want, sizeof(want), "\n# loaded from %s\n# loaded from %s\n", a, b);
+	assert_has(text, want);
+	snprintf(want, sizeof(want),
+		 "\n[layout]\n# set at %s:2\npattern = interleaved\n# set at %s:2\n"
+		 "extent_size = 32K\n# initial_size = 0 (only the single pattern reads it)\n"
+		 "# set at %s:4\ngap = 128K\n",
+		 a, b, a);
+	assert_has(text, want);
+	snprintf(want, sizeof(want),
+		 "\n[autoextend]\n# set at %s:6\nnext = 256K\nmax_size = 0\n"
+		 "# set by -o autoextend.zero_fill=none\nzero_fill = none\n",
+		 a);
+	assert_has(text, want);
+	snprintf(want, sizeof(want),
+		 "\n[disk]\n# set at %s:4\nmodel = hdd\n# set at %s:5\nrpm = 5400\n", b, b);
+	assert_has(text, want);
+	snprintf(want, sizeof(want),
+		 "\n[file \"*.db\"]\npattern = interleaved\n# set at %s:8\nextent_size = 128K\n"
+		 "# initial_size = 0 (only the single pattern reads it)\n# set at %s:9\n"
+		 "gap = 256K\n",
+		 a, b);
+	assert_has(text, want);
+	snprintf(want, sizeof(want), "\n[file \"x*\"]\n# set at %s:7\npattern = contiguous\n", b);
+	assert_has(text, want);
+	free(text);
+	/* What it writes loads back to the same values. */
+	round_trip(&c);
+	config_free(&c);
+}
+
+Test(config, two_files_duplicates_judged_per_file)
+{
+	const char *a = write_ini("a.ini", "[file \"*.db\"]\nextent_size = 128K\n");
+	const char *b = write_ini("b.ini", "[layout]\nseed = 1\n[file \"*.db\"]\ngap = 64K\n"
+					   "[file \"*.db\"]\nnext = 1M\n");
+	struct sfs_config c;
+	char want[400];
+
+	config_init(&c);
+	add_file(&c, a);
+	cr_assert_eq(config_load_file(&c, b, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:5: duplicated section [file \"*.db\"] (first at line 3)",
+		 b);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	b = write_ini("b.ini", "[layout]\nseed = 1\nseed = 2\n");
+	config_init(&c);
+	add_file(&c, write_ini("a.ini", "[layout]\nseed = 3\n"));
+	cr_assert_eq(config_load_file(&c, b, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:3: [layout] duplicated key 'seed' (first at line 2)", b);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+/* A later file's pattern drops an earlier file's key it does not read; the reverse is an error. */
+Test(config, two_files_pattern_precedence)
+{
+	const char *a = write_ini("a.ini", "[layout]\npattern = interleaved\ngap = 128K\n");
+	const char *b = write_ini("b.ini", "[layout]\npattern = contiguous\n");
+	struct sfs_config c;
+	char want[400], *text;
+
+	config_init(&c);
+	add_file(&c, a);
+	add_file(&c, b);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	text = config_write_ini(&c);
+	snprintf(want, sizeof(want),
+		 "# ignored: %s:3: [layout] gap = 128K (pattern contiguous, set at %s:2, does "
+		 "not read it)\n",
+		 a, b);
+	assert_has(text, want);
+	free(text);
+	config_free(&c);
+
+	config_init(&c);
+	add_file(&c, b);
+	add_file(&c, write_ini("g.ini", "[layout]\ngap = 128K\n"));
+	cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s/g.ini:2: [layout] gap = 128K: pattern contiguous (set at %s:2) does not use "
+		 "gap; only interleaved does",
+		 tmpdir, b);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+Test(config, include_relative_to_its_file_in_order)
+{
+	char dir[128], want[600], *text;
+	const char *main_ini;
+	struct sfs_config c;
+
+	snprintf(dir, sizeof(dir), "%s/sub", tmpdir);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	write_ini("sub/base.ini", "[layout]\n"
+				  "pattern = interleaved\n"
+				  "extent_size = 64K\n"
+				  "gap = 128K\n"
+				  "[autoextend]\n"
+				  "next = 1M\n");
+	/* The test runs in the source tree: a path relative to it would not be found. */
+	main_ini = write_ini("main.ini", "[autoextend]\n"
+					 "next = 512K\n"
+					 "include = sub/base.ini\n"
+					 "zero_fill = none\n"
+					 "[layout]\n"
+					 "extent_size = 32K\n");
+	config_init(&c);
+	add_file(&c, main_ini);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_INTERLEAVED);
+	cr_assert_eq(c.defaults.layout.gap, 128 * KiB);
+	cr_assert_eq(c.defaults.autoextend.next, MiB);		       /* the include came later */
+	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_NONE); /* still [autoextend] */
+	cr_assert_eq(c.defaults.layout.extent_size, 32 * KiB);	       /* after the include */
+	text = config_write_ini(&c);
+	snprintf(want, sizeof(want),
+		 "\n# loaded from %s\n# loaded from %s/base.ini (include = at %s:3)\n", main_ini,
+		 dir, main_ini);
+	assert_has(text, want);
+	snprintf(want, sizeof(want), "\n# set at %s/base.ini:6\nnext = 1M\n", dir);
+	assert_has(text, want);
+	snprintf(want, sizeof(want), "\n# set at %s:6\nextent_size = 32K\n", main_ini);
+	assert_has(text, want);
+	free(text);
+	round_trip(&c);
+	config_free(&c);
+
+	/* A pattern after the include drops the included gap; one before it cannot. */
+	config_init(&c);
+	add_file(&c,
+		 write_ini("main.ini", "include = sub/base.ini\n[layout]\npattern = contiguous\n"));
+	finish_ok(&c, 0);
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	config_free(&c);
+	write_ini("sub/gap.ini", "[layout]\ngap = 128K\n");
+	main_ini = write_ini("main.ini", "[layout]\npattern = contiguous\ninclude = sub/gap.ini\n");
+	config_init(&c);
+	add_file(&c, main_ini);
+	cr_assert_eq(config_finish(&c, 0, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s/gap.ini:2: [layout] gap = 128K: pattern contiguous (set at %s:2) does not use "
+		 "gap; only interleaved does",
+		 dir, main_ini);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+Test(config, include_cycle_refused)
+{
+	const char *a = write_ini("a.ini", "[layout]\nseed = 1\ninclude = b.ini\n");
+	const char *b = write_ini("b.ini", "include = a.ini\n");
+	const char *self = write_ini("self.ini", "[layout]\ninclude = ./self.ini\n");
+	struct sfs_config c;
+	char want[400];
+
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, a, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:1: include = a.ini: include cycle: %s is already being read", b, a);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, self, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:2: include = ./self.ini: include cycle: %s is already being read", self, self);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	/* The same file twice, but not inside itself, is no cycle. */
+	write_ini("b2.ini", "[layout]\nseed = 5\n");
+	config_init(&c);
+	add_file(&c, write_ini("twice.ini", "include = b2.ini\ninclude = b2.ini\n"));
+	cr_assert_eq(c.defaults.layout.seed, 5);
+	config_free(&c);
+}
+
+Test(config, include_missing_or_empty_refused)
+{
+	const char *path;
+	struct sfs_config c;
+	char want[400];
+
+	cr_assert_eq(load_text(&c, "[layout]\nseed = 1\ninclude = nosuch.ini\n", &path), -ENOENT);
+	snprintf(want, sizeof(want),
+		 "%s:3: include = nosuch.ini: %s/nosuch.ini: No such file or directory", path,
+		 tmpdir);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	cr_assert_eq(load_text(&c, "include =\n", &path), -EINVAL);
+	snprintf(want, sizeof(want), "%s:1: include = : expected the name of a configuration file",
+		 path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+Test(config, decimal_size_units_refused_binary_accepted)
+{
+	const char *path;
+	struct sfs_config c;
+	char want[400];
+
+	cr_assert_eq(load_text(&c, "[device]\nblock_size = 4K\n[autoextend]\nnext = 2MB\n", &path),
+		     -EINVAL);
+	snprintf(
+	    want, sizeof(want),
+	    "%s:4: [autoextend] next = 2MB: write 2M or 2MiB (powers of 1024); KB/MB/GB/TB are "
+	    "not accepted",
+	    path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "device.size=1GB", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o device.size=1GB: [device] size = 1GB: write 1G or 1GiB "
+				 "(powers of 1024); KB/MB/GB/TB are not accepted");
+	cr_assert_eq(config_set_option(&c, "device.size=1gb", "size=1gb", errbuf, sizeof(errbuf)),
+		     -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o size=1gb: [device] size = 1gb: write 1G or 1GiB "
+				 "(powers of 1024); KB/MB/GB/TB are not accepted");
+	cr_assert_eq(config_set(&c, "disk.prefetch_max=1.5MB", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o disk.prefetch_max=1.5MB: [disk] prefetch_max = 1.5MB: "
+				 "write 1536K or 1536KiB (powers of 1024); KB/MB/GB/TB are not "
+				 "accepted");
+	cr_assert_eq(c.device.size, 0);
+	config_free(&c);
+
+	load_ok(&c, "[device]\nsize = 1GiB\n[layout]\nextent_size = 64KiB\n[autoextend]\n"
+		    "next = 1mib\n[disk]\nprefetch_max = 512KIB\n");
+	cr_assert_eq(config_set_option(&c, "device.size=2GiB", "size=2GiB", errbuf, sizeof(errbuf)),
+		     0, "%s", errbuf);
+	finish_ok(&c, 0);
+	cr_assert_eq(c.device.size, 2 * GiB);
+	cr_assert_eq(c.defaults.layout.extent_size, 64 * KiB);
+	cr_assert_eq(c.defaults.autoextend.next, MiB);
+	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
+	config_free(&c);
 }

@@ -117,7 +117,7 @@ Test(newpattern, rule_inherits_and_ini_round_trip)
 	char path[] = "/tmp/sfs-newpattern-XXXXXX";
 	struct sfs_config c, back;
 	const struct file_params *fp;
-	char *ini;
+	char *ini, want[200];
 	FILE *f;
 	int fd = mkstemp(path);
 
@@ -140,8 +140,9 @@ Test(newpattern, rule_inherits_and_ini_round_trip)
 	cr_assert_eq(stripes_of(&config_for_path(&c, "other")->layout), 3);
 	ini = config_write_ini(&c);
 	cr_assert_not_null(ini);
-	cr_assert_not_null(strstr(ini, "\n[layout]\npattern = stripe\nextent_size = 1M\n"), "%s",
-			   ini);
+	snprintf(want, sizeof(want),
+		 "\n[layout]\n# set at %s:2\npattern = stripe\nextent_size = 1M\n", path);
+	cr_assert_not_null(strstr(ini, want), "%s", ini);
 	cr_assert_not_null(strstr(ini, "\nstripes = 3\n"), "%s", ini);
 	cr_assert_not_null(strstr(ini, "[file \"*.db\"]\npattern = stripe\n"), "%s", ini);
 	cr_assert_not_null(strstr(ini, "\nstripes = 2\n"), "%s", ini);

@@ -541,3 +541,25 @@ Test(reverse, wraps_to_device_end)
 	extmap_release(&m);
 	devalloc_destroy(a);
 }
+
+Test(interleaved, extent_goes_alone_when_no_run_holds_its_gap)
+{
+	struct layout_params p = params(PATTERN_INTERLEAVED, 1 * MiB);
+	struct devalloc *a = new_device(5 * MiB, 4096);
+	struct extent_map m;
+	struct placed v[3];
+
+	p.gap = 1 * MiB;
+	extmap_init(&m);
+	cr_assert_eq(grow(&p, a, &m, 2, v), 0);
+	/* [4M, 5M) is free: too small for extent and gap, enough for the extent. */
+	cr_assert_eq(grow(&p, a, &m, 1, &v[2]), 0);
+	cr_assert_eq(v[2].device, 4 * MiB);
+	cr_assert_eq(v[2].gap_length, 0);
+	cr_assert_eq(v[2].gap_device, 0);
+	cr_assert_eq(devalloc_used_bytes(a), 5 * MiB);
+	/* Nothing left at all: ENOSPC. */
+	cr_assert_eq(grow(&p, a, &m, 1, NULL), -ENOSPC);
+	extmap_release(&m);
+	devalloc_destroy(a);
+}

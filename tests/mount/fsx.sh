@@ -16,11 +16,17 @@
 # extents and gaps in the catalog, and no two of them overlap on the device
 # (nor two extents of one file in logical offsets); an inconsistent catalog
 # is reported and not mounted again (the daemon refuses it), and that
-# pattern's run stops.  Every pattern runs even when one fails; the test
-# then fails with every problem found.
+# pattern's run stops.  Every 1,000 operations, files open, sfs-fsx has
+# check-space.sh compare used_bytes with the catalog's extents and gaps.
+# Then each pattern runs again on a 4 MiB device, four times the most its
+# 4 files can hold (1 MiB), so that space is freed and reused all the
+# time (SCATTERFS_FSX_SMALL_OPS operations, default 20,000, no remount,
+# the same check every 1,000).  Every pattern runs even when one fails;
+# the test then fails with every problem found.
 #
-# Environment: SCATTERFS_FSX_OPS (default 100000), SCATTERFS_FSX_SEED
-# (default 20261130) to replay a failure by hand.
+# Environment: SCATTERFS_FSX_OPS (default 100000), SCATTERFS_FSX_SMALL_OPS
+# (default 20000), SCATTERFS_FSX_SEED (default 20261130) to replay a
+# failure by hand.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require sqlite3
@@ -31,7 +37,9 @@ B=$T/backing
 FSX=$SFS_BUILD/tests/sfs-fsx
 OPS=${SCATTERFS_FSX_OPS:-100000}
 SEED=${SCATTERFS_FSX_SEED:-20261130}
+SMALL_OPS=${SCATTERFS_FSX_SMALL_OPS:-20000}
 EVERY=20000
+CHECK_EVERY=1000
 [[ -x $FSX ]] || fail "sfs-fsx not built: $FSX"
 
 # name|-o options: extents of 16K to 64K; zero_fill write, fallocate and none
@@ -105,6 +113,20 @@ done
 exit 1
 EOF
 chmod +x "$T/remount.sh"
+
+# The check sfs-fsx runs every CHECK_EVERY operations with its files open.
+cat >"$T/check-space.sh" <<'EOF'
+#!/bin/bash
+# check-space.sh MNT CATALOG - MNT's used_bytes (reading stats first flushes
+# every inode to the catalog) equals CATALOG's extents and gaps
+used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats")
+cat=$(sqlite3 -readonly "$2" 'select (select coalesce(sum(length), 0) from extent) +
+	(select coalesce(sum(length), 0) from gap)')
+[[ -n $used && $used == "$cat" ]] && exit 0
+echo "check-space after operation $SFS_FSX_OP: .scatterfs/stats used_bytes is '$used', the catalog's extents and gaps sum to '$cat'" >&2
+exit 1
+EOF
+chmod +x "$T/check-space.sh"
 mkfifo "$T/remount.req" "$T/remount.ack"
 # Opened read-write so that neither side's open blocks.
 exec 7<>"$T/remount.req" 8<>"$T/remount.ack"
@@ -113,21 +135,24 @@ FSX_PID=
 # shellcheck disable=SC2016 # expanded when the hook runs
 sfs_on_exit '[[ -n $FSX_PID ]] && kill "$FSX_PID"'
 
-START=$SECONDS
-for entry in "${PATTERNS[@]}"; do
-	name=${entry%%|*}
-	opts=${entry#*|}
+# run_pattern NAME OPTS DEVICE OPS REMOUNT_EVERY - one sfs-fsx run on a
+# backing of DEVICE bytes pre-filled with 0xAB (REMOUNT_EVERY 0: never)
+run_pattern() {
+	local name=$1 opts=$2 device=$3 ops=$4 every=$5 remount_args=() tag t0 out rc nremount broken req
+	local summary expect status
 	t0=$SECONDS
 	rm -f "$B" "$B".scatterfs*
-	head -c 64M /dev/zero | tr '\0' '\253' >"$B"
-	mkdir -p "$T/ref.$name"
+	head -c "$device" /dev/zero | tr '\0' '\253' >"$B"
+	tag=${name//[^a-z0-9]/-}
+	mkdir -p "$T/ref.$tag"
 	sfs_mount "$B" "$M" "$opts"
 	mkdir "$M/fsx"
-	out=$T/fsx.$name.out
+	out=$T/fsx.$tag.out
 	sfs_add_log "$out"
-	"$FSX" --seed "$SEED" --ops "$OPS" --files 4 --max-size 262144 --max-op 65536 \
-		--remount-every $EVERY --remount-cmd "$T/remount.sh $T $$" "$M/fsx" "$T/ref.$name" \
-		>"$out" 2>&1 &
+	((every)) && remount_args=(--remount-every "$every" --remount-cmd "$T/remount.sh $T $$")
+	"$FSX" --seed "$SEED" --ops "$ops" --files 4 --max-size 262144 --max-op 65536 \
+		"${remount_args[@]}" --check-every $CHECK_EVERY --check-cmd "$T/check-space.sh $M $B.scatterfs" \
+		"$M/fsx" "$T/ref.$tag" >"$out" 2>&1 &
 	FSX_PID=$!
 	nremount=0
 	broken= # set when the catalog is inconsistent: the daemon would refuse it
@@ -142,7 +167,7 @@ for entry in "${PATTERNS[@]}"; do
 		sfs_umount "$M"
 		nremount=$((nremount + 1))
 		if ! check_catalog "$name, unmounted for remount $nremount"; then
-			problem "$name: not mounted again after operation $((nremount * EVERY)): the catalog is inconsistent"
+			problem "$name: not mounted again after operation $((nremount * every)): the catalog is inconsistent"
 			broken=1
 			echo fail >&8
 			continue
@@ -163,14 +188,18 @@ $([[ -n $broken ]] || for f in "$M"/.scatterfs/extents/fsx/f*; do echo "extent m
 	else
 		tail -n 1 "$out"
 		summary=$(tail -n 1 "$out")
-		[[ $summary == "sfs-fsx: seed $SEED: $OPS ops passed"* ]] ||
+		[[ $summary == "sfs-fsx: seed $SEED: $ops ops passed"* ]] ||
 			problem "$name: sfs-fsx's last line is not the summary: $summary"
 		# every kind of operation ran
 		for op in read write truncate falloc falloc_keep punch zero zero_keep rename link unlink fsync create; do
 			[[ $summary =~ \ $op=[1-9] ]] || problem "$name: no '$op' operation ran: $summary"
 		done
-		expect=$(((OPS - 1) / EVERY))
-		[[ $summary =~ \ remount=$expect$ ]] || problem "$name: expected $expect remounts: $summary"
+		expect=0
+		((every)) && expect=$(((ops - 1) / every))
+		[[ $summary =~ \ remount=$expect( |$) ]] || problem "$name: expected $expect remounts: $summary"
+		# a remount takes an operation number: a check may fall on it
+		[[ $summary =~ \ checks=([0-9]+)$ ]] && ((BASH_REMATCH[1] >= ops / CHECK_EVERY - expect)) ||
+			problem "$name: expected at least $((ops / CHECK_EVERY - expect)) space checks: $summary"
 		assert_eq "$nremount" "$expect" "$name: remounts served"
 	fi
 	if [[ -z $broken ]]; then
@@ -185,7 +214,15 @@ $([[ -n $broken ]] || for f in "$M"/.scatterfs/extents/fsx/f*; do echo "extent m
 		fi
 	fi
 	((rc == 0)) && [[ -z $broken ]] && status=passed || status=FAILED
-	note "$name: $status ($OPS operations), $((SECONDS - t0)) s"
+	note "$name: $status ($ops operations), $((SECONDS - t0)) s"
+}
+
+START=$SECONDS
+for entry in "${PATTERNS[@]}"; do
+	run_pattern "${entry%%|*}" "${entry#*|}" 64M "$OPS" $EVERY
+done
+for entry in "${PATTERNS[@]}"; do
+	run_pattern "${entry%%|*}, 4 MiB device" "${entry#*|}" 4M "$SMALL_OPS" 0
 done
 note "all patterns: $((SECONDS - START)) s"
 
