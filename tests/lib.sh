@@ -11,6 +11,12 @@
 # whatever is still mounted under the work dir, kills leftover daemons and
 # removes the work dir.
 #
+# Exit status: 0 passed, 77 skipped (sfs_skip, sfs_require: something the
+# test needs is not on this machine; the reason is the "SKIP: " line on
+# stderr), anything else failed.  A test may declare its time limit in a
+# "# TIMEOUT: SECONDS" line among its first 20 lines (tests/run and
+# tests/meson.build read it).
+#
 # Environment:
 #   SCATTERFS_BUILD     build directory holding fs/scatterfs (default build/)
 #   SCATTERFS_BIN       the daemon itself (default $SCATTERFS_BUILD/fs/scatterfs)
@@ -36,6 +42,9 @@ SFS_EXTRA_LOGS=()        # other logs fail() prints (sfs_add_log)
 SFS_HOOKS=()             # commands the EXIT trap runs first (sfs_on_exit)
 SFS_NSTART=0
 SFS_FAILED=0
+SFS_SKIPPED=0
+# PostgreSQL 15 from Debian, run as user postgres (tests and experiments).
+PGBIN=/usr/lib/postgresql/15/bin
 
 # note MSG... - progress line on stdout (shown when the test fails)
 note() { echo "[$SFS_NAME $(date +%T)] $*"; }
@@ -62,6 +71,43 @@ fail() {
 	echo "FAIL: $*" >&2
 	sfs_print_logs >&2
 	exit 1
+}
+
+# sfs_skip REASON... - the test cannot run here: print "SKIP: REASON" on
+# stderr and exit 77 (the automake and meson convention for a skipped test),
+# which tests/run counts as skipped, never as passed or failed
+sfs_skip() {
+	SFS_SKIPPED=1
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+# The Debian package that provides a command, for the skip message.
+declare -A SFS_PACKAGE_OF=([fio]=fio [gnuplot]=gnuplot-nox [sqlite3]=sqlite3
+	[valgrind]=valgrind [meson]=meson [ninja]=ninja-build [python3]=python3
+	[runuser]=util-linux [man]=man-db [groff]=groff-base [setfacl]=acl [getfacl]=acl
+	[/usr/sbin/mariadbd]=mariadb-server [/usr/bin/mariadb-install-db]=mariadb-server)
+
+# sfs_require CMD... - skip the test (sfs_skip) unless every CMD is an
+# executable: a name looked up on PATH, or a path.  Call it before the test
+# changes anything, so that a skipped test leaves nothing behind.
+sfs_require() {
+	local c missing=()
+	for c in "$@"; do
+		if [[ $c == */* ]]; then
+			[[ -x $c ]] || missing+=("$c")
+		else
+			command -v "$c" >/dev/null 2>&1 || missing+=("$c")
+		fi
+	done
+	((${#missing[@]} == 0)) && return 0
+	local what='' m pkg
+	for m in "${missing[@]}"; do
+		pkg=${SFS_PACKAGE_OF[$m]:-}
+		[[ $m == "$PGBIN"/* ]] && pkg=postgresql-15
+		what+="${what:+, }$m${pkg:+ (package $pkg)}"
+	done
+	sfs_skip "missing $what"
 }
 
 # assert_eq ACTUAL EXPECTED WHAT - exact comparison
@@ -173,7 +219,7 @@ sfs_cleanup() {
 		done
 		kill -KILL "$pid" 2>/dev/null
 	done
-	if ((rc != 0 && SFS_FAILED == 0)); then
+	if ((rc != 0 && SFS_FAILED == 0 && !(rc == 77 && SFS_SKIPPED))); then
 		# An unexpected error (set -e) rather than fail(): show the logs too.
 		if ((rc > 128)); then
 			echo "FAIL: $SFS_NAME: killed by signal $((rc - 128)) (timeout?)" >&2
@@ -312,16 +358,14 @@ sfs_space_verdict() {
 $(printf '  %s\n' "${SFS_SPACE_ERRORS[@]}")"
 }
 
-# PostgreSQL 15 from Debian, run as user postgres (tests and experiments).
-PGBIN=/usr/lib/postgresql/15/bin
 as_pg() { runuser -u postgres -- "$@"; }
 
-# sfs_pg_setup PORT - for a test that runs PostgreSQL: fails unless it is
-# installed; sets PORT, S (the socket directory) and PGLOG (the server log,
+# sfs_pg_setup PORT - for a test that runs PostgreSQL: skips the test
+# unless it is installed with its user postgres; sets PORT, S (the socket directory) and PGLOG (the server log,
 # printed when the test fails), both owned by postgres.
 sfs_pg_setup() {
-	[[ -x $PGBIN/initdb ]] || fail "PostgreSQL 15 is not installed ($PGBIN/initdb missing; tests/run installs postgresql-15)"
-	id postgres >/dev/null 2>&1 || fail "no user postgres (the postgresql-15 package creates it)"
+	sfs_require "$PGBIN/initdb" "$PGBIN/pg_ctl" "$PGBIN/postgres" "$PGBIN/pgbench" "$PGBIN/psql" runuser
+	id postgres >/dev/null 2>&1 || sfs_skip "no user postgres (the postgresql-15 package creates it)"
 	PORT=$1
 	S=$SFS_TMP/sock
 	PGLOG=$SFS_TMP/postgres.log

@@ -6,6 +6,7 @@
 # that four readers' 1 MiB reads are in flight most of the time, both the
 # synchronous way and queued (direct backing, poll_us = 0).
 source "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt

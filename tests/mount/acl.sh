@@ -14,12 +14,12 @@
 #     ACLs are still refused.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3 setfacl getfacl runuser
 
 T=$SFS_TMP
 M=$T/mnt
 B=$T/backing
 OPTS="size=16M,device.block_size=4K,layout.extent_size=4K,allow_other"
-command -v setfacl >/dev/null || fail "setfacl missing (package acl; tools/setup installs it)"
 id nobody >/dev/null 2>&1 || fail "no user nobody"
 id daemon >/dev/null 2>&1 || fail "no user daemon"
 FAILS=()

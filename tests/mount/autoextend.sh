@@ -14,6 +14,7 @@
 # - the plot is a PNG.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 gnuplot
 
 AE=$SFS_ROOT/bench/autoextend
 [[ -x $AE ]] || fail "bench/autoextend is missing or not executable"

@@ -9,6 +9,7 @@
 # catalog byte-for-byte unchanged.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -10,6 +10,7 @@
 # where --workdir points) and does not create --workdir.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 RUN=$SFS_ROOT/bench/run
 T=$SFS_TMP

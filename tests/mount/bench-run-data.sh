@@ -13,6 +13,7 @@
 # which the checksums show.)
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 RUN=$SFS_ROOT/bench/run
 id nobody >/dev/null 2>&1 || fail "no user nobody"

@@ -13,11 +13,8 @@
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-[[ -x /usr/sbin/mariadbd && -x /usr/bin/mariadb-install-db ]] || {
-	echo "SKIP: MariaDB is not installed (package mariadb-server; tools/setup installs it)"
-	exit 77
-}
-id mysql >/dev/null 2>&1 || { echo "SKIP: no user mysql (package mariadb-server creates it)"; exit 77; }
+sfs_require python3 /usr/sbin/mariadbd /usr/bin/mariadb-install-db
+id mysql >/dev/null 2>&1 || sfs_skip "no user mysql (package mariadb-server creates it)"
 
 RUN=$SFS_ROOT/bench/run
 S=$SFS_TMP/sock

@@ -10,6 +10,7 @@
 # contiguous one's (ios_vs_baseline > 1, baseline contiguous).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 RUN=$SFS_ROOT/bench/run
 sfs_pg_setup 54437

@@ -15,6 +15,7 @@
 # time and an estimate of what is left.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 RUN=$SFS_ROOT/bench/run
 [[ -x $RUN ]] || fail "bench/run is missing or not executable"

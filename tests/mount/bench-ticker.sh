@@ -8,6 +8,7 @@
 # its step ended.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 T=$SFS_TMP
 # the bash ticker, in the background while bench/run runs

@@ -9,6 +9,7 @@
 # and the 16 KiB index has about half the 8 KiB index's pages.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 BS=$SFS_ROOT/bench/blocksize
 ROWS=100000

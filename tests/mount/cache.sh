@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 240
+# (it took 48 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/cache (seed 003) at a tiny scale, --format csv: the header names
 # the columns; one row per cache size and table (heap, iot); every row's
 # reads, page_reads and read_bytes are exactly what the build's request log
@@ -11,6 +13,7 @@
 # key, shared_buffers small and large).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 "$PGBIN/initdb" "$PGBIN/pg_ctl" "$PGBIN/postgres" "$PGBIN/psql" runuser
 
 CACHE=$SFS_ROOT/bench/cache
 ROWS=20000

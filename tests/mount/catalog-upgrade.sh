@@ -9,6 +9,7 @@
 # whose capacity is below the backing's size) leaves the old catalog byte
 # for byte as it was, still version 1.
 source "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
 
 B=$SFS_TMP/backing
 C=$B.scatterfs

@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 180
+# (it took 36 s on 2 vCPUs shared with other builds, 2026-12-01)
 # Crash consistency with SQLite (issue 6, item 1a): a writer commits one row
 # per transaction with PRAGMA synchronous=FULL and an increasing id, and
 # appends each id to an acknowledgement file as soon as its COMMIT returned.
@@ -24,6 +26,7 @@
 # SCATTERFS_CRASH_ROUNDS (default 20).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -8,6 +8,7 @@
 # daemon's or the VFS's, never EACCES).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 T=$SFS_TMP
 M=$T/mnt

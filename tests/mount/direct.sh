@@ -6,6 +6,7 @@
 # reader's reads all are, none with poll_us = 0 or under the disk model.
 # With poll_us = 0 they are all queued (device.async_reads) instead.
 source "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
 
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt

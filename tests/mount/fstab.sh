@@ -4,6 +4,7 @@
 # fstab line with mount -T (a private fstab), write, unmount with umount,
 # remount, read back.  The installation is removed at exit.
 source "$(dirname "$0")/../lib.sh"
+sfs_require meson ninja python3
 
 [[ -f $SFS_BUILD/build.ninja ]] || fail "no build directory $SFS_BUILD"
 meson install -C "$SFS_BUILD" --quiet >"$SFS_TMP/install.log" 2>&1 || fail "meson install failed: $(tail -5 "$SFS_TMP/install.log")"

@@ -20,6 +20,7 @@
 # in the catalog.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -17,6 +17,7 @@
 # modes (direct I/O, and the page cache's write-through).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3 runuser
 
 T=$SFS_TMP
 M=$T/mnt

@@ -7,6 +7,7 @@
 # --zero-range give exactly one punch and one zero row each.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require fio
 
 T=$SFS_TMP
 M=$T/mnt

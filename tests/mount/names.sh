@@ -7,6 +7,7 @@
 # statfs reports 255.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -1,8 +1,11 @@
 #!/bin/bash
+# TIMEOUT: 600
+# (it took 56 s on 2 vCPUs shared with other builds, 2026-12-01)
 # layout/, its unit tests and scatterfs-plan build and link without libfuse:
 # a build with -Dfuse=disabled has no daemon, links no libfuse, and its
 # layout tests and plan tool work.
 source "$(dirname "$0")/../lib.sh"
+sfs_require meson ninja
 
 b=$SFS_TMP/build-nofuse
 meson setup "$b" "$SFS_ROOT" -Dfuse=disabled >"$SFS_TMP/setup.log" 2>&1 || fail "meson setup -Dfuse=disabled: $(tail -5 "$SFS_TMP/setup.log")"

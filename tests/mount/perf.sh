@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 240
+# (it took 48 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/perf at a tiny scale (one workload, 3 rounds of 1 s, a 32 MiB file,
 # CSV), checked against its own per-round notes:
 # - bad options exit 2 before anything runs;
@@ -17,6 +19,7 @@
 #   skipped with a message naming the missing file.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require fio python3
 
 PERF=$SFS_ROOT/bench/perf
 [[ -x $PERF ]] || fail "bench/perf is missing or not executable"

@@ -25,6 +25,7 @@
 # list, so one daemon bug does not hide the others.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -10,6 +10,7 @@
 # name the file by one of its names.  (That a writer waits for the pins is
 # tested directly in test_pins.)
 source "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt

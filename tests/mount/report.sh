@@ -10,6 +10,7 @@
 # sort and awk find in the log, also with a --until window.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require fio gnuplot python3
 
 T=$SFS_TMP
 M=$T/mnt
@@ -17,8 +18,6 @@ B=$T/backing
 F=data.bin
 REPORT=$SFS_BUILD/bench/scatterfs-report
 [[ -x $REPORT ]] || fail "scatterfs-report not built: $REPORT"
-command -v fio >/dev/null || fail "fio is missing (tools/setup installs it)"
-command -v gnuplot >/dev/null || fail "gnuplot is missing (tools/setup installs gnuplot-nox)"
 
 # fio_reads JSON - read total_ios of fio's --output-format=json output
 fio_reads() {

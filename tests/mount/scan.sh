@@ -1,4 +1,6 @@
 #!/bin/bash
+# TIMEOUT: 180
+# (it took 22 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/scan, the main job of README, at a tiny scale (2 read sizes, 2 runs,
 # CSV): it exits 0 and prints exactly the header
 # layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error and
@@ -9,6 +11,7 @@
 # conf/hdd-7200.ini, is on).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 SCAN=$SFS_ROOT/bench/scan
 ROWS=200000

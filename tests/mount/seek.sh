@@ -17,6 +17,7 @@
 # default zero_fill, write).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require python3
 
 T=$SFS_TMP
 M=$T/mnt

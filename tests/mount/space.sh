@@ -27,6 +27,7 @@
 # TIMEOUT: 600
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
 
 T=$SFS_TMP
 M=$T/mnt

@@ -5,6 +5,7 @@
 # unmount and a remount, the same again.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3
 
 T=$SFS_TMP
 M=$T/mnt

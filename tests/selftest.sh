@@ -1,0 +1,83 @@
+#!/bin/bash
+# The self-test of tests/run: run it on fixture mount tests
+# (SCATTERFS_MOUNT_DIR) and check what it counts and prints.
+#   - tests/selftest/counts: one test passes, one fails, one is skipped by
+#     lib.sh's sfs_require; the last line is exactly "1 passed, 1 failed,
+#     1 skipped", the exit status 1, the skip printed with its reason;
+#   - the skipped one alone: "0 passed, 0 failed, 1 skipped", exit 0;
+#   - tests/selftest/timeout: a test that sleeps 60 s under its own
+#     "# TIMEOUT: 2" line fails as timed out after 2 s, well before 60 s;
+#   - meson's test list (SCATTERFS_BUILDDIR, default build) has every
+#     tests/mount/*.sh in the suite 'mount' alone, with the limit of its
+#     TIMEOUT line (400 s without one), and nothing else in that suite.
+# Exit 0 when all of it holds, 1 otherwise (each difference is printed).
+set -uo pipefail
+
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+cd "$root" || exit 1
+# The limits under test are the fixtures' own.
+unset SCATTERFS_TEST_TIMEOUT SCATTERFS_TIMEOUT_MULTIPLIER SCATTERFS_SANITIZE
+export SCATTERFS_NO_SETUP=1
+
+bad=0
+expect() { # ACTUAL EXPECTED WHAT
+	if [[ $1 != "$2" ]]; then
+		echo "selftest: $3: got '$1', expected '$2'"
+		bad=1
+	fi
+}
+has_line() { # OUTPUT REGEX WHAT
+	grep -Eqx -- "$2" <<<"$1" || {
+		echo "selftest: $3: no line matching '$2' in:"
+		sed 's/^/    /' <<<"$1"
+		bad=1
+	}
+}
+
+out=$(SCATTERFS_MOUNT_DIR=tests/selftest/counts tests/run mount 2>&1)
+rc=$?
+expect "$(tail -n 1 <<<"$out")" "1 passed, 1 failed, 1 skipped" "last line, one test of each outcome"
+expect "$rc" 1 "exit status with one failure"
+has_line "$out" 'PASS pass \([0-9]+ s\)' "the passing test"
+has_line "$out" 'FAIL fail \(exit 3, [0-9]+ s\):' "the failing test"
+has_line "$out" '    fixture failure' "the failing test's output"
+has_line "$out" 'SKIP skip: missing sfs-selftest-no-such-tool' "the skipped test and its reason"
+has_line "$out" 'failed: fail' "the list of failures"
+
+out=$(SCATTERFS_MOUNT_DIR=tests/selftest/counts tests/run mount skip 2>&1)
+rc=$?
+expect "$(tail -n 1 <<<"$out")" "0 passed, 0 failed, 1 skipped" "last line, the skipped test alone"
+expect "$rc" 0 "exit status with nothing failed"
+
+# The skip itself: exit 77 and one line on stderr, no failure report from
+# lib.sh's exit trap.
+err=$(bash tests/selftest/counts/skip.sh 2>&1 >/dev/null)
+rc=$?
+expect "$rc" 77 "exit status of sfs_require with the tool missing"
+expect "$err" "SKIP: missing sfs-selftest-no-such-tool" "stderr of sfs_require with the tool missing"
+
+start=$SECONDS
+out=$(SCATTERFS_MOUNT_DIR=tests/selftest/timeout tests/run mount 2>&1)
+rc=$?
+took=$((SECONDS - start))
+expect "$(tail -n 1 <<<"$out")" "0 passed, 1 failed, 0 skipped" "last line, a test past its TIMEOUT"
+expect "$rc" 1 "exit status with a test timed out"
+has_line "$out" '    \(timed out after 2 s\)' "the timed-out test's note"
+((took < 30)) || { echo "selftest: the test with TIMEOUT: 2 ran $took s"; bad=1; }
+
+build=${SCATTERFS_BUILDDIR:-build}
+want=$(for f in tests/mount/*.sh; do
+	t=$(sed -n 's/^# TIMEOUT: *\([0-9][0-9]*\) *$/\1/p' "$f" | head -n 1)
+	echo "$(basename "$f" .sh) mount ${t:-400}"
+done | sort)
+got=$(meson introspect "$build" --tests | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    suites = sorted(s.rpartition(":")[2] for s in t["suite"])
+    if "mount" in suites:
+        print(t["name"], ",".join(suites), t["timeout"])
+' | sort)
+expect "$got" "$want" "meson's mount suite (name, suites, timeout) against tests/mount/*.sh"
+
+((bad == 0)) && echo "selftest: tests/run counts, skips and limits as documented"
+exit "$bad"
