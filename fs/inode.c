@@ -51,7 +51,19 @@ struct inode *inode_get(struct sfs *fs, uint64_t ino, uint64_t nlookup, int *err
 		return NULL;
 	}
 	fresh->ino = ino;
-	pthread_rwlock_init(&fresh->lock, NULL);
+	/*
+	 * Writers first: glibc's default lets readers in while a writer
+	 * waits, and readers of one file under the disk model hold the lock
+	 * through their modelled wait, so with a few of them overlapping an
+	 * open, a write or a read of .scatterfs/stats (which flushes every
+	 * inode) waited for as long as the reads went on.  No thread takes an
+	 * inode's read lock twice, which this kind requires.
+	 */
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fresh->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	extmap_init(&fresh->map);
 	fresh->dirty_from = UINT64_MAX;
 	fresh->params = &fs->cfg.defaults;
