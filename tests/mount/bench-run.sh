@@ -13,6 +13,14 @@
 # (a header and four rows); stderr has a progress line for the load and
 # for every run of every configuration, with the step count, the elapsed
 # time and an estimate of what is left.
+# static_score is checked against .scatterfs/stats read here from a mount of
+# each configuration's kept backing (the workload only reads), dynamic_score
+# against scatterfs-report's layout_score run here over each kept run's
+# whole log (CSV; scored and contiguous blocks of the two runs summed); and
+# both against hand-computed values: the file's 2.5 MiB are 1280 blocks of
+# 2 KiB (the layouts' block_size), 1279 scored; contiguous 1.0000;
+# equi-fragmented in 40 extents of 64 KiB (39 jumps) 1240/1279 = 0.9695, in
+# 20 extents of 128 KiB (19 jumps) 1260/1279 = 0.9851.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -36,7 +44,7 @@ dir=$(echo "$work"/bench-run.*)
 [[ -d $dir ]] || fail "no work directory kept under $work"
 
 assert_eq "$(head -n 1 "$out")" \
-	"layout,layout.extent_size,runs,min_s,median_s,max_s,reads,bytes_read,device_ios,dominant_read_size,model_s,vs_baseline,ios_vs_baseline,model_vs_baseline,error" \
+	"layout,layout.extent_size,runs,min_s,median_s,max_s,reads,bytes_read,device_ios,dominant_read_size,model_s,static_score,dynamic_score,vs_baseline,ios_vs_baseline,model_vs_baseline,error" \
 	"CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | paste -sd' ')" \
 	"contiguous,64K contiguous,128K equi-fragmented,64K equi-fragmented,128K" "row labels, in order"
@@ -77,7 +85,7 @@ for layout in contiguous equi-fragmented; do
 	for es in 64K 128K; do
 		k=$((k + 1))
 		row=$(awk -F, -v l="$layout" -v e="$es" '$1 == l && $2 == e' "$out")
-		IFS=, read -r _ _ runs mn med mx reads bytes ios dom model vs iosvs modelvs error <<<"$row"
+		IFS=, read -r _ _ runs mn med mx reads bytes ios dom model sscore dscore vs iosvs modelvs error <<<"$row"
 		for r in 1 2 3; do
 			[[ -f $dir/config$k/run$r.csv ]] || fail "$layout $es: no log of run $r ($dir/config$k/run$r.csv)"
 		done
@@ -96,6 +104,19 @@ for layout in contiguous equi-fragmented; do
 		assert_eq "$error" "" "$layout $es: error"
 		awk -v a="$mn" -v b="$med" -v c="$mx" 'BEGIN { exit !(a <= b && b <= c && a > 0) }' ||
 			fail "$layout $es: min $mn median $med max $mx out of order"
+		# static_score: the stats of a mount of the kept backing
+		mnt=$SFS_TMP/mnt$k
+		sfs_mount "$dir/config$k/backing" "$mnt" "config=$SFS_ROOT/conf/$layout.ini,layout.extent_size=$es"
+		read -r ls bs <<<"$(sfs_stats "$mnt" layout_score block_size)"
+		sfs_umount "$mnt"
+		assert_eq "$sscore" "$(awk -v s="$ls" 'BEGIN { printf "%.4f", s }')" "$layout $es: static_score (.scatterfs/stats)"
+		# dynamic_score: scatterfs-report over the two kept runs' logs
+		read -r sc ct <<<"$(for r in 2 3; do
+			"$SFS_BUILD/bench/scatterfs-report" "$dir/config$k/run$r.csv" --metric layout_score \
+				--format csv --block-size "$bs" || echo "scatterfs-report failed on run$r.csv" >&2
+		done | awk -F, '$1 == "by" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+			$c["by"] == "all" { s += $c["scored"]; t += $c["contiguous"] } END { print s, t }')"
+		assert_eq "$dscore" "$(awk -v s="$sc" -v t="$ct" 'BEGIN { printf "%.4f", t / s }')" "$layout $es: dynamic_score (scatterfs-report)"
 		ios_total[$layout,$es]=$d model_total[$layout,$es]=$m median[$layout,$es]=$med
 		got[$layout,$es]="$vs $iosvs $modelvs"
 	done
@@ -106,6 +127,9 @@ for layout in contiguous equi-fragmented; do
 		assert_eq "${got[$layout,$es]}" "$want" "$layout $es: vs_baseline ios_vs_baseline model_vs_baseline"
 	done
 done
+# The scores by hand (see the header)
+assert_eq "$(awk -F, 'NR > 1 { printf "%s%s %s", (NR > 2 ? " " : ""), $12, $13 }' "$out")" \
+	"1.0000 1.0000 1.0000 1.0000 0.9695 0.9695 0.9851 0.9851" "static_score dynamic_score of the four rows"
 # The effect itself: the interleaved layout turns each 256 KiB read into
 # one device I/O per extent it touches, the contiguous one into one.
 assert_eq "${ios_total[contiguous,64K]}" 20 "contiguous 64K: device I/Os (one per data read)"
