@@ -96,8 +96,9 @@ for l in cloned contiguous; do
 	assert_eq "$(col $l runs)" 1 "$l: counted runs"
 	for s in static_score dynamic_score; do
 		v=$(col $l $s)
-		[[ $v =~ ^[01]\.[0-9]{4}$ ]] && awk -v v="$v" 'BEGIN { exit !(v >= 0 && v <= 1) }' ||
+		if ! [[ $v =~ ^[01]\.[0-9]{4}$ ]] || ! awk -v v="$v" 'BEGIN { exit !(v >= 0 && v <= 1) }'; then
 			fail "$l: $s '$v' is not a score"
+		fi
 	done
 done
 assert_eq "$(col contiguous static_score)" 1.0000 "contiguous: static_score"
