@@ -15,8 +15,10 @@
 # contiguous space); the clone's static_score is below 0.99 (so below
 # contiguous's): the whole mount's score, over every file of the data
 # directory, where the source's table file alone has more than 4 extents.
-# Both rows read the same (same workload): the clone's dynamic_score is
-# below contiguous's.
+# The dynamic scores are not compared: the workload reads the catalog
+# files and the WAL as well as the table, so whole-run dynamic scores
+# differ by run (0.91 against 0.90 one way or the other here), while the
+# static score is a property of the layout.
 # TIMEOUT: 600
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -36,7 +38,8 @@ mount -o loop "$T/ext4.img" "$E"
 sfs_on_exit "as_pg '$PGBIN/pg_ctl' -D '$SRC/pgdata' -m immediate stop; umount -l '$E'"
 # fragment the free space: 64 KiB files until the file system is full,
 # then every other one deleted
-nfill=$(python3 - "$E/fill" <<'EOF') || fail "filling the ext4 image"
+fill_free() {
+	python3 - "$1" <<'EOF'
 import errno, os, sys
 d = sys.argv[1]
 os.mkdir(d)
@@ -56,6 +59,8 @@ for i in range(0, n, 2):
 os.sync()
 print(n)
 EOF
+}
+nfill=$(fill_free "$E/fill") || fail "filling the ext4 image"
 note "free space: $((nfill / 2)) holes of 64 KiB"
 mkdir -p "$SRC"
 chown postgres:postgres "$SRC"
@@ -104,7 +109,5 @@ done
 assert_eq "$(col contiguous static_score)" 1.0000 "contiguous: static_score"
 cs=$(col cloned static_score)
 awk -v c="$cs" 'BEGIN { exit !(c < 0.99) }' || fail "cloned: static_score $cs, expected below 0.99 (contiguous: 1.0000)"
-cd=$(col cloned dynamic_score) gd=$(col contiguous dynamic_score)
-awk -v c="$cd" -v g="$gd" 'BEGIN { exit !(c < g) }' || fail "cloned: dynamic_score $cd, expected below contiguous's $gd"
 note "static_score cloned $cs, contiguous 1.0000; dynamic_score cloned $(col cloned dynamic_score), contiguous $(col contiguous dynamic_score)"
 note "pass"
