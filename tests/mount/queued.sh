@@ -74,7 +74,9 @@ assert_eq "$reads $queued" "15 0" "reads, async_reads with device.async_reads = 
 read -r reads queued <<<"$(read_pass ",disk.model=hdd" "$T/q3.log")"
 assert_eq "$reads $queued" "15 0" "reads, async_reads under the disk model"
 # The same rows, queued or not: offset, size, result and every device I/O.
-rows() { sfs_log_rows "$1" read f | sfs_log_awk "$1" -v OFS=, '{ print $f_path, $f_offset, $f_size, $f_result, $f_device_io }'; }
+# Sorted: a read answered as soon as it is queued (all holes) can append
+# its row before the completion thread appends the previous read's.
+rows() { sfs_log_rows "$1" read f | sfs_log_awk "$1" -v OFS=, '{ print $f_path, $f_offset, $f_size, $f_result, $f_device_io }' | sort; }
 assert_eq "$(rows "$T/q1.log")" "$(rows "$T/q2.log")" "log rows of queued reads against synchronous ones"
 runs=$(sfs_log_rows "$T/q1.log" read f | head -n 1 | sfs_log_awk "$T/q1.log" '{ print split($f_device_io, a, ";") }')
 ((runs > 8)) || fail "the first 1 MiB read went to the device in $runs I/Os; the random layout should give many"
