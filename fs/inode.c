@@ -168,6 +168,10 @@ static void release_pending(struct device *d, uint64_t upto)
 	size_t n = upto > d->pending_released ? (size_t)(upto - d->pending_released) : 0;
 	if (n > d->pending_free.n)
 		n = d->pending_free.n;
+	if (n == 0) { /* nothing pending: pending_free.v may be NULL (memmove must not see it) */
+		pthread_mutex_unlock(&d->alloc_lock);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct run *r = &d->pending_free.v[i];
 		int e = devalloc_free(d->alloc, r->device, r->length);
