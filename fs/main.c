@@ -465,7 +465,7 @@ int main(int argc, char *argv[])
 			"give -o nonempty to mount over it\n",
 			opts.mountpoint, mtype, msource);
 		free(mreal);
-		return 1;
+		goto out; /* frees what the options allocated (ret is 1) */
 	}
 	free(mreal);
 	if (!opts.foreground)
