@@ -1,0 +1,87 @@
+#!/bin/bash
+# TIMEOUT: 400
+# bench/perf --db at a tiny scale (issue 17, item 3): no fio workload, 3
+# rounds, pgbench at scale 1 for 2 s, SQLite with 3,000 rows, CSV; checked
+# against its own per-round notes:
+# - bad --db options exit 2 before anything runs;
+# - the table's header, and one row per database workload and system (bare,
+#   sfs-log, sfs-nolog: passthrough_ll is left out of --db), in order;
+# - round 1 runs the systems in the given order, round 2 in reverse;
+# - value is the median of the rounds' values; ratio_to_bare and its
+#   extremes are the per-round ratios to bare's value of the same round
+#   (1.000 for bare); log_vs_nolog only on sfs-log's rows;
+# - every pgbench run reported a tps above 0, and the SQLite scan found
+#   every row it loaded (bench/perf fails otherwise).
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+sfs_require python3 fio
+PGBIN=/usr/lib/postgresql/15/bin
+sfs_require "$PGBIN/initdb" "$PGBIN/pgbench" runuser
+id postgres >/dev/null 2>&1 || sfs_skip "no user postgres (the postgresql-15 package creates it)"
+
+PERF=$SFS_ROOT/bench/perf
+for bad in "--db --db-runtime 0" "--db --db-scale x" "--db-rows -1 --db" "--workloads none" "--workloads bogus"; do
+	rc=0
+	# shellcheck disable=SC2086 # split on purpose
+	"$PERF" $bad >/dev/null 2>&1 || rc=$?
+	assert_eq "$rc" 2 "exit status of bench/perf $bad"
+done
+
+out=$SFS_TMP/perf.csv
+err=$SFS_TMP/perf.err
+sfs_add_log "$err"
+SCATTERFS_BUILD=$SFS_BUILD "$PERF" --workloads none --db --rounds 3 --db-runtime 2 --db-scale 1 \
+	--db-rows 3000 --size 32M --format csv >"$out" 2>"$err" </dev/null || fail "bench/perf --db exited $?"
+sfs_add_log "$out"
+cat "$out"
+
+systems=(bare sfs-log sfs-nolog)
+assert_eq "$(head -n 1 "$out")" \
+	"workload,system,metric,value,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max" "CSV header"
+want=
+for w in pgbench,tps sqlite-load,load_s sqlite-scan,scan_s; do
+	for s in "${systems[@]}"; do want+="${w%,*},$s,${w#*,} "; done
+done
+assert_eq "$(tail -n +2 "$out" | cut -d, -f1-3 | tr '\n' ' ')" "$want" "one row per workload and system, in order"
+
+# Notes: "round R: pgbench on S: TPS tps", "round R: sqlite on S: load L s, scan C s"
+pg=$(sed -n 's/.*round \([0-9]\): pgbench on \([a-z-]*\): \([0-9.]*\) tps$/\1 \2 \3/p' "$err")
+sq=$(sed -n 's/.*round \([0-9]\): sqlite on \([a-z-]*\): load \([0-9.]*\) s, scan \([0-9.]*\) s$/\1 \2 \3 \4/p' "$err")
+for r in 1 2 3; do
+	order="bare sfs-log sfs-nolog "
+	((r == 2)) && order="sfs-nolog sfs-log bare "
+	assert_eq "$(awk -v r=$r '$1 == r { printf "%s ", $2 }' <<<"$pg")" "$order" "round $r: order of the systems (pgbench)"
+	assert_eq "$(awk -v r=$r '$1 == r { printf "%s ", $2 }' <<<"$sq")" "$order" "round $r: order of the systems (sqlite)"
+done
+awk '!($3 > 0) { exit 1 }' <<<"$pg" || fail "a pgbench run without transactions: $pg"
+
+val() { # WORKLOAD ROUND SYSTEM
+	case $1 in
+	pgbench) awk -v r="$2" -v s="$3" '$1 == r && $2 == s { print $3 }' <<<"$pg" ;;
+	sqlite-load) awk -v r="$2" -v s="$3" '$1 == r && $2 == s { print $3 }' <<<"$sq" ;;
+	sqlite-scan) awk -v r="$2" -v s="$3" '$1 == r && $2 == s { print $4 }' <<<"$sq" ;;
+	esac
+}
+mid3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+low3() { printf '%s\n' "$@" | sort -n | head -1; }
+high3() { printf '%s\n' "$@" | sort -n | tail -1; }
+ratios() { # WORKLOAD A B -> the 3 per-round ratios of A's value to B's
+	for r in 1 2 3; do awk -v a="$(val "$1" $r "$2")" -v b="$(val "$1" $r "$3")" 'BEGIN { printf "%.3f\n", a / b }'; done
+}
+for w in pgbench sqlite-load sqlite-scan; do
+	for s in "${systems[@]}"; do
+		IFS=, read -r _ _ _ v rb rlo rhi lv llo lhi < <(awk -F, -v w="$w" -v s="$s" '$1 == w && $2 == s' "$out")
+		assert_eq "$v" "$(mid3 $(val $w 1 $s) $(val $w 2 $s) $(val $w 3 $s))" "$w on $s: value, the median of the rounds"
+		mapfile -t rr < <(ratios $w "$s" bare)
+		assert_eq "$rb,$rlo,$rhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
+			"$w on $s: ratio_to_bare, ratio_min, ratio_max from the rounds"
+		if [[ $s == sfs-log ]]; then
+			mapfile -t rr < <(ratios $w sfs-log sfs-nolog)
+			assert_eq "$lv,$llo,$lhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
+				"$w: log_vs_nolog, log_min, log_max from the rounds"
+		else
+			assert_eq "$lv,$llo,$lhi" ",," "$w on $s: no log columns"
+		fi
+	done
+done
+note "pass"
