@@ -38,30 +38,8 @@ mount -o loop "$T/ext4.img" "$E"
 sfs_on_exit "as_pg '$PGBIN/pg_ctl' -D '$SRC/pgdata' -m immediate stop; umount -l '$E'"
 # fragment the free space: 64 KiB files until the file system is full,
 # then every other one deleted
-fill_free() {
-	python3 - "$1" <<'EOF'
-import errno, os, sys
-d = sys.argv[1]
-os.mkdir(d)
-buf = b"\1" * 65536
-n = 0
-try:
-    while True:
-        with open(os.path.join(d, str(n)), "wb") as f:
-            f.write(buf)
-        n += 1
-except OSError as e:
-    if e.errno != errno.ENOSPC:
-        raise
-os.sync()
-for i in range(0, n, 2):
-    os.unlink(os.path.join(d, str(i)))
-os.sync()
-print(n)
-EOF
-}
-nfill=$(fill_free "$E/fill") || fail "filling the ext4 image"
-note "free space: $((nfill / 2)) holes of 64 KiB"
+nholes=$("$SFS_ROOT/bench/fragment-free" "$E/fill" 2>/dev/null) || fail "bench/fragment-free on the ext4 image"
+note "free space: $nholes holes of 64 KiB"
 mkdir -p "$SRC"
 chown postgres:postgres "$SRC"
 as_pg "$PGBIN/initdb" -D "$SRC/pgdata" -A trust --wal-segsize=1 >"$T/initdb.log" 2>&1 ||
