@@ -142,6 +142,8 @@ struct catalog {
 	pthread_mutex_t lock;
 	bool dirty; /* a transaction committed since the last catalog_sync() */
 	bool upgrading; /* catalog_open() began the version upgrade; catalog_adopt() commits it */
+	uint64_t commits, syncs; /* since the mount: write transactions, synchronous commits */
+	uint64_t synced_upto;    /* commits made durable by the last synchronous commit */
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
 };
@@ -183,8 +185,11 @@ static int sql_err(struct catalog *cat, int rc)
 /* Runs a statement that returns no rows. */
 static int step_done(struct catalog *cat, sqlite3_stmt *s)
 {
-	if (!sqlite3_stmt_readonly(s))
+	if (!sqlite3_stmt_readonly(s)) {
 		cat->dirty = true;
+		if (sqlite3_get_autocommit(cat->db))
+			cat->commits++; /* a transaction of its own */
+	}
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? 0 : sql_err(cat, rc);
@@ -214,6 +219,7 @@ static int end(struct catalog *cat, int err)
 		return err;
 	}
 	cat->dirty = true;
+	cat->commits++;
 	return exec(cat, "COMMIT");
 }
 
@@ -1193,8 +1199,21 @@ int catalog_removexattr(struct catalog *cat, uint64_t ino, const char *name)
 
 int catalog_sync(struct catalog *cat)
 {
+	return catalog_sync_upto(cat, UINT64_MAX);
+}
+
+uint64_t catalog_commit_seq(struct catalog *cat)
+{
 	pthread_mutex_lock(&cat->lock);
-	if (!cat->dirty) {
+	uint64_t n = cat->commits;
+	pthread_mutex_unlock(&cat->lock);
+	return n;
+}
+
+int catalog_sync_upto(struct catalog *cat, uint64_t seq)
+{
+	pthread_mutex_lock(&cat->lock);
+	if (!cat->dirty || cat->synced_upto >= seq) {
 		pthread_mutex_unlock(&cat->lock);
 		return 0;
 	}
@@ -1206,10 +1225,21 @@ int catalog_sync(struct catalog *cat)
 	if (!err)
 		err = end(cat, exec(cat, "INSERT OR REPLACE INTO meta VALUES ('synced', 1)"));
 	exec(cat, "PRAGMA synchronous = NORMAL");
-	if (!err)
+	if (!err) {
 		cat->dirty = false;
+		cat->syncs++;
+		cat->synced_upto = cat->commits;
+	}
 	pthread_mutex_unlock(&cat->lock);
 	return err;
+}
+
+void catalog_commit_counts(struct catalog *cat, uint64_t *commits, uint64_t *syncs)
+{
+	pthread_mutex_lock(&cat->lock);
+	*commits = cat->commits;
+	*syncs = cat->syncs;
+	pthread_mutex_unlock(&cat->lock);
 }
 
 int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes)

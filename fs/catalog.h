@@ -141,5 +141,23 @@ int catalog_removexattr(struct catalog *cat, uint64_t ino, const char *name);
  * fsync).  Called for fsync and fsyncdir.
  */
 int catalog_sync(struct catalog *cat);
+/**
+ * catalog_commit_counts() - since the catalog was opened: write
+ * transactions committed (*@commits, each without an fsync of its own) and
+ * synchronous commits (*@syncs, catalog_sync() calls that had something
+ * to make durable, one fsync of the WAL each).
+ */
+void catalog_commit_counts(struct catalog *cat, uint64_t *commits, uint64_t *syncs);
+/**
+ * catalog_commit_seq() - the number of write transactions committed so
+ * far: a sequence number that catalog_sync_upto() takes.
+ */
+uint64_t catalog_commit_seq(struct catalog *cat);
+/**
+ * catalog_sync_upto() - catalog_sync() only when a transaction numbered up
+ * to @seq (catalog_commit_seq() after it) is not durable yet; at once
+ * otherwise.  @return 0, -EIO.
+ */
+int catalog_sync_upto(struct catalog *cat, uint64_t seq);
 
 #endif

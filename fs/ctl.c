@@ -109,6 +109,13 @@ static char *stats_json(struct sfs *fs)
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
 		(json_int_t)queued);
+	/* What the catalog cost: transactions, and the synchronous ones (fsync, fdatasync). */
+	uint64_t commits, syncs;
+	catalog_commit_counts(fs->cat, &commits, &syncs);
+	if (o) {
+		json_object_set_new(o, "catalog_commits", json_integer((json_int_t)commits));
+		json_object_set_new(o, "catalog_syncs", json_integer((json_int_t)syncs));
+	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;
 	if (o && catalog_layout_stats(fs->cat, fs->dev[0]->block_size, &ls) == 0) {

@@ -45,6 +45,8 @@ struct inode *inode_get(struct sfs *fs, uint64_t ino, uint64_t nlookup, int *err
 		free(fresh);
 		return NULL;
 	}
+	fresh->stored_size = fresh->attr.size;
+	fresh->data_seq = catalog_commit_seq(fs->cat);
 	if (S_ISREG(fresh->attr.mode) &&
 	    (*err = catalog_mapped_bytes(fs->cat, ino, &fresh->catalog_mapped))) {
 		free(fresh);
@@ -124,15 +126,26 @@ int inode_flush(struct sfs *fs, struct inode *in)
 	int err = 0;
 	if (in->attr_dirty) {
 		err = catalog_put_attr(fs->cat, &in->attr);
-		if (!err)
+		if (!err) {
 			in->attr_dirty = false;
+			if (in->stored_size != in->attr.size)
+				in->data_seq = catalog_commit_seq(fs->cat);
+			in->stored_size = in->attr.size;
+		}
 	}
-	if (!err && in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty)) {
+	return err ? err : inode_flush_extents(fs, in);
+}
+
+int inode_flush_extents(struct sfs *fs, struct inode *in)
+{
+	int err = 0;
+	if (in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty)) {
 		err = catalog_store_extents(fs->cat, in->ino, &in->map, in->dirty_from,
 					    in->gaps_dirty ? &in->gaps : NULL);
 		if (!err) {
 			in->dirty_from = UINT64_MAX;
 			in->gaps_dirty = false;
+			in->data_seq = catalog_commit_seq(fs->cat);
 		}
 	}
 	return err;

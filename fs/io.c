@@ -579,17 +579,23 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	return err;
 }
 
-int io_fsync(struct sfs *fs, struct inode *in, pid_t pid)
+int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 {
 	struct dev_req r;
 	io_req_init(fs, &r, mono_ns());
 	uint64_t ts = now_us(fs);
 	/* Data and zero-fill first, then the catalog that points at them. */
 	int err = sfs_flush_devices(fs, &r);
-	if (!err)
+	if (!err && datasync) {
+		err = in->attr.size == in->stored_size ? inode_flush_extents(fs, in)
+						       : inode_flush(fs, in);
+		if (!err)
+			err = catalog_sync_upto(fs->cat, in->data_seq);
+	} else if (!err) {
 		err = inode_flush(fs, in);
-	if (!err)
-		err = catalog_sync(fs->cat);
+		if (!err)
+			err = catalog_sync(fs->cat);
+	}
 	if (reqlog_wants(fs->log, LOG_FSYNC))
 		io_log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);
 	return err;

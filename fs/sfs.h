@@ -59,6 +59,13 @@ struct inode {
 	struct pins pins;
 	struct inode_attr attr;
 	bool attr_dirty;        /* attr differs from the catalog */
+	uint64_t stored_size;   /* attr.size as the catalog holds it (fdatasync's test) */
+	/*
+	 * The catalog transaction (catalog_commit_seq()) up to which this
+	 * file's size and extents were committed: what fdatasync must make
+	 * durable.  At load, every transaction before it.
+	 */
+	uint64_t data_seq;
 	char *path;             /* relative to the root, for the log and rules */
 	const struct file_params *params;
 	bool map_loaded;
@@ -138,6 +145,12 @@ int inode_load_map(struct sfs *fs, struct inode *in);
  * Caller holds in->lock (read or write).  @return 0, -EIO.
  */
 int inode_flush(struct sfs *fs, struct inode *in);
+/**
+ * inode_flush_extents() - writes dirty extents and gaps to the catalog, not
+ * the attributes (fdatasync of a file whose size did not change).
+ * Caller holds in->lock.  @return 0, -EIO.
+ */
+int inode_flush_extents(struct sfs *fs, struct inode *in);
 /**
  * inode_flush_all() - inode_flush() on every in-memory inode.  With @final
  * (unmount), inodes that are unlinked but still referenced are deleted;
@@ -251,8 +264,15 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
  * zeroing the tail of the last block.  Caller holds in->lock for writing.
  */
 int io_truncate(struct sfs *fs, struct inode *in, uint64_t size);
-/** io_fsync() - makes @in's data, size and extents durable.  @return 0, -errno. */
-int io_fsync(struct sfs *fs, struct inode *in, pid_t pid);
+/**
+ * io_fsync() - makes @in's data, size and extents durable; with @datasync
+ * (fdatasync), its other attributes (times, mode, owner) only when its
+ * size changed too, as ext4's fdatasync does: what reading the data back
+ * does not need waits for the next flush.  So a file overwritten in place
+ * (a database's log) costs one device flush per fdatasync, no catalog
+ * commit.  @return 0, -errno.
+ */
+int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync);
 /** now_us() - microseconds since the mount. */
 uint64_t now_us(const struct sfs *fs);
 
