@@ -1412,36 +1412,43 @@ Test(devices, one_device_log_has_no_device_rows)
 	report_free(&rep);
 }
 
+/* @got equals @want; frees @got. */
+static void printed_is(char *got, const char *want)
+{
+	cr_assert_str_eq(got, want);
+	free(got);
+}
+
 Test(devices, csv_exact)
 {
 	struct report rep;
 	load(&rep, two_log, BY_NONE);
-	cr_assert_str_eq(printed(&rep, FMT_CSV, M_DEVICE),
-			 "device,reads,read_device_ios,device_ios_per_read,device_ios,"
-			 "device_io_pairs,sequential_pairs,nonsequential_pairs,sequential_pct\n"
-			 "*,4,4,1.000,7,5,2,3,40.00\n"
-			 "main,3,4,1.333,4,3,1,2,33.33\n"
-			 "wal,0,0,0.000,3,2,1,1,50.00\n");
-	cr_assert_str_eq(printed(&rep, FMT_CSV, M_DEVICE_IOS_PER_READ),
-			 "device,device_ios,reads,share_pct\n"
-			 "*,0,1,25.00\n"
-			 "*,1,2,50.00\n"
-			 "*,2,1,25.00\n"
-			 "main,1,2,66.67\n"
-			 "main,2,1,33.33\n");
-	cr_assert_str_eq(printed(&rep, FMT_CSV, M_SEEK_DISTANCE), "device,lo,hi,count,share_pct\n"
-								  "*,0,0,2,40.00\n"
-								  "*,32768,65535,1,20.00\n"
-								  "*,524288,1048575,2,40.00\n"
-								  "main,0,0,1,33.33\n"
-								  "main,524288,1048575,2,66.67\n"
-								  "wal,0,0,1,50.00\n"
-								  "wal,32768,65535,1,50.00\n");
-	cr_assert_str_eq(printed(&rep, FMT_CSV, M_LAYOUT_SCORE),
-			 "by,group,blocks_read,scored,contiguous,layout_score\n"
-			 "all,all,8,7,5,0.7143\n"
-			 "device,main,8,7,5,0.7143\n"
-			 "device,wal,0,0,0,1.0000\n");
+	printed_is(printed(&rep, FMT_CSV, M_DEVICE),
+		   "device,reads,read_device_ios,device_ios_per_read,device_ios,"
+		   "device_io_pairs,sequential_pairs,nonsequential_pairs,sequential_pct\n"
+		   "*,4,4,1.000,7,5,2,3,40.00\n"
+		   "main,3,4,1.333,4,3,1,2,33.33\n"
+		   "wal,0,0,0.000,3,2,1,1,50.00\n");
+	printed_is(printed(&rep, FMT_CSV, M_DEVICE_IOS_PER_READ),
+		   "device,device_ios,reads,share_pct\n"
+		   "*,0,1,25.00\n"
+		   "*,1,2,50.00\n"
+		   "*,2,1,25.00\n"
+		   "main,1,2,66.67\n"
+		   "main,2,1,33.33\n");
+	printed_is(printed(&rep, FMT_CSV, M_SEEK_DISTANCE), "device,lo,hi,count,share_pct\n"
+							    "*,0,0,2,40.00\n"
+							    "*,32768,65535,1,20.00\n"
+							    "*,524288,1048575,2,40.00\n"
+							    "main,0,0,1,33.33\n"
+							    "main,524288,1048575,2,66.67\n"
+							    "wal,0,0,1,50.00\n"
+							    "wal,32768,65535,1,50.00\n");
+	printed_is(printed(&rep, FMT_CSV, M_LAYOUT_SCORE),
+		   "by,group,blocks_read,scored,contiguous,layout_score\n"
+		   "all,all,8,7,5,0.7143\n"
+		   "device,main,8,7,5,0.7143\n"
+		   "device,wal,0,0,0,1.0000\n");
 	report_free(&rep);
 }
 
