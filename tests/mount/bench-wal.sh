@@ -41,7 +41,7 @@ grep -q '^  bench/wal \[--placements shared,own\]' "$out" || fail "--help: no us
 
 # check_rows PLACEMENT... - a row per placement and rate case, in run order
 check_rows() {
-	local want=placement,rate,transactions,tps,lat_avg_ms,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_seq_pct
+	local want=placement,rate,transactions,tps,lat_avg_ms,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct
 	assert_eq "$(head -n 1 "$out")" "$want" "CSV header"
 	local expect='' p r
 	for r in max 10; do
