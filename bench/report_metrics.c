@@ -151,9 +151,20 @@ static int add_device_ios(struct report *rep, const struct log_row *row)
 		}
 		head->have_prev = true;
 		head->prev_end = io->offset + io->length;
-		all->device_ios++;
-		if (dm != NULL)
-			dm->device_ios++;
+		for (int k = 0; k < 2; k++) {
+			struct device_metrics *t = k ? dm : all;
+			if (t == NULL)
+				continue;
+			t->device_ios++;
+			if (row->op == LOG_OPI_READ) {
+				t->read_bytes += io->length;
+			} else {
+				t->write_device_ios++;
+				t->write_bytes += io->length;
+			}
+			if (i == 0 && row->has_model_us)
+				t->model_us += row->model_us;
+		}
 	}
 	return 0;
 }

@@ -335,6 +335,8 @@ static int per_read_rows(struct table *t, const char *dev, const struct device_m
 	return 0;
 }
 
+/* The device table's row of @d; with @dev (a log that names its devices) also its bytes and time.
+ */
 static void device_row(struct table *t, const char *dev, const struct device_metrics *d)
 {
 	struct cell c[] = {CS(dev),
@@ -345,7 +347,11 @@ static void device_row(struct table *t, const char *dev, const struct device_met
 			   CU(d->pairs),
 			   CU(d->seek[0]),
 			   CU(d->pairs - d->seek[0]),
-			   CPCT(report_share_pct(d->seek[0], d->pairs))};
+			   CPCT(report_share_pct(d->seek[0], d->pairs)),
+			   CU(d->read_bytes),
+			   CU(d->write_device_ios),
+			   CU(d->write_bytes),
+			   CU(d->model_us)};
 	table_row(t, dev == NULL ? c + 1 : c);
 }
 
@@ -440,9 +446,10 @@ static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
 static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
 /* The same with the device column first, for a log that names its devices. */
 static const char *const cols_device_named[] = {
-    "device",	     "reads",		"read_device_ios",  "device_ios_per_read",
-    "device_ios",    "device_io_pairs", "sequential_pairs", "nonsequential_pairs",
-    "sequential_pct"};
+    "device",	      "reads",		 "read_device_ios",  "device_ios_per_read",
+    "device_ios",     "device_io_pairs", "sequential_pairs", "nonsequential_pairs",
+    "sequential_pct", "read_bytes",	 "write_device_ios", "write_bytes",
+    "model_us"};
 static const char *const cols_per_read_named[] = {"device", "device_ios", "reads", "share_pct"};
 static const char *const cols_seek_named[] = {"device", "lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
@@ -708,11 +715,20 @@ static int print_text_latency(FILE *out, struct report *rep, int m)
 	return rc;
 }
 
-/* The text of the device metrics @d (metric @m, or all when < 0). */
-static int text_device(FILE *out, const struct device_metrics *d, int m)
+/*
+ * The text of the device metrics @d (metric @m, or all when < 0); @named:
+ * the log names its devices, and the bytes and modelled time are printed.
+ */
+static int text_device(FILE *out, const struct device_metrics *d, int m, bool named)
 {
 	bool all = m < 0;
 
+	if (named && (all || m == M_DEVICE))
+		fprintf(out,
+			"    read %" PRIu64 " bytes in %" PRIu64 " device I/Os, wrote %" PRIu64
+			" bytes in %" PRIu64 " device I/Os; model_us %" PRIu64 "\n",
+			d->read_bytes, d->device_ios - d->write_device_ios, d->write_bytes,
+			d->write_device_ios, d->model_us);
 	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ) {
 		fprintf(out,
 			"    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64 " reads)\n",
@@ -803,10 +819,10 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 				     "its own previous device I/O)\n");
 		else
 			fprintf(out, "\nDevice I/O\n");
-		rc = text_device(out, &rep->dev, m);
+		rc = text_device(out, &rep->dev, m, rep->dev_named);
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			fprintf(out, "\nDevice I/O, device %s\n", d[i]->name);
-			rc = text_device(out, &d[i]->m, m);
+			rc = text_device(out, &d[i]->m, m, true);
 		}
 		free(d);
 		if (rc < 0)

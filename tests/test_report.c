@@ -1257,16 +1257,21 @@ Test(reader, model_us_column)
  *     hole at 400 has 0 device I/Os), 4 device I/Os.
  *   dynamic layout score of base/t, 4096-byte blocks: 2 + 2 + 2 + 2 = 8
  *     blocks, 7 scored, 1 + 2 + 1 + 1 = 5 contiguous; all on main.
+ *   bytes: main read 4 x 8192 = 32768; wal wrote 3 x 8192 = 24576.
+ *   model_us of the rows with device I/Os: main 500 + 0 + 900 = 1400, wal
+ *     300 + 200 + 400 = 900, all 2300 (not the fsync's 50 nor the hole's 7).
  */
 static const char two_log[] =
-    HEADER "100,read,10,base/t,0,8192,8192,50,main:1048576+8192\n"
-	   "150,write,20,pg_wal/w,0,8192,8192,40,wal:0+8192\n"
-	   "200,read,10,base/t,8192,8192,8192,60,main:1056768+8192\n"
-	   "250,write,20,pg_wal/w,8192,8192,8192,30,wal:8192+8192\n"
-	   "300,read,10,base/t,65536,16384,16384,70,main:2097152+8192;main:3145728+8192\n"
-	   "350,fsync,20,pg_wal/w,0,0,0,900,\n"
-	   "400,read,10,base/t,16384,8192,8192,20,\n"
-	   "450,write,20,pg_wal/w,16384,8192,8192,30,wal:65536+8192\n";
+    LOG_HEADER_BASE ",model_us\n"
+		    "100,read,10,base/t,0,8192,8192,50,main:1048576+8192,500\n"
+		    "150,write,20,pg_wal/w,0,8192,8192,40,wal:0+8192,300\n"
+		    "200,read,10,base/t,8192,8192,8192,60,main:1056768+8192,0\n"
+		    "250,write,20,pg_wal/w,8192,8192,8192,30,wal:8192+8192,200\n"
+		    "300,read,10,base/t,65536,16384,16384,70,main:2097152+8192;main:3145728+8192,"
+		    "900\n"
+		    "350,fsync,20,pg_wal/w,0,0,0,900,,50\n"
+		    "400,read,10,base/t,16384,8192,8192,20,,7\n"
+		    "450,write,20,pg_wal/w,16384,8192,8192,30,wal:65536+8192,400\n";
 
 Test(devices, reader_names_the_devices)
 {
@@ -1375,6 +1380,17 @@ Test(devices, seeks_per_device_and_totals)
 	cr_assert_eq(a->seek[hist_bucket(49152)], 1);
 	cr_assert_eq(a->seek[hist_bucket(1032192)], 2);
 
+	cr_assert_eq(m->read_bytes, 32768);
+	cr_assert_eq(m->write_device_ios, 0);
+	cr_assert_eq(m->model_us, 1400);
+	cr_assert_eq(w->read_bytes, 0);
+	cr_assert_eq(w->write_device_ios, 3);
+	cr_assert_eq(w->write_bytes, 24576);
+	cr_assert_eq(w->model_us, 900);
+	cr_assert_eq(a->read_bytes, 32768);
+	cr_assert_eq(a->write_bytes, 24576);
+	cr_assert_eq(a->model_us, 2300);
+
 	cr_assert_eq(d[0]->layout.blocks, 8);
 	cr_assert_eq(d[0]->layout.scored, 7);
 	cr_assert_eq(d[0]->layout.contiguous, 5);
@@ -1425,10 +1441,11 @@ Test(devices, csv_exact)
 	load(&rep, two_log, BY_NONE);
 	printed_is(printed(&rep, FMT_CSV, M_DEVICE),
 		   "device,reads,read_device_ios,device_ios_per_read,device_ios,"
-		   "device_io_pairs,sequential_pairs,nonsequential_pairs,sequential_pct\n"
-		   "*,4,4,1.000,7,5,2,3,40.00\n"
-		   "main,3,4,1.333,4,3,1,2,33.33\n"
-		   "wal,0,0,0.000,3,2,1,1,50.00\n");
+		   "device_io_pairs,sequential_pairs,nonsequential_pairs,sequential_pct,"
+		   "read_bytes,write_device_ios,write_bytes,model_us\n"
+		   "*,4,4,1.000,7,5,2,3,40.00,32768,3,24576,2300\n"
+		   "main,3,4,1.333,4,3,1,2,33.33,32768,0,0,1400\n"
+		   "wal,0,0,0.000,3,2,1,1,50.00,0,3,24576,900\n");
 	printed_is(printed(&rep, FMT_CSV, M_DEVICE_IOS_PER_READ),
 		   "device,device_ios,reads,share_pct\n"
 		   "*,0,1,25.00\n"
@@ -1494,6 +1511,8 @@ Test(devices, text_exact)
 	    "\n"
 	    "Device I/O, all devices (each device's seek distances from its own previous "
 	    "device I/O)\n"
+	    "    read 32768 bytes in 4 device I/Os, wrote 24576 bytes in 3 device I/Os; "
+	    "model_us 2300\n"
 	    "    device I/Os per read: 1.000 mean (4 for 4 reads)\n"
 	    "         0 device I/Os          1  25.00% ####################\n"
 	    "         1 device I/O           2  50.00% ########################################\n"
@@ -1506,6 +1525,8 @@ Test(devices, text_exact)
 	    "    [512K,1M)             2  40.00% ########################################\n"
 	    "\n"
 	    "Device I/O, device main\n"
+	    "    read 32768 bytes in 4 device I/Os, wrote 0 bytes in 0 device I/Os; model_us "
+	    "1400\n"
 	    "    device I/Os per read: 1.333 mean (4 for 3 reads)\n"
 	    "         1 device I/O           2  66.67% ########################################\n"
 	    "         2 device I/Os          1  33.33% ####################\n"
@@ -1516,6 +1537,8 @@ Test(devices, text_exact)
 	    "    [512K,1M)             2  66.67% ########################################\n"
 	    "\n"
 	    "Device I/O, device wal\n"
+	    "    read 0 bytes in 0 device I/Os, wrote 24576 bytes in 3 device I/Os; model_us "
+	    "900\n"
 	    "    device I/Os per read: 0.000 mean (0 for 0 reads)\n"
 	    "    device I/Os of reads and writes 3; of their 2 consecutive pairs, sequential 1 "
 	    "(50.00%), non-sequential 1\n"
