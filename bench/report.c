@@ -323,12 +323,11 @@ int main(int argc, char **argv)
 		case OPT_METRIC:
 			o.metric = report_metric_parse(optarg);
 			if (o.metric < 0)
-				return bad_usage(
-				    "--metric '%s': expected summary, read_sizes, "
-				    "read_size_buckets, sequentiality, device, "
-				    "device_ios_per_read, seek_distance, autoextend, layout_score, "
-				    "latency or latency_buckets",
-				    optarg);
+				return bad_usage("--metric '%s': expected summary, read_sizes, "
+						 "read_size_buckets, sequentiality, device, "
+						 "device_ios_per_read, seek_distance, autoextend, layout_score, "
+						 "latency or latency_buckets",
+						 optarg);
 			break;
 		case OPT_LATENCY:
 			latency = true;
