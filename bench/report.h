@@ -298,11 +298,10 @@ struct device_metrics {
 	uint64_t pairs;		     /* pairs of consecutive device I/Os: device_ios - 1 */
 	uint64_t seek[HIST_BUCKETS]; /* seek distance, bytes, by hist_bucket() */
 	/*
-	 * Printed for a log that names its devices: the bytes of the device
-	 * I/Os of read rows; the device I/Os and bytes of write rows; the sum
-	 * of model_us of the read and write rows with device I/Os (a row's
-	 * device I/Os are on one device: a file's extents are all on its
-	 * rule's device; a row's is counted on the device of its first).
+	 * Counted and printed for a log that names its devices (0 otherwise): the bytes of the
+	 * device I/Os of read rows; the device I/Os and bytes of write rows; the sum of model_us of
+	 * the read and write rows with device I/Os (a row's device I/Os are on one device: a file's
+	 * extents are all on its rule's device; a row's is counted on the device of its first).
 	 */
 	uint64_t read_bytes;
 	uint64_t write_device_ios;

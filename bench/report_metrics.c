@@ -121,6 +121,19 @@ static struct report_device *device_of(struct report *rep, const struct log_row 
 	return d;
 }
 
+/* Counts one device I/O of @length bytes of the read or write @row in @d. */
+static inline void count_device_io(struct device_metrics *d, const struct log_row *row,
+				   uint64_t length)
+{
+	d->device_ios++;
+	if (row->op == LOG_OPI_READ) {
+		d->read_bytes += length;
+	} else {
+		d->write_device_ios++;
+		d->write_bytes += length;
+	}
+}
+
 /*
  * Counts @row's device I/Os in rep->dev and, in a log that names its
  * devices, in each one's own metrics, the seek distance from the end of
@@ -151,19 +164,15 @@ static int add_device_ios(struct report *rep, const struct log_row *row)
 		}
 		head->have_prev = true;
 		head->prev_end = io->offset + io->length;
-		for (int k = 0; k < 2; k++) {
-			struct device_metrics *t = k ? dm : all;
-			if (t == NULL)
-				continue;
-			t->device_ios++;
-			if (row->op == LOG_OPI_READ) {
-				t->read_bytes += io->length;
-			} else {
-				t->write_device_ios++;
-				t->write_bytes += io->length;
-			}
-			if (i == 0 && row->has_model_us)
-				t->model_us += row->model_us;
+		if (dm == NULL) {
+			all->device_ios++; /* bytes and time are printed only per device */
+			continue;
+		}
+		count_device_io(all, row, io->length);
+		count_device_io(dm, row, io->length);
+		if (i == 0 && row->has_model_us) {
+			dm->model_us += row->model_us;
+			all->model_us += row->model_us;
 		}
 	}
 	return 0;
@@ -222,16 +231,16 @@ static int add_dyn_layout(struct report *rep, struct file_state *f, const struct
 		f->has_dev = true;
 		f->dev_device = io->device;
 		f->dev_end = io->offset + io->length;
-		for (int k = 0; k < 3; k++) {
-			struct dyn_layout *t = k == 0	? &rep->all.layout
-					       : k == 1 ? &f->group.layout
-					       : dev	? &dev->layout
-							: NULL;
-			if (t == NULL)
-				continue;
+		for (int k = 0; k < 2; k++) {
+			struct dyn_layout *t = k ? &f->group.layout : &rep->all.layout;
 			t->blocks += d.blocks;
 			t->scored += d.scored;
 			t->contiguous += d.contiguous;
+		}
+		if (dev != NULL) {
+			dev->layout.blocks += d.blocks;
+			dev->layout.scored += d.scored;
+			dev->layout.contiguous += d.contiguous;
 		}
 	}
 	return 0;

@@ -358,6 +358,13 @@ static inline bool scan_i64(const char **pp, int64_t *out)
 	return true;
 }
 
+/* What a malformed device_io item should have been, for the message. */
+#define WHAT_PLAIN "device_offset+length items joined by ';'"
+#define WHAT_NAMED "NAME:device_offset+length items joined by ';'"
+#define WHAT_EITHER                                                                                \
+	"device_offset+length or NAME:device_offset+length items joined by ';' (NAME of "          \
+	"letters, digits, '_', '.' and '-')"
+
 /* Whether @c may be in a device name: [A-Za-z0-9_.-]. */
 static inline bool devname_char(char c)
 {
@@ -546,38 +553,45 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	if (*p != ',' && *p != '\n' && *p != '\r') {
 		for (;;) {
 			struct devio d = {0};
-			const char *item = p, *n = p;
-			while (devname_char(*n))
-				n++;
-			int form = n > p && *n == ':' ? DEVFORM_NAMED : DEVFORM_PLAIN;
-			const char *what =
-			    form == DEVFORM_NAMED ? "NAME:device_offset+length items joined by ';'"
-			    : (*p >= '0' && *p <= '9')
-				? "device_offset+length items joined by ';'"
-				: "device_offset+length or NAME:device_offset+length items joined "
-				  "by ';' (NAME of letters, digits, '_', '.' and '-')";
-			if (n >= end)
-				return ROW_MORE;
-			if (form == DEVFORM_NAMED) {
-				int rc = devname_index(r, p, (size_t)(n - p), &d.device);
-				if (rc < 0)
-					return rc;
-				p = n + 1;
+			const char *item = p, *q = p;
+			int form = DEVFORM_PLAIN;
+			/* The common item, "offset+length", is decoded without a second look. */
+			if (!scan_u64(&q, &d.offset) || *q != '+') {
+				const char *n = p;
+				while (devname_char(*n))
+					n++;
+				if (n >= end)
+					return ROW_MORE;
+				if (n > p && *n == ':') {
+					form = DEVFORM_NAMED;
+					int rc = devname_index(r, p, (size_t)(n - p), &d.device);
+					if (rc < 0)
+						return rc;
+					q = n + 1;
+					if (!scan_u64(&q, &d.offset) || *q != '+') {
+						p = q;
+						FAIL(LOG_COL_DEVICE_IO, WHAT_NAMED);
+					}
+				} else {
+					p = q;
+					FAIL(LOG_COL_DEVICE_IO, *item >= '0' && *item <= '9'
+								    ? WHAT_PLAIN
+								    : WHAT_EITHER);
+				}
 			}
-			if (!scan_u64(&p, &d.offset))
-				FAIL(LOG_COL_DEVICE_IO, what);
-			if (*p != '+')
-				FAIL(LOG_COL_DEVICE_IO, what);
-			p++;
+			p = q + 1;
 			if (!scan_u64(&p, &u))
-				FAIL(LOG_COL_DEVICE_IO, what);
+				FAIL(LOG_COL_DEVICE_IO,
+				     form == DEVFORM_NAMED ? WHAT_NAMED : WHAT_PLAIN);
 			d.length = u;
-			if (r->devform == DEVFORM_UNKNOWN) {
-				r->devform = form;
-				r->devform_line = r->line;
-			} else if (form != r->devform) {
-				f->item = item;
-				FAIL(LOG_COL_DEVICE_IO, what);
+			if (form != r->devform) {
+				if (r->devform == DEVFORM_UNKNOWN) {
+					r->devform = form;
+					r->devform_line = r->line;
+				} else {
+					f->item = item;
+					FAIL(LOG_COL_DEVICE_IO, WHAT_PLAIN);
+				}
 			}
 			if (ndev == r->devcap &&
 			    !grow((void **)&r->dev, &r->devcap, sizeof(*r->dev), ndev + 1))
