@@ -6,7 +6,8 @@
 # one fio iolog per device, PATH with .NAME before its extension, and not
 # PATH itself, and fio replays them side by side (when fio is installed);
 # its usage errors exit 2 naming both options; a device without a target
-# exits 1 naming the log's line; --layout with the device column prints a
+# exits 1 naming the log's line; --plot --timeline draws the devices (when
+# gnuplot is installed); --layout with the device column prints a
 # line per device and the whole map's last, with exact values; a one-device
 # map prints one line, as before.
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -45,6 +46,13 @@ if command -v fio >/dev/null; then
 		--name=wal --read_iolog=r.wal.iolog >fio.out 2>&1 || fail "fio --read_iolog: $(cat fio.out)"
 	# terse v3: field 3 the job, 6 read KiB, 47 write KiB
 	assert_eq "$(awk -F';' '{ printf "%s %s %s ", $3, $6, $47 }' fio.out)" "main 16 0 wal 0 16 " "fio's replay"
+fi
+
+if command -v gnuplot >/dev/null; then
+	note "--plot --timeline: one colour per device"
+	"$REPORT" two.csv --metric summary --plot t.png --timeline >/dev/null 2>err ||
+		fail "--plot --timeline exited $?: $(cat err)"
+	assert_eq "$(head -c 8 t.png | od -An -tx1 | tr -d ' \n')" 89504e470d0a1a0a "t.png's PNG signature"
 fi
 
 note "usage errors and a device without its FILE"
