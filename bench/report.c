@@ -24,6 +24,8 @@
 #include "report.h"
 
 #define TEXT_TOP 20 /* exact sizes per group in text output unless --top */
+/* The characters of a device name in the log's NAME:offset+length items. */
+#define DEVICE_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 
 static void usage(FILE *out)
 {
@@ -116,19 +118,39 @@ static void usage(FILE *out)
 		"  --iolog-device FILE  device mode: one I/O per device I/O of each request, at\n"
 		"                       its device offset on FILE (the backing device or a copy\n"
 		"                       of it): replays what the device saw\n"
+		"  --iolog-device NAME=FILE\n"
+		"                       device mode for a log of several devices, once per\n"
+		"                       device: one iolog per device instead of the\n"
+		"                       --fio-iolog FILE, named with .NAME before its extension\n"
+		"                       (r.iolog: r.main.iolog, r.wal.iolog), each with the\n"
+		"                       device's I/Os against its FILE and timed from the log's\n"
+		"                       first request, for one fio job per device\n"
 		"  --plot FILE.png|FILE.svg\n"
 		"                       plot the read-size histogram with gnuplot (Debian\n"
 		"                       package gnuplot-nox)\n"
 		"  --timeline           with --plot: also each read's size and each of its\n"
-		"                       device I/Os' device offset against time\n"
+		"                       device I/Os' device offset against time (a colour\n"
+		"                       per device in a log of several)\n"
 		"  --block-size BYTES   block size of the layout scores (default 4096)\n"
 		"  --layout MAP         print the static layout score of the extent map MAP\n"
 		"                       (the CSV of .scatterfs/extents/PATH or scatterfs-plan;\n"
 		"                       also filefrag -v or xfs_bmap -v text) as one line\n"
 		"                       'extents=E runs=R blocks=B scored=S contiguous=C\n"
 		"                       layout_score=F largest_jump=J' and exit (no LOG)\n"
+		"                       A CSV with the device column (several devices): first\n"
+		"                       one such line per device, starting 'device=NAME ', of\n"
+		"                       its extents; the last line adds the devices' counts\n"
 		"  -h, --help           print this help and exit\n"
 		"  --version            print the version and exit\n"
+		"\n"
+		"Several devices: a log whose device_io items are NAME:offset+length (NAME of\n"
+		"letters, digits, _ . -) gives the device, device_ios_per_read and\n"
+		"seek_distance metrics a first column device: '*' for every device added\n"
+		"(each device's seeks from its own previous device I/O), then each device by\n"
+		"name (JSON: device becomes an array), and device adds read_bytes,\n"
+		"write_device_ios, write_bytes and model_us (sum over the read and write rows\n"
+		"with device I/Os on the device); layout_score gets rows by device.\n"
+		"A one-device log (offset+length items) reads as always.\n"
 		"\n"
 		"fio iolog names hold at most 256 bytes and no white space: requests on other\n"
 		"paths are not exported (counted on standard error).  Failed requests (result\n"
@@ -197,29 +219,63 @@ static int bad_usage(const char *fmt, ...)
 	return 2;
 }
 
-/* --layout MAP: the static layout score of an extent map. */
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * --layout MAP: the static layout score of an extent map.  A map with the
+ * device column (a mount with several devices) gets one line per device,
+ * "device=NAME " then the score of that device's extents in logical order,
+ * devices by name, and last the line of them all: their counts added (as
+ * layout_stats_add() adds files), so a change of device is not counted as
+ * a jump of either.
+ */
 static int print_static_layout(const char *path, uint64_t block_size)
 {
 	struct imported_map m;
-	struct layout_stats st;
+	struct layout_stats st, sum = {0};
 	struct layout_extent *v;
 	char err[512], line[256];
+	char **names = NULL;
 
-	if (map_import_file(path, MAP_AUTO, &m, err, sizeof(err)) < 0) {
+	if (map_import_file_devices(path, MAP_AUTO, &m, err, sizeof(err)) < 0) {
 		fprintf(stderr, "scatterfs-report: %s\n", err);
 		return 1;
 	}
 	v = malloc(m.n * sizeof(*v));
-	if (v == NULL) {
+	names = m.ndevices ? malloc(m.ndevices * sizeof(*names)) : NULL;
+	if (v == NULL || (m.ndevices && names == NULL)) {
+		free(v);
 		imported_map_release(&m);
 		fprintf(stderr, "scatterfs-report: %s\n", strerror(ENOMEM));
 		return 1;
 	}
-	for (size_t i = 0; i < m.n; i++)
-		v[i] = (struct layout_extent){m.v[i].logical, m.v[i].physical, m.v[i].length};
-	layout_score(v, m.n, block_size, &st);
-	layout_stats_format(&st, line, sizeof(line));
+	if (m.ndevices > 0) {
+		memcpy(names, m.devices, m.ndevices * sizeof(*names));
+		qsort(names, m.ndevices, sizeof(*names), cmp_name);
+	}
+	for (size_t d = 0; d < m.ndevices; d++) {
+		size_t k = 0;
+		for (size_t i = 0; i < m.n; i++)
+			if (strcmp(m.devices[m.v[i].device], names[d]) == 0)
+				v[k++] = (struct layout_extent){m.v[i].logical, m.v[i].physical,
+								m.v[i].length};
+		layout_score(v, k, block_size, &st);
+		layout_stats_format(&st, line, sizeof(line));
+		printf("device=%s %s\n", names[d], line);
+		layout_stats_add(&sum, &st);
+	}
+	if (m.ndevices == 0) {
+		for (size_t i = 0; i < m.n; i++)
+			v[i] =
+			    (struct layout_extent){m.v[i].logical, m.v[i].physical, m.v[i].length};
+		layout_score(v, m.n, block_size, &sum);
+	}
+	layout_stats_format(&sum, line, sizeof(line));
 	printf("%s\n", line);
+	free(names);
 	free(v);
 	imported_map_release(&m);
 	return fflush(stdout) == 0 ? 0 : 1;
@@ -236,6 +292,8 @@ int main(int argc, char **argv)
 	const char *iolog_path = NULL, *plot_path = NULL;
 	bool timeline = false, iolog_opt = false, latency = false;
 	struct report_filter filter = {0};
+	struct iolog_target targets[64];
+	size_t ntargets = 0;
 	char ferr[256];
 	int c;
 
@@ -334,10 +392,31 @@ int main(int argc, char **argv)
 			io.dir = optarg;
 			iolog_opt = true;
 			break;
-		case OPT_IOLOG_DEVICE:
-			io.device = optarg;
+		case OPT_IOLOG_DEVICE: {
+			/* NAME=FILE when what precedes the first '=' is a device name */
+			const char *eq = strchr(optarg, '=');
+			size_t k = eq ? (size_t)(eq - optarg) : 0;
+			if (k > 0 && strspn(optarg, DEVICE_NAME_CHARS) == k) {
+				if (ntargets == sizeof(targets) / sizeof(targets[0]))
+					return bad_usage("--iolog-device NAME=FILE: at most %zu "
+							 "devices",
+							 ntargets);
+				if (eq[1] == '\0')
+					return bad_usage("--iolog-device %s: FILE is empty",
+							 optarg);
+				optarg[k] = '\0'; /* argv's strings are the program's to modify */
+				targets[ntargets++] = (struct iolog_target){optarg, optarg + k + 1};
+			} else {
+				if (io.device != NULL)
+					return bad_usage(
+					    "--iolog-device FILE given twice ('%s' and "
+					    "'%s'); several devices take NAME=FILE",
+					    io.device, optarg);
+				io.device = optarg;
+			}
 			iolog_opt = true;
 			break;
+		}
 		case OPT_PLOT:
 			plot_path = optarg;
 			break;
@@ -371,8 +450,14 @@ int main(int argc, char **argv)
 	if (iolog_opt && iolog_path == NULL)
 		return bad_usage("%s", "--iolog-version, --iolog-dir and --iolog-device need "
 				       "--fio-iolog FILE");
-	if (io.dir && io.device)
+	if (io.dir && (io.device || ntargets))
 		return bad_usage("%s", "--iolog-dir and --iolog-device exclude each other");
+	if (io.device && ntargets)
+		return bad_usage("--iolog-device %s and --iolog-device %s=%s: FILE is for a "
+				 "one-device log, NAME=FILE for a log of several devices",
+				 io.device, targets[0].name, targets[0].file);
+	io.targets = targets;
+	io.ntargets = ntargets;
 	if (timeline && plot_path == NULL)
 		return bad_usage("%s", "--timeline needs --plot FILE");
 	if ((o.metric == M_LATENCY || o.metric == M_LATENCY_BUCKETS) && !latency)
@@ -412,7 +497,8 @@ int main(int argc, char **argv)
 	}
 	if (rc < 0) {
 		fprintf(stderr, "scatterfs-report: %s:%" PRIu64 ": %s\n", log_path, fc.line,
-			strerror(-rc));
+			rc == -EINVAL && iw && iolog_error(iw)[0] ? iolog_error(iw)
+								  : strerror(-rc));
 		goto out;
 	}
 	if (report_filter_active(&filter))
@@ -426,18 +512,22 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 	if (iw) {
-		uint64_t reads, writes, skipped;
-		rc = iolog_close(iw, &reads, &writes, &skipped);
-		iw = NULL;
+		rc = iolog_finish(iw);
 		if (rc < 0) {
 			fprintf(stderr, "scatterfs-report: --fio-iolog %s: %s\n", iolog_path,
 				strerror(-rc));
 			status = 1;
 		} else {
-			fprintf(stderr,
-				"scatterfs-report: fio iolog %s (version %d): %" PRIu64
-				" reads, %" PRIu64 " writes\n",
-				iolog_path, io.version, reads, writes);
+			const char *path;
+			uint64_t reads, writes;
+			for (size_t i = 0; iolog_output(iw, i, &path, &reads, &writes) == 0; i++)
+				fprintf(stderr,
+					"scatterfs-report: fio iolog %s (version %d): %" PRIu64
+					" reads, %" PRIu64 " writes\n",
+					path, io.version, reads, writes);
+			uint64_t a, b, skipped;
+			iolog_close(iw, &a, &b, &skipped);
+			iw = NULL;
 			if (skipped)
 				fprintf(stderr,
 					"scatterfs-report: warning: %" PRIu64
@@ -456,9 +546,12 @@ int main(int argc, char **argv)
 	}
 out:
 	if (iw) {
-		uint64_t a, b, s;
-		iolog_close(iw, &a, &b, &s);
-		remove(iolog_path); /* incomplete */
+		const char *path;
+		uint64_t a, b;
+		iolog_finish(iw);
+		for (size_t i = 0; iolog_output(iw, i, &path, &a, &b) == 0; i++)
+			remove(path); /* incomplete */
+		iolog_free(iw);
 	}
 	if (plot)
 		plot_discard(plot);

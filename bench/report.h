@@ -27,10 +27,16 @@
  * log_op_names[]); the report prints ops in that order.
  */
 
-/** One device I/O of a row: bytes [offset, offset+length) of the backing device. */
+/**
+ * One device I/O of a row: bytes [offset, offset+length) of a backing
+ * device.  A log of a mount with one device writes its items as
+ * "offset+length"; a mount with several devices writes "NAME:offset+length",
+ * NAME of [A-Za-z0-9_.-]+ (README, "The request log").
+ */
 struct devio {
 	uint64_t offset; /* device offset, bytes */
 	uint64_t length; /* bytes */
+	uint32_t device; /* index into the row's dev_names (0 when the log names no device) */
 };
 
 /**
@@ -51,6 +57,16 @@ struct log_row {
 	uint64_t latency_us; /* for extend: the zero-fill time */
 	const struct devio *dev;
 	size_t ndev;
+	/*
+	 * Whether the log's device_io items name their devices (the mount had
+	 * several); then dev_names[devio.device] is the NUL-terminated name.
+	 * Names are numbered in order of first appearance in the log and keep
+	 * their number; the array may move, its strings do not, until
+	 * log_reader_close().
+	 */
+	bool dev_named;
+	const char *const *dev_names;
+	size_t ndev_names;
 	bool has_model_us; /* the log has the model_us column */
 	uint64_t model_us; /* the disk model's latency (0 without the column) */
 };
@@ -81,7 +97,10 @@ int log_reader_open_mem(const char *buf, size_t len, const char *name, struct lo
 /**
  * log_reader_next() - decodes the next row into @row.
  * @return 1 (a row), 0 (end of the log) or -errno (-EINVAL: a malformed
- * row; log_reader_error() then gives "FILE:LINE: what is wrong").
+ * row; log_reader_error() then gives "FILE:LINE: what is wrong").  The
+ * device_io items of one log are all "offset+length" or all
+ * "NAME:offset+length": an item of the other form than the log's first is
+ * malformed (the message names the line of that first one).
  */
 int log_reader_next(struct log_reader *r, struct log_row *row);
 
@@ -278,6 +297,16 @@ struct device_metrics {
 	uint64_t device_ios;	     /* device I/Os of read and write rows */
 	uint64_t pairs;		     /* pairs of consecutive device I/Os: device_ios - 1 */
 	uint64_t seek[HIST_BUCKETS]; /* seek distance, bytes, by hist_bucket() */
+	/*
+	 * Counted and printed for a log that names its devices (0 otherwise): the bytes of the
+	 * device I/Os of read rows; the device I/Os and bytes of write rows; the sum of model_us of
+	 * the read and write rows with device I/Os (a row's device I/Os are on one device: a file's
+	 * extents are all on its rule's device; a row's is counted on the device of its first).
+	 */
+	uint64_t read_bytes;
+	uint64_t write_device_ios;
+	uint64_t write_bytes;
+	uint64_t model_us;
 	bool have_prev;
 	uint64_t prev_end; /* device offset where the previous device I/O ended */
 };
@@ -292,6 +321,20 @@ struct extend_metrics {
 	uint64_t bytes;
 	uint64_t zero_fill_us; /* total */
 	uint64_t max_us;
+};
+
+/**
+ * One device of a log whose device_io items name their devices: the
+ * device metrics of its own device I/Os.  Seek distances are measured from
+ * the end of the previous device I/O on the same device (each device has
+ * its own head); reads and per_read count the read rows with at least one
+ * device I/O on this device, and that many device I/Os; the dynamic layout
+ * score counts the blocks read on this device.
+ */
+struct report_device {
+	char *name; /* NULL while the log's device of this number has had no device I/O */
+	struct device_metrics m;
+	struct dyn_layout layout;
 };
 
 struct file_state;
@@ -312,8 +355,11 @@ struct report {
 	struct file_state *last_file; /* cache: consecutive rows often share a file */
 	struct pid_group *pids;	      /* uthash, by pid (BY_PID only) */
 	struct seq_metrics seq;
-	struct device_metrics dev;
+	struct device_metrics dev; /* every device: with several, their pairs and seeks added */
 	struct extend_metrics ext;
+	bool dev_named;		       /* a row named its devices (the mount had several) */
+	struct report_device *devices; /* by the reader's device number (devio.device) */
+	size_t ndevices;
 };
 
 /** report_init() - an empty report grouping read sizes by @by. */
@@ -339,12 +385,22 @@ struct report_group **report_groups(struct report *rep, size_t *n);
  */
 struct report_group **report_latency_groups(struct report *rep, size_t *n);
 
+/**
+ * report_devices() - the devices of a log that names them (rep->dev_named)
+ * and that had device I/Os, sorted by name (bytewise).  @return an array of
+ * *@n pointers into @rep (free the array only), or NULL with *@n = 0 (a
+ * log without names, or ENOMEM).
+ */
+struct report_device **report_devices(struct report *rep, size_t *n);
+
 /** report_free() - frees everything @rep holds. */
 void report_free(struct report *rep);
 
 /** Derived values, as printed (NaN-free: 0 when the denominator is 0). */
 double report_share_pct(uint64_t part, uint64_t whole); /* 100 * part / whole */
 double report_device_ios_per_read(const struct report *rep);
+/** report_dev_ios_per_read() - @d->read_device_ios / @d->reads; 0 without reads. */
+double report_dev_ios_per_read(const struct device_metrics *d);
 double report_extend_mean_us(const struct report *rep);
 double report_extend_us_per_mib(const struct report *rep);
 /** report_layout_score() - @l->contiguous / @l->scored; 1.0 when nothing is scored. */
@@ -394,29 +450,79 @@ int report_print(FILE *out, struct report *rep, const struct report_output *o);
 
 /* ---- fio iolog export (report_iolog.c) ------------------------------------ */
 
+/** The file device NAME's iolog replays on (--iolog-device NAME=FILE). */
+struct iolog_target {
+	const char *name;
+	const char *file;
+};
+
 /** How the log's requests become fio iolog lines. */
 struct iolog_opts {
 	int version;	    /* 2 or 3 */
 	const char *dir;    /* file mode: log path P becomes DIR/P ("." when NULL) */
-	const char *device; /* device mode: device I/Os against this file (overrides dir) */
+	const char *device; /* device mode, a one-device log: device I/Os against this file */
+	/* device mode, a log that names its devices: one iolog per device */
+	const struct iolog_target *targets;
+	size_t ntargets;
 };
 
 struct iolog_writer;
 
 /**
  * iolog_open() - creates the fio iolog @path and writes its version line.
- * @return 0 or -errno (message in @err).
+ * Device mode is @o->device or @o->targets; in device mode a log that
+ * names its devices gets, instead of @path, one iolog per device at
+ * iolog_device_path(@path, NAME), created at the device's first device
+ * I/O, its lines against the target of NAME.
+ * @return 0 or -errno (message in @err): -EINVAL for a version other than
+ * 2 or 3, a target name fio cannot read (over 256 bytes, white space) or
+ * a device given two targets.
  */
 int iolog_open(const char *path, const struct iolog_opts *o, struct iolog_writer **out, char *err,
 	       size_t errlen);
 
-/** iolog_add() - exports @row if it is a read or a write.  @return 0 or -errno. */
-int iolog_add(struct iolog_writer *w, const struct log_row *row);
+/**
+ * iolog_device_path() - the iolog of device @device beside @path: ".DEVICE"
+ * inserted before the extension of @path's last component ("r.iolog" ->
+ * "r.wal.iolog"), or appended when it has none ("r" -> "r.wal"; a leading
+ * dot is no extension).  @return a string to free, or NULL (ENOMEM).
+ */
+char *iolog_device_path(const char *path, const char *device);
 
 /**
- * iolog_close() - writes the close actions, closes the file and frees @w.
- * *@reads, *@writes get the I/O lines written, *@skipped the requests that
- * could not be exported (see report_iolog.c).  @return 0 or -errno.
+ * iolog_add() - exports @row if it is a read or a write.
+ * @return 0 or -errno; -EINVAL (message in iolog_error()) in device mode
+ * when the log's form and the targets disagree: a log that names its
+ * devices with a plain --iolog-device FILE, a device without a target, or
+ * NAME=FILE targets for a log that names none.
+ */
+int iolog_add(struct iolog_writer *w, const struct log_row *row);
+
+/** iolog_error() - the message of iolog_add()'s last -EINVAL ("" when none). */
+const char *iolog_error(const struct iolog_writer *w);
+
+/**
+ * iolog_finish() - writes the close actions and closes every iolog file.
+ * @return 0 or the first -errno.
+ */
+int iolog_finish(struct iolog_writer *w);
+
+/**
+ * iolog_output() - the @i-th iolog file written (0: @path of iolog_open(),
+ * or the devices' iologs in order of their first device I/O): its path
+ * and the I/O lines in it.  Valid until iolog_free().
+ * @return 0, or -ENOENT past the last.
+ */
+int iolog_output(const struct iolog_writer *w, size_t i, const char **path, uint64_t *reads,
+		 uint64_t *writes);
+
+/** iolog_free() - frees @w (closing what is still open).  NULL is ignored. */
+void iolog_free(struct iolog_writer *w);
+
+/**
+ * iolog_close() - iolog_finish() then iolog_free(): *@reads, *@writes get
+ * the I/O lines written (over every iolog file), *@skipped the requests
+ * that could not be exported (see report_iolog.c).  @return 0 or -errno.
  */
 int iolog_close(struct iolog_writer *w, uint64_t *reads, uint64_t *writes, uint64_t *skipped);
 

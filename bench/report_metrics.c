@@ -30,6 +30,7 @@ struct file_state {
 	bool has_read;		   /* a read of this file was seen */
 	uint64_t next_offset;	   /* where its previous read ended */
 	bool has_dev;		   /* a device I/O of a read of this file was seen */
+	uint32_t dev_device;	   /* on which device (devio.device) */
 	uint64_t dev_end;	   /* where the last one ended on the device */
 	struct report_group group; /* --by file */
 	UT_hash_handle hh;
@@ -96,25 +97,120 @@ static struct pid_group *find_pid(struct report *rep, int64_t pid)
 	return g;
 }
 
-static int add_device_ios(struct device_metrics *d, const struct log_row *row)
+/*
+ * The report's device @i of @row's log, named on first use.  @return it, or
+ * NULL on ENOMEM or a number the row does not name.
+ */
+static struct report_device *device_of(struct report *rep, const struct log_row *row, uint32_t i)
 {
+	if (i >= rep->ndevices) {
+		if (i >= row->ndev_names)
+			return NULL;
+		size_t n = row->ndev_names;
+		struct report_device *d = realloc(rep->devices, n * sizeof(*d));
+		if (d == NULL)
+			return NULL;
+		memset(d + rep->ndevices, 0, (n - rep->ndevices) * sizeof(*d));
+		rep->devices = d;
+		rep->ndevices = n;
+	}
+	struct report_device *d = &rep->devices[i];
+	if (d->name == NULL &&
+	    (i >= row->ndev_names || (d->name = strdup(row->dev_names[i])) == NULL))
+		return NULL;
+	return d;
+}
+
+/* Counts one device I/O of @length bytes of the read or write @row in @d. */
+static inline void count_device_io(struct device_metrics *d, const struct log_row *row,
+				   uint64_t length)
+{
+	d->device_ios++;
+	if (row->op == LOG_OPI_READ) {
+		d->read_bytes += length;
+	} else {
+		d->write_device_ios++;
+		d->write_bytes += length;
+	}
+}
+
+/*
+ * Counts @row's device I/Os in rep->dev and, in a log that names its
+ * devices, in each one's own metrics, the seek distance from the end of
+ * the previous device I/O on the same device.  @return 0 or -ENOMEM.
+ */
+static int add_device_ios(struct report *rep, const struct log_row *row)
+{
+	struct device_metrics *all = &rep->dev;
+
 	for (size_t i = 0; i < row->ndev; i++) {
 		const struct devio *io = &row->dev[i];
-		if (d->have_prev) {
-			uint64_t dist = io->offset >= d->prev_end ? io->offset - d->prev_end
-								  : d->prev_end - io->offset;
-			d->pairs++;
-			d->seek[hist_bucket(dist)]++;
+		struct device_metrics *dm = NULL, *head = all;
+		if (row->dev_named) {
+			struct report_device *d = device_of(rep, row, io->device);
+			if (d == NULL)
+				return -ENOMEM;
+			dm = head = &d->m;
 		}
-		d->have_prev = true;
-		d->prev_end = io->offset + io->length;
-		d->device_ios++;
+		if (head->have_prev) {
+			uint64_t dist = io->offset >= head->prev_end ? io->offset - head->prev_end
+								     : head->prev_end - io->offset;
+			all->pairs++;
+			all->seek[hist_bucket(dist)]++;
+			if (dm != NULL) {
+				dm->pairs++;
+				dm->seek[hist_bucket(dist)]++;
+			}
+		}
+		head->have_prev = true;
+		head->prev_end = io->offset + io->length;
+		if (dm == NULL) {
+			all->device_ios++; /* bytes and time are printed only per device */
+			continue;
+		}
+		count_device_io(all, row, io->length);
+		count_device_io(dm, row, io->length);
+		if (i == 0 && row->has_model_us) {
+			dm->model_us += row->model_us;
+			all->model_us += row->model_us;
+		}
 	}
 	return 0;
 }
 
-/* Adds the device I/Os of the read @row of file @f to the dynamic layout score. */
-static void add_dyn_layout(struct report *rep, struct file_state *f, const struct log_row *row)
+/* A read @row's device I/Os per device (the rows with at least one there). */
+static int add_device_reads(struct report *rep, const struct log_row *row)
+{
+	for (size_t i = 0; i < row->ndev; i++) {
+		uint32_t dev = row->dev[i].device;
+		bool first = true;
+		uint64_t k = 0;
+		for (size_t j = 0; j < row->ndev; j++) {
+			if (row->dev[j].device != dev)
+				continue;
+			first = first && j >= i;
+			k++;
+		}
+		if (!first)
+			continue; /* counted at its first device I/O */
+		struct report_device *d = device_of(rep, row, dev);
+		if (d == NULL)
+			return -ENOMEM;
+		d->m.reads++;
+		d->m.read_device_ios += k;
+		int rc = hist_add(&d->m.per_read, k);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Adds the device I/Os of the read @row of file @f to the dynamic layout
+ * score (and, in a log that names its devices, to their devices' scores).
+ * A block follows the file's previous one only on the same device.
+ */
+static int add_dyn_layout(struct report *rep, struct file_state *f, const struct log_row *row)
 {
 	uint64_t bs = rep->block_size ? rep->block_size : 4096;
 
@@ -122,14 +218,18 @@ static void add_dyn_layout(struct report *rep, struct file_state *f, const struc
 		const struct devio *io = &row->dev[i];
 		uint64_t blocks = (io->length + bs - 1) / bs;
 		struct dyn_layout d = {blocks, blocks ? blocks - 1 : 0, blocks ? blocks - 1 : 0};
+		struct report_device *dev = NULL;
 
 		if (blocks == 0)
 			continue;
+		if (row->dev_named && (dev = device_of(rep, row, io->device)) == NULL)
+			return -ENOMEM;
 		if (f->has_dev) {
 			d.scored++;
-			d.contiguous += io->offset == f->dev_end;
+			d.contiguous += io->offset == f->dev_end && io->device == f->dev_device;
 		}
 		f->has_dev = true;
+		f->dev_device = io->device;
 		f->dev_end = io->offset + io->length;
 		for (int k = 0; k < 2; k++) {
 			struct dyn_layout *t = k ? &f->group.layout : &rep->all.layout;
@@ -137,7 +237,13 @@ static void add_dyn_layout(struct report *rep, struct file_state *f, const struc
 			t->scored += d.scored;
 			t->contiguous += d.contiguous;
 		}
+		if (dev != NULL) {
+			dev->layout.blocks += d.blocks;
+			dev->layout.scored += d.scored;
+			dev->layout.contiguous += d.contiguous;
+		}
 	}
+	return 0;
 }
 
 /* Counts @row's latency_us (and model_us) in @g's latencies of its op. */
@@ -171,6 +277,7 @@ int report_add(struct report *rep, const struct log_row *row)
 	if (rep->rows == 0 || row->ts_us > rep->last_ts_us)
 		rep->last_ts_us = row->ts_us;
 	rep->rows++;
+	rep->dev_named |= row->dev_named;
 
 	struct op_summary *s = &rep->ops[row->op];
 	s->rows++;
@@ -219,14 +326,17 @@ int report_add(struct report *rep, const struct log_row *row)
 			if ((rc = hist_add(&g->group.hist, row->size)) < 0)
 				return rc;
 		}
-		add_dyn_layout(rep, f, row);
+		if ((rc = add_dyn_layout(rep, f, row)) < 0)
+			return rc;
 		rep->dev.reads++;
 		rep->dev.read_device_ios += row->ndev;
 		if ((rc = hist_add(&rep->dev.per_read, row->ndev)) < 0)
 			return rc;
-		return add_device_ios(&rep->dev, row);
+		if (row->dev_named && (rc = add_device_reads(rep, row)) < 0)
+			return rc;
+		return add_device_ios(rep, row);
 	case LOG_OPI_WRITE:
-		return add_device_ios(&rep->dev, row);
+		return add_device_ios(rep, row);
 	case LOG_OPI_EXTEND:
 		rep->ext.extends++;
 		rep->ext.bytes += row->size;
@@ -345,6 +455,31 @@ struct report_group **report_latency_groups(struct report *rep, size_t *n)
 	return g;
 }
 
+static int cmp_device(const void *a, const void *b)
+{
+	return strcmp((*(struct report_device *const *)a)->name,
+		      (*(struct report_device *const *)b)->name);
+}
+
+struct report_device **report_devices(struct report *rep, size_t *n)
+{
+	struct report_device **d;
+	size_t k = 0;
+
+	*n = 0;
+	if (!rep->dev_named || rep->ndevices == 0)
+		return NULL;
+	d = malloc(rep->ndevices * sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	for (size_t i = 0; i < rep->ndevices; i++)
+		if (rep->devices[i].name != NULL)
+			d[k++] = &rep->devices[i];
+	qsort(d, k, sizeof(*d), cmp_device);
+	*n = k;
+	return d;
+}
+
 size_t report_file_count(const struct report *rep)
 {
 	return HASH_COUNT(rep->files);
@@ -375,6 +510,11 @@ void report_free(struct report *rep)
 	for (int op = 0; op < LOG_OP_COUNT; op++)
 		hist_free(&rep->by_op[op].hist);
 	hist_free(&rep->dev.per_read);
+	for (size_t i = 0; i < rep->ndevices; i++) {
+		hist_free(&rep->devices[i].m.per_read);
+		free(rep->devices[i].name);
+	}
+	free(rep->devices);
 	memset(rep, 0, sizeof(*rep));
 }
 
@@ -388,9 +528,14 @@ double report_layout_score(const struct dyn_layout *l)
 	return l->scored ? (double)l->contiguous / (double)l->scored : 1.0;
 }
 
+double report_dev_ios_per_read(const struct device_metrics *d)
+{
+	return d->reads ? (double)d->read_device_ios / (double)d->reads : 0.0;
+}
+
 double report_device_ios_per_read(const struct report *rep)
 {
-	return rep->dev.reads ? (double)rep->dev.read_device_ios / (double)rep->dev.reads : 0.0;
+	return report_dev_ios_per_read(&rep->dev);
 }
 
 double report_extend_mean_us(const struct report *rep)

@@ -312,17 +312,85 @@ static int t_sizes(struct table *t, struct report *rep, size_t top, bool buckets
 	return rc;
 }
 
-static int t_per_read(struct table *t, struct report *rep)
+/*
+ * In a log that names its devices, the device tables get a first column
+ * "device": the totals of every device under DEVICE_ALL (no device name
+ * can be "*"), then each device by name.
+ */
+#define DEVICE_ALL "*"
+
+/* The device I/Os per read of @d, after the cell @dev when it is not NULL. */
+static int per_read_rows(struct table *t, const char *dev, const struct device_metrics *d)
 {
 	size_t n;
-	struct hist_value *v = hist_values_by_value(&rep->dev.per_read, &n);
+	struct hist_value *v = hist_values_by_value(&d->per_read, &n);
 	if (v == NULL && n > 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		table_row(t, (struct cell[]){CU(v[i].value), CU(v[i].count),
-					     CPCT(report_share_pct(v[i].count, rep->dev.reads))});
+	for (size_t i = 0; i < n; i++) {
+		struct cell c[] = {CS(dev), CU(v[i].value), CU(v[i].count),
+				   CPCT(report_share_pct(v[i].count, d->reads))};
+		table_row(t, dev == NULL ? c + 1 : c);
+	}
 	free(v);
 	return 0;
+}
+
+/* The device table's row of @d; with @dev (a log that names its devices) also its bytes and time.
+ */
+static void device_row(struct table *t, const char *dev, const struct device_metrics *d)
+{
+	struct cell c[] = {CS(dev),
+			   CU(d->reads),
+			   CU(d->read_device_ios),
+			   CMEAN(report_dev_ios_per_read(d)),
+			   CU(d->device_ios),
+			   CU(d->pairs),
+			   CU(d->seek[0]),
+			   CU(d->pairs - d->seek[0]),
+			   CPCT(report_share_pct(d->seek[0], d->pairs)),
+			   CU(d->read_bytes),
+			   CU(d->write_device_ios),
+			   CU(d->write_bytes),
+			   CU(d->model_us)};
+	table_row(t, dev == NULL ? c + 1 : c);
+}
+
+static void seek_rows(struct table *t, const char *dev, const struct device_metrics *d)
+{
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		if (!d->seek[b])
+			continue;
+		struct cell c[] = {CS(dev), CU(hist_bucket_lo(b)), CU(hist_bucket_hi(b)),
+				   CU(d->seek[b]), CPCT(report_share_pct(d->seek[b], d->pairs))};
+		table_row(t, dev == NULL ? c + 1 : c);
+	}
+}
+
+/*
+ * One of the device tables (@m: M_DEVICE, M_DEVICE_IOS_PER_READ or
+ * M_SEEK_DISTANCE): rep->dev, and in a log that names its devices, each
+ * device after it.
+ */
+static int t_device(struct table *t, struct report *rep, enum report_metric m)
+{
+	size_t n = 0;
+	struct report_device **d = report_devices(rep, &n);
+	int rc = 0;
+
+	if (rep->dev_named && d == NULL && rep->ndevices > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i <= n && rc == 0; i++) {
+		const char *name = i == 0 ? (rep->dev_named ? DEVICE_ALL : NULL) : d[i - 1]->name;
+		const struct device_metrics *dm = i == 0 ? &rep->dev : &d[i - 1]->m;
+		if (m == M_DEVICE)
+			device_row(t, name, dm);
+		else if (m == M_SEEK_DISTANCE)
+			seek_rows(t, name, dm);
+		else
+			rc = per_read_rows(t, name, dm);
+	}
+	free(d);
+	return rc;
 }
 
 static const char *const cols_layout[] = {"by",	    "group",	  "blocks_read",
@@ -335,13 +403,27 @@ static void layout_row(struct table *t, const char *by, const struct report_grou
 				     CSCORE(report_layout_score(&g->layout))});
 }
 
-/* Overall, then per file with --by file (the files with reads, as report_groups()). */
+/*
+ * Overall, then per device (by "device", group the device's name) in a log
+ * that names its devices, then per file with --by file (the files with
+ * reads, as report_groups()).
+ */
 static int t_layout(struct table *t, struct report *rep)
 {
 	size_t n = 0;
 	struct report_group **g = NULL;
 
 	layout_row(t, "all", &rep->all);
+	if (rep->dev_named) {
+		struct report_device **d = report_devices(rep, &n);
+		if (d == NULL && rep->ndevices > 0)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			layout_row(
+			    t, "device",
+			    &(struct report_group){.key = d[i]->name, .layout = d[i]->layout});
+		free(d);
+	}
 	if (rep->by != BY_FILE)
 		return 0;
 	g = report_groups(rep, &n);
@@ -362,6 +444,14 @@ static const char *const cols_device[] = {
     "device_io_pairs", "sequential_pairs", "nonsequential_pairs", "sequential_pct"};
 static const char *const cols_per_read[] = {"device_ios", "reads", "share_pct"};
 static const char *const cols_seek[] = {"lo", "hi", "count", "share_pct"};
+/* The same with the device column first, for a log that names its devices. */
+static const char *const cols_device_named[] = {
+    "device",	      "reads",		 "read_device_ios",  "device_ios_per_read",
+    "device_ios",     "device_io_pairs", "sequential_pairs", "nonsequential_pairs",
+    "sequential_pct", "read_bytes",	 "write_device_ios", "write_bytes",
+    "model_us"};
+static const char *const cols_per_read_named[] = {"device", "device_ios", "reads", "share_pct"};
+static const char *const cols_seek_named[] = {"device", "lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
 				       "mean_us", "max_us", "us_per_mib"};
 static const char *const cols_latency[] = {"by",  "group", "op",  "column", "count",
@@ -435,32 +525,31 @@ static int print_tables(FILE *out, struct report *rep, const struct report_outpu
 									rep->seq.with_previous))});
 			break;
 		case M_DEVICE:
-			table_begin(&t, out, o, root, M_DEVICE, cols_device, NCOLS(cols_device),
-				    true);
-			table_row(&t,
-				  (struct cell[]){
-				      CU(rep->dev.reads), CU(rep->dev.read_device_ios),
-				      CMEAN(report_device_ios_per_read(rep)),
-				      CU(rep->dev.device_ios), CU(rep->dev.pairs),
-				      CU(rep->dev.seek[0]), CU(rep->dev.pairs - rep->dev.seek[0]),
-				      CPCT(report_share_pct(rep->dev.seek[0], rep->dev.pairs))});
+			if (rep->dev_named)
+				table_begin(&t, out, o, root, M_DEVICE, cols_device_named,
+					    NCOLS(cols_device_named), false);
+			else
+				table_begin(&t, out, o, root, M_DEVICE, cols_device,
+					    NCOLS(cols_device), true);
+			rc = t_device(&t, rep, M_DEVICE);
 			break;
 		case M_DEVICE_IOS_PER_READ:
-			table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ, cols_per_read,
-				    NCOLS(cols_per_read), false);
-			rc = t_per_read(&t, rep);
+			if (rep->dev_named)
+				table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ,
+					    cols_per_read_named, NCOLS(cols_per_read_named), false);
+			else
+				table_begin(&t, out, o, root, M_DEVICE_IOS_PER_READ, cols_per_read,
+					    NCOLS(cols_per_read), false);
+			rc = t_device(&t, rep, M_DEVICE_IOS_PER_READ);
 			break;
 		case M_SEEK_DISTANCE:
-			table_begin(&t, out, o, root, M_SEEK_DISTANCE, cols_seek, NCOLS(cols_seek),
-				    false);
-			for (unsigned b = 0; b < HIST_BUCKETS; b++)
-				if (rep->dev.seek[b])
-					table_row(&t,
-						  (struct cell[]){
-						      CU(hist_bucket_lo(b)), CU(hist_bucket_hi(b)),
-						      CU(rep->dev.seek[b]),
-						      CPCT(report_share_pct(rep->dev.seek[b],
-									    rep->dev.pairs))});
+			if (rep->dev_named)
+				table_begin(&t, out, o, root, M_SEEK_DISTANCE, cols_seek_named,
+					    NCOLS(cols_seek_named), false);
+			else
+				table_begin(&t, out, o, root, M_SEEK_DISTANCE, cols_seek,
+					    NCOLS(cols_seek), false);
+			rc = t_device(&t, rep, M_SEEK_DISTANCE);
 			break;
 		case M_AUTOEXTEND:
 			table_begin(&t, out, o, root, M_AUTOEXTEND, cols_ext, NCOLS(cols_ext),
@@ -626,6 +715,55 @@ static int print_text_latency(FILE *out, struct report *rep, int m)
 	return rc;
 }
 
+/*
+ * The text of the device metrics @d (metric @m, or all when < 0); @named:
+ * the log names its devices, and the bytes and modelled time are printed.
+ */
+static int text_device(FILE *out, const struct device_metrics *d, int m, bool named)
+{
+	bool all = m < 0;
+
+	if (named && (all || m == M_DEVICE))
+		fprintf(out,
+			"    read %" PRIu64 " bytes in %" PRIu64 " device I/Os, wrote %" PRIu64
+			" bytes in %" PRIu64 " device I/Os; model_us %" PRIu64 "\n",
+			d->read_bytes, d->device_ios - d->write_device_ios, d->write_bytes,
+			d->write_device_ios, d->model_us);
+	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ) {
+		fprintf(out,
+			"    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64 " reads)\n",
+			report_dev_ios_per_read(d), d->read_device_ios, d->reads);
+		size_t n;
+		struct hist_value *v = hist_values_by_value(&d->per_read, &n);
+		if (v == NULL && n > 0)
+			return -ENOMEM;
+		uint64_t max = 0;
+		for (size_t i = 0; i < n; i++)
+			max = v[i].count > max ? v[i].count : max;
+		for (size_t i = 0; i < n; i++) {
+			fprintf(out, "    %6" PRIu64 " device I/O%s %10" PRIu64 " %6.2f%% ",
+				v[i].value, v[i].value == 1 ? " " : "s", v[i].count,
+				report_share_pct(v[i].count, d->reads));
+			bar(out, v[i].count, max);
+			fputc('\n', out);
+		}
+		free(v);
+	}
+	if (all || m == M_DEVICE || m == M_SEEK_DISTANCE) {
+		fprintf(out,
+			"    device I/Os of reads and writes %" PRIu64 "; of their %" PRIu64
+			" consecutive pairs, sequential %" PRIu64
+			" (%.2f%%), non-sequential %" PRIu64 "\n",
+			d->device_ios, d->pairs, d->seek[0], report_share_pct(d->seek[0], d->pairs),
+			d->pairs - d->seek[0]);
+		if (d->pairs > 0) {
+			fprintf(out, "  seek distance between consecutive device I/Os, bytes:\n");
+			text_buckets(out, d->seek, d->pairs);
+		}
+	}
+	return 0;
+}
+
 static int print_text(FILE *out, struct report *rep, const struct report_output *o)
 {
 	size_t top = o->top;
@@ -671,40 +809,24 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 			", sequential %" PRIu64 " (%.2f%%)\n",
 			rep->seq.reads, rep->seq.with_previous, rep->seq.sequential,
 			report_share_pct(rep->seq.sequential, rep->seq.with_previous));
-	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ || m == M_SEEK_DISTANCE)
-		fprintf(out, "\nDevice I/O\n");
-	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ) {
-		fprintf(out,
-			"    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64 " reads)\n",
-			report_device_ios_per_read(rep), rep->dev.read_device_ios, rep->dev.reads);
-		size_t n;
-		struct hist_value *v = hist_values_by_value(&rep->dev.per_read, &n);
-		if (v == NULL && n > 0)
+	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ || m == M_SEEK_DISTANCE) {
+		size_t n = 0;
+		struct report_device **d = report_devices(rep, &n);
+		if (rep->dev_named && d == NULL && rep->ndevices > 0)
 			return -ENOMEM;
-		uint64_t max = 0;
-		for (size_t i = 0; i < n; i++)
-			max = v[i].count > max ? v[i].count : max;
-		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "    %6" PRIu64 " device I/O%s %10" PRIu64 " %6.2f%% ",
-				v[i].value, v[i].value == 1 ? " " : "s", v[i].count,
-				report_share_pct(v[i].count, rep->dev.reads));
-			bar(out, v[i].count, max);
-			fputc('\n', out);
+		if (rep->dev_named)
+			fprintf(out, "\nDevice I/O, all devices (each device's seek distances from "
+				     "its own previous device I/O)\n");
+		else
+			fprintf(out, "\nDevice I/O\n");
+		rc = text_device(out, &rep->dev, m, rep->dev_named);
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			fprintf(out, "\nDevice I/O, device %s\n", d[i]->name);
+			rc = text_device(out, &d[i]->m, m, true);
 		}
-		free(v);
-	}
-	if (all || m == M_DEVICE || m == M_SEEK_DISTANCE) {
-		fprintf(out,
-			"    device I/Os of reads and writes %" PRIu64 "; of their %" PRIu64
-			" consecutive pairs, sequential %" PRIu64
-			" (%.2f%%), non-sequential %" PRIu64 "\n",
-			rep->dev.device_ios, rep->dev.pairs, rep->dev.seek[0],
-			report_share_pct(rep->dev.seek[0], rep->dev.pairs),
-			rep->dev.pairs - rep->dev.seek[0]);
-		if (rep->dev.pairs > 0) {
-			fprintf(out, "  seek distance between consecutive device I/Os, bytes:\n");
-			text_buckets(out, rep->dev.seek, rep->dev.pairs);
-		}
+		free(d);
+		if (rc < 0)
+			return rc;
 	}
 	if (all || m == M_AUTOEXTEND)
 		fprintf(out,
@@ -723,6 +845,19 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 			", contiguous %" PRIu64 ": layout score %.4f\n",
 			rep->block_size, rep->all.layout.blocks, rep->all.layout.scored,
 			rep->all.layout.contiguous, report_layout_score(&rep->all.layout));
+		if (rep->dev_named) {
+			size_t n = 0;
+			struct report_device **d = report_devices(rep, &n);
+			if (d == NULL && rep->ndevices > 0)
+				return -ENOMEM;
+			for (size_t i = 0; i < n; i++)
+				fprintf(out,
+					"    device %s: blocks read %" PRIu64
+					", layout score %.4f\n",
+					d[i]->name, d[i]->layout.blocks,
+					report_layout_score(&d[i]->layout));
+			free(d);
+		}
 		if (rep->by == BY_FILE) {
 			size_t n = 0;
 			struct report_group **g = report_groups(rep, &n);

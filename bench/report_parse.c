@@ -65,7 +65,12 @@ struct log_reader {
 	bool has_model;	   /* the header names model_us where the schema puts it */
 	struct devio *dev; /* devcap entries, reused for each row */
 	size_t devcap;
-	char *pathbuf; /* unescaped quoted path, pathcap bytes */
+	char **devnames; /* device names seen, in order of first appearance */
+	size_t ndevnames, devnamecap;
+	uint32_t lastdev;      /* the name found last: rows mostly repeat it */
+	int devform;	       /* DEVFORM_*: the form of the log's first device I/O item */
+	uint64_t devform_line; /* the line of that item */
+	char *pathbuf;	       /* unescaped quoted path, pathcap bytes */
 	size_t pathcap;
 	char err[512];
 };
@@ -124,6 +129,9 @@ static int refill(struct log_reader *r)
 	r->buf[r->end] = '\0';
 	return 1;
 }
+
+/* The forms of device_io items: one device, or several with names. */
+enum { DEVFORM_UNKNOWN, DEVFORM_PLAIN, DEVFORM_NAMED };
 
 /* ---- header -------------------------------------------------------------- */
 
@@ -274,6 +282,9 @@ void log_reader_close(struct log_reader *r)
 	free(r->name);
 	free(r->buf);
 	free(r->dev);
+	for (size_t i = 0; i < r->ndevnames; i++)
+		free(r->devnames[i]);
+	free(r->devnames);
 	free(r->pathbuf);
 	free(r);
 }
@@ -299,6 +310,7 @@ struct row_fail {
 	const char *at;	    /* where the scanner stopped */
 	const char *what;   /* "an unsigned decimal", ... */
 	const char *fstart; /* start of the field */
+	const char *item;   /* device_io: the start of the item in the wrong form, else NULL */
 };
 
 /* Unsigned decimal at *pp; advances *pp.  @return false when there is no digit or it overflows. */
@@ -346,6 +358,20 @@ static inline bool scan_i64(const char **pp, int64_t *out)
 	return true;
 }
 
+/* What a malformed device_io item should have been, for the message. */
+#define WHAT_PLAIN "device_offset+length items joined by ';'"
+#define WHAT_NAMED "NAME:device_offset+length items joined by ';'"
+#define WHAT_EITHER                                                                                \
+	"device_offset+length or NAME:device_offset+length items joined by ';' (NAME of "          \
+	"letters, digits, '_', '.' and '-')"
+
+/* Whether @c may be in a device name: [A-Za-z0-9_.-]. */
+static inline bool devname_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '-';
+}
+
 static bool grow(void **arr, size_t *cap, size_t elem, size_t need)
 {
 	if (need <= *cap)
@@ -359,6 +385,33 @@ static bool grow(void **arr, size_t *cap, size_t elem, size_t need)
 	*arr = a;
 	*cap = c;
 	return true;
+}
+
+/*
+ * The number of the device named by the @len bytes at @name, adding the
+ * name when it is new.  @return 0 or -ENOMEM.
+ */
+static int devname_index(struct log_reader *r, const char *name, size_t len, uint32_t *out)
+{
+	if (r->lastdev < r->ndevnames && strlen(r->devnames[r->lastdev]) == len &&
+	    memcmp(r->devnames[r->lastdev], name, len) == 0) {
+		*out = r->lastdev;
+		return 0;
+	}
+	for (size_t i = 0; i < r->ndevnames; i++)
+		if (strlen(r->devnames[i]) == len && memcmp(r->devnames[i], name, len) == 0) {
+			*out = r->lastdev = (uint32_t)i;
+			return 0;
+		}
+	if (r->ndevnames >= UINT32_MAX ||
+	    !grow((void **)&r->devnames, &r->devnamecap, sizeof(*r->devnames), r->ndevnames + 1))
+		return -ENOMEM;
+	char *copy = strndup(name, len);
+	if (copy == NULL)
+		return -ENOMEM;
+	r->devnames[r->ndevnames] = copy;
+	*out = r->lastdev = (uint32_t)r->ndevnames++;
+	return 0;
 }
 
 /*
@@ -495,18 +548,51 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	COMMA(LOG_COL_LATENCY_US, "an unsigned decimal");
 
 	f->fstart = p;
+	f->item = NULL;
 	size_t ndev = 0;
 	if (*p != ',' && *p != '\n' && *p != '\r') {
 		for (;;) {
-			struct devio d;
-			if (!scan_u64(&p, &d.offset))
-				FAIL(LOG_COL_DEVICE_IO, "device_offset+length items joined by ';'");
-			if (*p != '+')
-				FAIL(LOG_COL_DEVICE_IO, "device_offset+length items joined by ';'");
-			p++;
+			struct devio d = {0};
+			const char *item = p, *q = p;
+			int form = DEVFORM_PLAIN;
+			/* The common item, "offset+length", is decoded without a second look. */
+			if (!scan_u64(&q, &d.offset) || *q != '+') {
+				const char *n = p;
+				while (devname_char(*n))
+					n++;
+				if (n >= end)
+					return ROW_MORE;
+				if (n > p && *n == ':') {
+					form = DEVFORM_NAMED;
+					int rc = devname_index(r, p, (size_t)(n - p), &d.device);
+					if (rc < 0)
+						return rc;
+					q = n + 1;
+					if (!scan_u64(&q, &d.offset) || *q != '+') {
+						p = q;
+						FAIL(LOG_COL_DEVICE_IO, WHAT_NAMED);
+					}
+				} else {
+					p = q;
+					FAIL(LOG_COL_DEVICE_IO, *item >= '0' && *item <= '9'
+								    ? WHAT_PLAIN
+								    : WHAT_EITHER);
+				}
+			}
+			p = q + 1;
 			if (!scan_u64(&p, &u))
-				FAIL(LOG_COL_DEVICE_IO, "device_offset+length items joined by ';'");
+				FAIL(LOG_COL_DEVICE_IO,
+				     form == DEVFORM_NAMED ? WHAT_NAMED : WHAT_PLAIN);
 			d.length = u;
+			if (form != r->devform) {
+				if (r->devform == DEVFORM_UNKNOWN) {
+					r->devform = form;
+					r->devform_line = r->line;
+				} else {
+					f->item = item;
+					FAIL(LOG_COL_DEVICE_IO, WHAT_PLAIN);
+				}
+			}
 			if (ndev == r->devcap &&
 			    !grow((void **)&r->dev, &r->devcap, sizeof(*r->dev), ndev + 1))
 				return -ENOMEM;
@@ -518,6 +604,9 @@ static int decode_row(struct log_reader *r, struct log_row *row, size_t *used, u
 	}
 	row->dev = r->dev;
 	row->ndev = ndev;
+	row->dev_named = r->devform == DEVFORM_NAMED;
+	row->dev_names = (const char *const *)r->devnames;
+	row->ndev_names = r->ndevnames;
 
 	/* Further columns: model_us is read, unknown ones skipped, quotes honoured. */
 	row->has_model_us = false;
@@ -600,7 +689,25 @@ static void describe(struct log_reader *r, const struct row_fail *f, uint64_t li
 	const char *e = s;
 	while (e < end && *e != '\n' && *e != ',' && e - s < 40)
 		e++;
-	if (f->field == LOG_COL_DEVICE_IO && f->what[0] == 't')
+	if (f->field == LOG_COL_DEVICE_IO && f->item != NULL) {
+		const char *ie = f->item;
+		while (ie < end && *ie != '\n' && *ie != ',' && *ie != ';' && ie - f->item < 40)
+			ie++;
+		if (r->devform == DEVFORM_NAMED)
+			set_err(r,
+				"%s:%llu: field device_io: item '%.*s' names no device, but line "
+				"%llu does: with several devices every item is "
+				"NAME:device_offset+length",
+				r->name, (unsigned long long)line, (int)(ie - f->item), f->item,
+				(unsigned long long)r->devform_line);
+		else
+			set_err(r,
+				"%s:%llu: field device_io: item '%.*s' names a device, but line "
+				"%llu does not: with one device every item is "
+				"device_offset+length",
+				r->name, (unsigned long long)line, (int)(ie - f->item), f->item,
+				(unsigned long long)r->devform_line);
+	} else if (f->field == LOG_COL_DEVICE_IO && f->what[0] == 't')
 		set_err(r, "%s:%llu: field device_io: unexpected '%c' after '%.*s'", r->name,
 			(unsigned long long)line, *p, (int)(p - s > 40 ? 40 : p - s), s);
 	else if (f->what == NULL)

@@ -36,6 +36,10 @@ struct plot {
 	char tmp[TMP_COUNT][64]; /* "" when not created */
 	FILE *f[TMP_COUNT];
 	uint64_t points[2]; /* timeline points written: reads, device I/Os */
+	/* a log that names its devices: one colour of device offsets per device */
+	bool named;
+	char **devnames; /* by the log's device number (devio.device) */
+	size_t ndevnames;
 };
 
 static void plot_free(struct plot *p)
@@ -46,6 +50,9 @@ static void plot_free(struct plot *p)
 		if (p->tmp[i][0])
 			unlink(p->tmp[i]);
 	}
+	for (size_t i = 0; i < p->ndevnames; i++)
+		free(p->devnames[i]);
+	free(p->devnames);
 	free(p->out);
 	free(p);
 }
@@ -114,8 +121,24 @@ int plot_add(struct plot *p, const struct log_row *row)
 	double t = (double)row->ts_us / 1e6;
 	fprintf(p->f[TMP_READS], "%.6f %" PRIu64 "\n", t, row->size);
 	p->points[0]++;
-	for (size_t i = 0; i < row->ndev; i++)
-		fprintf(p->f[TMP_DEV], "%.6f %.6f\n", t, (double)row->dev[i].offset / 1048576.0);
+	if (row->dev_named && row->ndev_names > p->ndevnames) {
+		char **n = realloc(p->devnames, row->ndev_names * sizeof(*n));
+		if (n == NULL)
+			return -ENOMEM;
+		p->devnames = n;
+		for (; p->ndevnames < row->ndev_names; p->ndevnames++)
+			if ((n[p->ndevnames] = strdup(row->dev_names[p->ndevnames])) == NULL)
+				return -ENOMEM;
+	}
+	p->named |= row->dev_named;
+	for (size_t i = 0; i < row->ndev; i++) {
+		if (row->dev_named)
+			fprintf(p->f[TMP_DEV], "%.6f %.6f %" PRIu32 "\n", t,
+				(double)row->dev[i].offset / 1048576.0, row->dev[i].device);
+		else
+			fprintf(p->f[TMP_DEV], "%.6f %.6f\n", t,
+				(double)row->dev[i].offset / 1048576.0);
+	}
 	p->points[1] += row->ndev;
 	return 0;
 }
@@ -176,9 +199,21 @@ static void write_script(struct plot *p, const struct report *rep, int bars)
 		gp_str(s, p->tmp[TMP_READS]);
 		fprintf(s, " using 1:2 with points pt 7 ps 0.3 notitle\n"
 			   "set title 'Device offset of each device I/O of the reads'\n"
-			   "set ylabel 'device offset, MiB'\nplot ");
-		gp_str(s, p->tmp[TMP_DEV]);
-		fprintf(s, " using 1:2 with points pt 7 ps 0.3 notitle\nunset multiplot\n");
+			   "set ylabel 'device offset, MiB'\n");
+		if (p->named && p->ndevnames > 0) {
+			/* each device in its colour, titled by its name ([A-Za-z0-9_.-]) */
+			fprintf(s, "names = '");
+			for (size_t i = 0; i < p->ndevnames; i++)
+				fprintf(s, "%s%s", i ? " " : "", p->devnames[i]);
+			fprintf(s, "'\nplot for [i=0:%zu] ", p->ndevnames - 1);
+			gp_str(s, p->tmp[TMP_DEV]);
+			fprintf(s, " using 1:($3 == i ? $2 : NaN) with points pt 7 ps 0.3 title "
+				   "word(names, i + 1)\nunset multiplot\n");
+		} else {
+			fprintf(s, "plot ");
+			gp_str(s, p->tmp[TMP_DEV]);
+			fprintf(s, " using 1:2 with points pt 7 ps 0.3 notitle\nunset multiplot\n");
+		}
 	}
 }
 
@@ -244,8 +279,8 @@ int plot_finish(struct plot *p, const struct report *rep, char *err, size_t errl
 	char *argv[] = {(char *)"gnuplot", p->tmp[TMP_SCRIPT], NULL};
 	/* Look for it first: an exec failure inside posix_spawnp() is not
 	 * reported everywhere (not under valgrind, for one). */
-	int e = on_path("gnuplot") ? posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ)
-				   : ENOENT;
+	int e =
+	    on_path("gnuplot") ? posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) : ENOENT;
 	if (e != 0) {
 		rc = -e;
 		if (e == ENOENT)

@@ -23,8 +23,9 @@
 #include "extent_map_import.h"
 
 #define CSV_HEADER	  "logical_offset,device_offset,length"
-#define XFS_BB		  512U	  /* xfs_bmap's unit: the basic block */
-#define XFS_FLAG_PREALLOC 0100000 /* xfs_bmap -v FLAGS: unwritten extent */
+#define CSV_DEVICE	  ",device" /* the column .scatterfs/extents adds with several devices */
+#define XFS_BB		  512U	    /* xfs_bmap's unit: the basic block */
+#define XFS_FLAG_PREALLOC 0100000   /* xfs_bmap -v FLAGS: unwritten extent */
 
 struct parser {
 	const char *name;
@@ -32,6 +33,10 @@ struct parser {
 	size_t errlen;
 	struct imported_map *m;
 	size_t cap;
+	bool devices;	    /* map_import_devices(): the CSV may have the device column */
+	bool device_column; /* it has */
+	uint32_t device;    /* the device of the row being added */
+	size_t devnamecap;
 };
 
 static int fail(struct parser *p, unsigned line, const char *fmt, ...)
@@ -125,26 +130,81 @@ static int add(struct parser *p, uint64_t logical, uint64_t physical, uint64_t l
 		p->m->v = v;
 		p->cap = cap;
 	}
-	p->m->v[p->m->n++] = (struct map_extent){logical, physical, length, line, unwritten};
+	p->m->v[p->m->n++] =
+	    (struct map_extent){logical, physical, length, line, unwritten, p->device};
 	return 0;
 }
 
 /* ---- the formats, one line at a time ---------------------------------------- */
+
+/* The number of the device called by the @len bytes at @name, added when new. */
+static int device_index(struct parser *p, const char *name, size_t len, uint32_t *out)
+{
+	struct imported_map *m = p->m;
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (strlen(m->devices[i]) == len && memcmp(m->devices[i], name, len) == 0) {
+			*out = (uint32_t)i;
+			return 0;
+		}
+	if (m->ndevices == p->devnamecap) {
+		size_t cap = p->devnamecap ? 2 * p->devnamecap : 4;
+		char **d = realloc(m->devices, cap * sizeof(*d));
+		if (d == NULL)
+			return -ENOMEM;
+		m->devices = d;
+		p->devnamecap = cap;
+	}
+	if ((m->devices[m->ndevices] = strndup(name, len)) == NULL)
+		return -ENOMEM;
+	*out = (uint32_t)m->ndevices++;
+	return 0;
+}
 
 static int csv_line(struct parser *p, const char *s, const char *end, unsigned line, bool *header)
 {
 	uint64_t l, d, n;
 
 	if (!*header) {
-		if ((size_t)(end - s) == strlen(CSV_HEADER) && starts_with(s, end, CSV_HEADER)) {
+		size_t h = strlen(CSV_HEADER), hd = h + strlen(CSV_DEVICE);
+		if ((size_t)(end - s) == h && starts_with(s, end, CSV_HEADER)) {
 			*header = true;
 			return 0;
 		}
-		return fail(p, line, "expected the header '" CSV_HEADER "'");
+		if (p->devices && (size_t)(end - s) == hd && starts_with(s, end, CSV_HEADER) &&
+		    starts_with(s + h, end, CSV_DEVICE)) {
+			*header = true;
+			p->device_column = true;
+			return 0;
+		}
+		return fail(p, line, "expected the header '" CSV_HEADER "'%s",
+			    p->devices ? " or '" CSV_HEADER CSV_DEVICE "'" : "");
 	}
 	if (number(&s, end, &l) < 0 || expect(&s, end, ",") < 0 || number(&s, end, &d) < 0 ||
-	    expect(&s, end, ",") < 0 || number(&s, end, &n) < 0 || skip_space(s, end) != end)
-		return fail(p, line, "expected LOGICAL_OFFSET,DEVICE_OFFSET,LENGTH in bytes");
+	    expect(&s, end, ",") < 0 || number(&s, end, &n) < 0)
+		return fail(p, line, "expected LOGICAL_OFFSET,DEVICE_OFFSET,LENGTH%s in bytes",
+			    p->device_column ? ",DEVICE" : "");
+	if (p->device_column) {
+		const char *c;
+		if (expect(&s, end, ",") < 0)
+			return fail(p, line, "expected LOGICAL_OFFSET,DEVICE_OFFSET,LENGTH,DEVICE");
+		s = skip_space(s, end);
+		for (c = s;
+		     c < end && (isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-');
+		     c++)
+			;
+		if (c == s || skip_space(c, end) != end)
+			return fail(p, line,
+				    "expected a device name (letters, digits, '_', '.' and '-') in "
+				    "the device column");
+		int rc = device_index(p, s, (size_t)(c - s), &p->device);
+		if (rc < 0)
+			return rc;
+		s = c;
+	}
+	if (skip_space(s, end) != end)
+		return fail(p, line, "expected LOGICAL_OFFSET,DEVICE_OFFSET,LENGTH%s in bytes",
+			    p->device_column ? ",DEVICE" : "");
 	return add(p, l, d, n, line, false);
 }
 
@@ -239,6 +299,8 @@ static int by_physical(const void *a, const void *b)
 {
 	const struct map_extent *x = *(struct map_extent *const *)a;
 	const struct map_extent *y = *(struct map_extent *const *)b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
 	return x->physical < y->physical ? -1 : x->physical > y->physical;
 }
 
@@ -266,7 +328,7 @@ static int check_map(struct parser *p)
 	qsort(byp, m->n, sizeof(*byp), by_physical);
 	for (size_t i = 1; i < m->n && rc == 0; i++) {
 		const struct map_extent *a = byp[i - 1], *b = byp[i];
-		if (b->physical < a->physical + a->length) {
+		if (b->device == a->device && b->physical < a->physical + a->length) {
 			const struct map_extent *later = a->line > b->line ? a : b;
 			rc = fail(p, later->line, "physical range overlaps the extent of line %u",
 				  later == a ? b->line : a->line);
@@ -305,10 +367,10 @@ const char *map_format_name(enum map_format f)
 	return (unsigned)f < 4 ? names[f] : "?";
 }
 
-int map_import(const char *text, size_t len, enum map_format fmt, const char *name,
-	       struct imported_map *out, char *err, size_t errlen)
+static int import(const char *text, size_t len, enum map_format fmt, const char *name,
+		  struct imported_map *out, char *err, size_t errlen, bool devices)
 {
-	struct parser p = {name, err, errlen, out, 0};
+	struct parser p = {name, err, errlen, out, 0, devices, false, 0, 0};
 	const char *end = text + len, *s = text;
 	unsigned line = 0;
 	uint64_t block = 4096; /* filefrag's unit when no "File size" line says otherwise */
@@ -349,8 +411,20 @@ int map_import(const char *text, size_t len, enum map_format fmt, const char *na
 	return rc;
 }
 
-int map_import_file(const char *path, enum map_format fmt, struct imported_map *out, char *err,
-		    size_t errlen)
+int map_import(const char *text, size_t len, enum map_format fmt, const char *name,
+	       struct imported_map *out, char *err, size_t errlen)
+{
+	return import(text, len, fmt, name, out, err, errlen, false);
+}
+
+int map_import_devices(const char *text, size_t len, enum map_format fmt, const char *name,
+		       struct imported_map *out, char *err, size_t errlen)
+{
+	return import(text, len, fmt, name, out, err, errlen, true);
+}
+
+static int import_file(const char *path, enum map_format fmt, struct imported_map *out, char *err,
+		       size_t errlen, bool devices)
 {
 	FILE *f = fopen(path, "re");
 	char *buf = NULL;
@@ -382,11 +456,23 @@ int map_import_file(const char *path, enum map_format fmt, struct imported_map *
 		rc = -EIO;
 		snprintf(err, errlen, "%s: %s", path, strerror(EIO));
 	} else {
-		rc = map_import(buf ? buf : "", len, fmt, path, out, err, errlen);
+		rc = import(buf ? buf : "", len, fmt, path, out, err, errlen, devices);
 	}
 	free(buf);
 	fclose(f);
 	return rc;
+}
+
+int map_import_file(const char *path, enum map_format fmt, struct imported_map *out, char *err,
+		    size_t errlen)
+{
+	return import_file(path, fmt, out, err, errlen, false);
+}
+
+int map_import_file_devices(const char *path, enum map_format fmt, struct imported_map *out,
+			    char *err, size_t errlen)
+{
+	return import_file(path, fmt, out, err, errlen, true);
 }
 
 void imported_map_release(struct imported_map *m)
@@ -394,4 +480,9 @@ void imported_map_release(struct imported_map *m)
 	free(m->v);
 	m->v = NULL;
 	m->n = 0;
+	for (size_t i = 0; i < m->ndevices; i++)
+		free(m->devices[i]);
+	free(m->devices);
+	m->devices = NULL;
+	m->ndevices = 0;
 }

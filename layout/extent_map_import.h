@@ -18,14 +18,17 @@ struct map_extent {
 	uint64_t logical;  /* logical offset in the file */
 	uint64_t physical; /* physical offset as the map gives it (FIEMAP's fe_physical) */
 	uint64_t length;
-	unsigned line;	/* line of the map text that gave it (1 = first) */
-	bool unwritten; /* preallocated, never written: reads as zeros */
+	unsigned line;	 /* line of the map text that gave it (1 = first) */
+	bool unwritten;	 /* preallocated, never written: reads as zeros */
+	uint32_t device; /* map_import_devices(): index into devices[] (0 without the column) */
 };
 
 struct imported_map {
 	struct map_extent *v; /* sorted by logical offset, not overlapping */
 	size_t n;
 	enum map_format format; /* the format read (never MAP_AUTO) */
+	char **devices;		/* map_import_devices(): names of the device column, in */
+	size_t ndevices;	/* order of first appearance; 0 without the column */
 };
 
 /**
@@ -68,7 +71,24 @@ int map_import(const char *text, size_t len, enum map_format fmt, const char *na
 int map_import_file(const char *path, enum map_format fmt, struct imported_map *out, char *err,
 		    size_t errlen);
 
-/** imported_map_release() - frees @m's extents; @m is empty afterwards. */
+/**
+ * map_import_devices() - map_import(), where a CSV map may also have the
+ * fourth column "device" that .scatterfs/extents/PATH prints on a mount
+ * with several devices (header "logical_offset,device_offset,length,device",
+ * names of letters, digits, '_', '.' and '-').  Then @out->devices names
+ * them and each extent's device indexes it; physical ranges may overlap
+ * only on different devices.  map_import() refuses that column (a
+ * placement map places on one device).
+ * @return as map_import().
+ */
+int map_import_devices(const char *text, size_t len, enum map_format fmt, const char *name,
+		       struct imported_map *out, char *err, size_t errlen);
+
+/** map_import_file_devices() - map_import_devices() of the file at @path. */
+int map_import_file_devices(const char *path, enum map_format fmt, struct imported_map *out,
+			    char *err, size_t errlen);
+
+/** imported_map_release() - frees @m's extents and names; @m is empty afterwards. */
 void imported_map_release(struct imported_map *m);
 
 /** map_format_name() - "auto", "csv", "filefrag" or "xfs_bmap". */

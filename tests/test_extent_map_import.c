@@ -134,3 +134,61 @@ Test(map_import, overlapping_physical)
 	refused("logical_offset,device_offset,length\n0,0,8192\n8192,4096,4096\n", MAP_CSV,
 		"m.map:3: physical range overlaps the extent of line 2");
 }
+
+static int parse_devices(const char *text, struct imported_map *m, char *err)
+{
+	return map_import_devices(text, strlen(text), MAP_AUTO, "m.map", m, err, 256);
+}
+
+Test(map_import, csv_with_the_device_column)
+{
+	struct imported_map m;
+	char err[256] = "";
+
+	/* Physical ranges may coincide on different devices. */
+	cr_assert_eq(parse_devices("logical_offset,device_offset,length,device\n"
+				   "0,1048576,65536,main\n"
+				   "65536,1048576,8192,wal\n"
+				   "73728,1114112,8192,main\n",
+				   &m, err),
+		     0, "%s", err);
+	cr_assert_eq(m.n, 3);
+	cr_assert_eq(m.ndevices, 2);
+	cr_assert_str_eq(m.devices[0], "main");
+	cr_assert_str_eq(m.devices[1], "wal");
+	extent_is(&m, 1, 65536, 1048576, 8192, 3, false);
+	cr_assert_eq(m.v[0].device, 0);
+	cr_assert_eq(m.v[1].device, 1);
+	cr_assert_eq(m.v[2].device, 0);
+	imported_map_release(&m);
+	cr_assert_eq(m.ndevices, 0);
+
+	/* Without the column: as map_import(), no devices. */
+	cr_assert_eq(parse_devices("logical_offset,device_offset,length\n0,0,4096\n", &m, err), 0);
+	cr_assert_eq(m.ndevices, 0);
+	cr_assert_eq(m.v[0].device, 0);
+	imported_map_release(&m);
+
+	/* On one device they may not. */
+	cr_assert_eq(parse_devices("logical_offset,device_offset,length,device\n"
+				   "0,0,8192,wal\n"
+				   "8192,4096,8192,wal\n",
+				   &m, err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "m.map:3: physical range overlaps the extent of line 2");
+	cr_assert_eq(
+	    parse_devices("logical_offset,device_offset,length,device\n0,0,8192,w@l\n", &m, err),
+	    -EINVAL);
+	cr_assert_str_eq(err, "m.map:2: expected a device name (letters, digits, '_', '.' and '-') "
+			      "in the device column");
+	cr_assert_eq(
+	    parse_devices("logical_offset,device_offset,length,device\n0,0,8192\n", &m, err),
+	    -EINVAL);
+	cr_assert_str_eq(err, "m.map:2: expected LOGICAL_OFFSET,DEVICE_OFFSET,LENGTH,DEVICE");
+
+	/* map_import() (a placement map) refuses the column. */
+	cr_assert_eq(
+	    parse("logical_offset,device_offset,length,device\n0,0,8192,main\n", MAP_AUTO, &m, err),
+	    -EINVAL);
+	cr_assert_str_eq(err, "m.map:1: expected the header 'logical_offset,device_offset,length'");
+}

@@ -1241,3 +1241,477 @@ Test(reader, model_us_column)
 	cr_assert_not(row.has_model_us);
 	log_reader_close(r);
 }
+
+/* ---- several devices ------------------------------------------------------ */
+
+/*
+ * A log of two devices, main and wal, with their I/Os interleaved.
+ *   main (reads of base/t): 1048576+8192; 1056768 (seek 0); 2097152 (seek
+ *     2097152 - 1064960 = 1032192); 3145728 (seek 3145728 - 2105344 =
+ *     1040384): 4 device I/Os, 3 pairs, 1 sequential, 2 in [512K, 1M);
+ *     3 reads with a device I/O there (1, 1 and 2 of them: 4).
+ *   wal (writes of pg_wal/w): 0+8192; 8192 (seek 0); 65536 (seek 65536 -
+ *     16384 = 49152): 3 device I/Os, 2 pairs, 1 sequential, 1 in [32K, 64K).
+ *   all: 7 device I/Os, 3 + 2 = 5 pairs (not the 6 of one head going back
+ *     and forth between the devices), 2 sequential; 4 reads (the read of a
+ *     hole at 400 has 0 device I/Os), 4 device I/Os.
+ *   dynamic layout score of base/t, 4096-byte blocks: 2 + 2 + 2 + 2 = 8
+ *     blocks, 7 scored, 1 + 2 + 1 + 1 = 5 contiguous; all on main.
+ *   bytes: main read 4 x 8192 = 32768; wal wrote 3 x 8192 = 24576.
+ *   model_us of the rows with device I/Os: main 500 + 0 + 900 = 1400, wal
+ *     300 + 200 + 400 = 900, all 2300 (not the fsync's 50 nor the hole's 7).
+ */
+static const char two_log[] =
+    LOG_HEADER_BASE ",model_us\n"
+		    "100,read,10,base/t,0,8192,8192,50,main:1048576+8192,500\n"
+		    "150,write,20,pg_wal/w,0,8192,8192,40,wal:0+8192,300\n"
+		    "200,read,10,base/t,8192,8192,8192,60,main:1056768+8192,0\n"
+		    "250,write,20,pg_wal/w,8192,8192,8192,30,wal:8192+8192,200\n"
+		    "300,read,10,base/t,65536,16384,16384,70,main:2097152+8192;main:3145728+8192,"
+		    "900\n"
+		    "350,fsync,20,pg_wal/w,0,0,0,900,,50\n"
+		    "400,read,10,base/t,16384,8192,8192,20,,7\n"
+		    "450,write,20,pg_wal/w,16384,8192,8192,30,wal:65536+8192,400\n";
+
+Test(devices, reader_names_the_devices)
+{
+	static const char log[] = HEADER "1,read,1,f,0,8192,8192,7,main:4096+4096;1.x_y-z:0+512\n"
+					 "2,read,1,f,0,8192,8192,7,1.x_y-z:512+512\n"
+					 "3,fsync,1,f,0,0,0,7,\n";
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+
+	cr_assert_eq(log_reader_open_mem(log, strlen(log), "d.csv", &r, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert(row.dev_named);
+	cr_assert_eq(row.ndev, 2);
+	cr_assert_eq(row.ndev_names, 2);
+	cr_assert_eq(row.dev[0].device, 0);
+	cr_assert_eq(row.dev[0].offset, 4096);
+	cr_assert_eq(row.dev[0].length, 4096);
+	cr_assert_eq(row.dev[1].device, 1);
+	cr_assert_eq(row.dev[1].offset, 0);
+	cr_assert_eq(row.dev[1].length, 512);
+	cr_assert_str_eq(row.dev_names[0], "main");
+	cr_assert_str_eq(row.dev_names[1], "1.x_y-z");
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(row.ndev, 1);
+	cr_assert_eq(row.dev[0].device, 1);
+	cr_assert_eq(row.dev[0].offset, 512);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert(row.dev_named);
+	cr_assert_eq(row.ndev, 0);
+	cr_assert_eq(log_reader_next(r, &row), 0);
+	log_reader_close(r);
+
+	/* A one-device log: no names, device 0. */
+	cr_assert_eq(log_reader_open_mem(ref_log, strlen(ref_log), "ref.csv", &r, err, sizeof(err)),
+		     0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_not(row.dev_named);
+	cr_assert_eq(row.ndev_names, 0);
+	cr_assert_eq(row.dev[0].device, 0);
+	log_reader_close(r);
+}
+
+Test(devices, malformed_and_mixed_items)
+{
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,main:0+8192\n"
+					    "2,read,1,f,0,8192,8192,7,wal:0+8192;8192+8192\n"),
+			 "bad.csv:3: field device_io: item '8192+8192' names no device, but line 2 "
+			 "does: with several devices every item is NAME:device_offset+length");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,\n"
+					    "2,read,1,f,0,8192,8192,7,0+8192\n"
+					    "3,read,1,f,0,8192,8192,7,wal:0+8192\n"),
+			 "bad.csv:4: field device_io: item 'wal:0+8192' names a device, but line 3 "
+			 "does not: with one device every item is device_offset+length");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,main:100+\n"),
+			 "bad.csv:2: field device_io: 'main:100+' is not NAME:device_offset+length "
+			 "items joined by ';'");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,main:+5\n"),
+			 "bad.csv:2: field device_io: 'main:+5' is not NAME:device_offset+length "
+			 "items joined by ';'");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,w@l:0+5\n"),
+			 "bad.csv:2: field device_io: 'w@l:0+5' is not device_offset+length or "
+			 "NAME:device_offset+length items joined by ';' (NAME of letters, digits, "
+			 "'_', '.' and '-')");
+	cr_assert_str_eq(first_error(HEADER "1,read,1,f,0,8192,8192,7,:0+5\n"),
+			 "bad.csv:2: field device_io: ':0+5' is not device_offset+length or "
+			 "NAME:device_offset+length items joined by ';' (NAME of letters, digits, "
+			 "'_', '.' and '-')");
+}
+
+Test(devices, seeks_per_device_and_totals)
+{
+	struct report rep;
+	load(&rep, two_log, BY_NONE);
+	cr_assert(rep.dev_named);
+
+	size_t n;
+	struct report_device **d = report_devices(&rep, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(d[0]->name, "main");
+	cr_assert_str_eq(d[1]->name, "wal");
+
+	const struct device_metrics *m = &d[0]->m, *w = &d[1]->m, *a = &rep.dev;
+	cr_assert_eq(m->reads, 3);
+	cr_assert_eq(m->read_device_ios, 4);
+	cr_assert_eq(hist_count(&m->per_read, 1), 2);
+	cr_assert_eq(hist_count(&m->per_read, 2), 1);
+	cr_assert_eq(m->device_ios, 4);
+	cr_assert_eq(m->pairs, 3);
+	cr_assert_eq(m->seek[0], 1);
+	cr_assert_eq(m->seek[hist_bucket(1032192)], 2);
+	cr_assert_eq(hist_bucket(1032192), hist_bucket(1040384));
+
+	cr_assert_eq(w->reads, 0);
+	cr_assert_eq(w->device_ios, 3);
+	cr_assert_eq(w->pairs, 2);
+	cr_assert_eq(w->seek[0], 1);
+	cr_assert_eq(w->seek[hist_bucket(49152)], 1);
+
+	cr_assert_eq(a->reads, 4);
+	cr_assert_eq(a->read_device_ios, 4);
+	cr_assert_eq(hist_count(&a->per_read, 0), 1);
+	cr_assert_eq(a->device_ios, 7);
+	cr_assert_eq(a->pairs, 5);
+	cr_assert_eq(a->seek[0], 2);
+	cr_assert_eq(a->seek[hist_bucket(49152)], 1);
+	cr_assert_eq(a->seek[hist_bucket(1032192)], 2);
+
+	cr_assert_eq(m->read_bytes, 32768);
+	cr_assert_eq(m->write_device_ios, 0);
+	cr_assert_eq(m->model_us, 1400);
+	cr_assert_eq(w->read_bytes, 0);
+	cr_assert_eq(w->write_device_ios, 3);
+	cr_assert_eq(w->write_bytes, 24576);
+	cr_assert_eq(w->model_us, 900);
+	cr_assert_eq(a->read_bytes, 32768);
+	cr_assert_eq(a->write_bytes, 24576);
+	cr_assert_eq(a->model_us, 2300);
+
+	cr_assert_eq(d[0]->layout.blocks, 8);
+	cr_assert_eq(d[0]->layout.scored, 7);
+	cr_assert_eq(d[0]->layout.contiguous, 5);
+	cr_assert_eq(d[1]->layout.blocks, 0);
+	cr_assert_eq(rep.all.layout.contiguous, 5);
+	free(d);
+	report_free(&rep);
+}
+
+Test(devices, a_block_on_another_device_is_not_contiguous)
+{
+	/* f's second read starts at the very device offset where its first ended, but on wal. */
+	static const char log[] = HEADER "1,read,1,f,0,4096,4096,7,main:0+4096\n"
+					 "2,read,1,f,4096,4096,4096,7,wal:4096+4096\n"
+					 "3,read,1,f,8192,4096,4096,7,wal:8192+4096\n";
+	struct report rep;
+	load(&rep, log, BY_NONE);
+	cr_assert_eq(rep.all.layout.blocks, 3);
+	cr_assert_eq(rep.all.layout.scored, 2);
+	cr_assert_eq(rep.all.layout.contiguous, 1);
+	/* and the two heads: 0 pairs on main, 1 sequential pair on wal */
+	cr_assert_eq(rep.dev.pairs, 1);
+	cr_assert_eq(rep.dev.seek[0], 1);
+	report_free(&rep);
+}
+
+Test(devices, one_device_log_has_no_device_rows)
+{
+	struct report rep;
+	size_t n = 7;
+	load(&rep, ref_log, BY_NONE);
+	cr_assert_not(rep.dev_named);
+	cr_assert_null(report_devices(&rep, &n));
+	cr_assert_eq(n, 0);
+	report_free(&rep);
+}
+
+/* @got equals @want; frees @got. */
+static void printed_is(char *got, const char *want)
+{
+	cr_assert_str_eq(got, want);
+	free(got);
+}
+
+Test(devices, csv_exact)
+{
+	struct report rep;
+	load(&rep, two_log, BY_NONE);
+	printed_is(printed(&rep, FMT_CSV, M_DEVICE),
+		   "device,reads,read_device_ios,device_ios_per_read,device_ios,"
+		   "device_io_pairs,sequential_pairs,nonsequential_pairs,sequential_pct,"
+		   "read_bytes,write_device_ios,write_bytes,model_us\n"
+		   "*,4,4,1.000,7,5,2,3,40.00,32768,3,24576,2300\n"
+		   "main,3,4,1.333,4,3,1,2,33.33,32768,0,0,1400\n"
+		   "wal,0,0,0.000,3,2,1,1,50.00,0,3,24576,900\n");
+	printed_is(printed(&rep, FMT_CSV, M_DEVICE_IOS_PER_READ),
+		   "device,device_ios,reads,share_pct\n"
+		   "*,0,1,25.00\n"
+		   "*,1,2,50.00\n"
+		   "*,2,1,25.00\n"
+		   "main,1,2,66.67\n"
+		   "main,2,1,33.33\n");
+	printed_is(printed(&rep, FMT_CSV, M_SEEK_DISTANCE), "device,lo,hi,count,share_pct\n"
+							    "*,0,0,2,40.00\n"
+							    "*,32768,65535,1,20.00\n"
+							    "*,524288,1048575,2,40.00\n"
+							    "main,0,0,1,33.33\n"
+							    "main,524288,1048575,2,66.67\n"
+							    "wal,0,0,1,50.00\n"
+							    "wal,32768,65535,1,50.00\n");
+	printed_is(printed(&rep, FMT_CSV, M_LAYOUT_SCORE),
+		   "by,group,blocks_read,scored,contiguous,layout_score\n"
+		   "all,all,8,7,5,0.7143\n"
+		   "device,main,8,7,5,0.7143\n"
+		   "device,wal,0,0,0,1.0000\n");
+	report_free(&rep);
+}
+
+Test(devices, json_device_is_an_array)
+{
+	struct report rep;
+	json_error_t e;
+	load(&rep, two_log, BY_NONE);
+	char *s = printed(&rep, FMT_JSON, -1);
+	json_t *root = json_loads(s, 0, &e);
+	cr_assert_not_null(root, "%s", e.text);
+	json_t *dev = json_object_get(root, "device");
+	cr_assert(json_is_array(dev));
+	cr_assert_eq(json_array_size(dev), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(dev, 2), "device")),
+			 "wal");
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(dev, 2), "device_io_pairs")),
+		     2);
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(dev, 0), "device_io_pairs")),
+		     5);
+	json_t *seek = json_object_get(root, "seek_distance");
+	cr_assert_eq(json_array_size(seek), 7);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(seek, 4), "device")),
+			 "main");
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(seek, 4), "lo")), 524288);
+	json_t *lay = json_object_get(root, "layout_score");
+	cr_assert_eq(json_array_size(lay), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(lay, 1), "group")),
+			 "main");
+	json_decref(root);
+	free(s);
+	report_free(&rep);
+}
+
+Test(devices, text_exact)
+{
+	struct report rep;
+	load(&rep, two_log, BY_NONE);
+	char *s = printed(&rep, FMT_TEXT, M_DEVICE);
+	cr_assert_str_eq(
+	    s,
+	    "scatterfs-report: ref.csv: 8 rows, 2 files, ts_us 100 to 450\n"
+	    "\n"
+	    "Device I/O, all devices (each device's seek distances from its own previous "
+	    "device I/O)\n"
+	    "    read 32768 bytes in 4 device I/Os, wrote 24576 bytes in 3 device I/Os; "
+	    "model_us 2300\n"
+	    "    device I/Os per read: 1.000 mean (4 for 4 reads)\n"
+	    "         0 device I/Os          1  25.00% ####################\n"
+	    "         1 device I/O           2  50.00% ########################################\n"
+	    "         2 device I/Os          1  25.00% ####################\n"
+	    "    device I/Os of reads and writes 7; of their 5 consecutive pairs, sequential 2 "
+	    "(40.00%), non-sequential 3\n"
+	    "  seek distance between consecutive device I/Os, bytes:\n"
+	    "    0                     2  40.00% ########################################\n"
+	    "    [32K,64K)             1  20.00% ####################\n"
+	    "    [512K,1M)             2  40.00% ########################################\n"
+	    "\n"
+	    "Device I/O, device main\n"
+	    "    read 32768 bytes in 4 device I/Os, wrote 0 bytes in 0 device I/Os; model_us "
+	    "1400\n"
+	    "    device I/Os per read: 1.333 mean (4 for 3 reads)\n"
+	    "         1 device I/O           2  66.67% ########################################\n"
+	    "         2 device I/Os          1  33.33% ####################\n"
+	    "    device I/Os of reads and writes 4; of their 3 consecutive pairs, sequential 1 "
+	    "(33.33%), non-sequential 2\n"
+	    "  seek distance between consecutive device I/Os, bytes:\n"
+	    "    0                     1  33.33% ####################\n"
+	    "    [512K,1M)             2  66.67% ########################################\n"
+	    "\n"
+	    "Device I/O, device wal\n"
+	    "    read 0 bytes in 0 device I/Os, wrote 24576 bytes in 3 device I/Os; model_us "
+	    "900\n"
+	    "    device I/Os per read: 0.000 mean (0 for 0 reads)\n"
+	    "    device I/Os of reads and writes 3; of their 2 consecutive pairs, sequential 1 "
+	    "(50.00%), non-sequential 1\n"
+	    "  seek distance between consecutive device I/Os, bytes:\n"
+	    "    0                     1  50.00% ########################################\n"
+	    "    [32K,64K)             1  50.00% ########################################\n");
+	free(s);
+	s = printed(&rep, FMT_TEXT, M_LAYOUT_SCORE);
+	cr_assert(strstr(s, "    blocks read 8, after a block of the same file 7, contiguous 5: "
+			    "layout score 0.7143\n"
+			    "    device main: blocks read 8, layout score 0.7143\n"
+			    "    device wal: blocks read 0, layout score 1.0000\n") != NULL,
+		  "%s", s);
+	free(s);
+	report_free(&rep);
+}
+
+/* The text of the file at @path (static buffer). */
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Feeds two_log to a writer of @o at DIR/t.iolog.  @return iolog_add()'s first failure or 0. */
+static int two_iolog(const char *dir, const struct iolog_opts *o, struct iolog_writer **w,
+		     uint64_t *line)
+{
+	char err[512], path[256];
+	struct log_reader *r;
+	struct log_row row;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/t.iolog", dir);
+	cr_assert_eq(iolog_open(path, o, w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(log_reader_open_mem(two_log, strlen(two_log), "two.csv", &r, err, sizeof(err)),
+		     0);
+	while (rc == 0 && log_reader_next(r, &row) > 0) {
+		*line = row.line;
+		rc = iolog_add(*w, &row);
+	}
+	log_reader_close(r);
+	return rc;
+}
+
+Test(devices, iolog_one_file_per_device)
+{
+	char dir[] = "/tmp/test_report.XXXXXX", path[300];
+	cr_assert_not_null(mkdtemp(dir));
+	const struct iolog_target t[] = {{"wal", "/dev/sdw"}, {"main", "/dev/sdm"}};
+	struct iolog_opts o = {.version = 3, .targets = t, .ntargets = 2};
+	struct iolog_writer *w;
+	uint64_t line, reads, writes, skipped;
+
+	cr_assert_eq(two_iolog(dir, &o, &w, &line), 0);
+	cr_assert_eq(iolog_finish(w), 0);
+	const char *p;
+	cr_assert_eq(iolog_output(w, 0, &p, &reads, &writes), 0);
+	snprintf(path, sizeof(path), "%s/t.main.iolog", dir);
+	cr_assert_str_eq(p, path);
+	cr_assert_eq(reads, 4);
+	cr_assert_eq(writes, 0);
+	cr_assert_eq(iolog_output(w, 1, &p, &reads, &writes), 0);
+	cr_assert_eq(reads, 0);
+	cr_assert_eq(writes, 3);
+	cr_assert_eq(iolog_output(w, 2, &p, &reads, &writes), -ENOENT);
+	iolog_free(w);
+
+	/* Both count time from the log's first exported row (ts 100 = 1 us). */
+	cr_assert_str_eq(slurp(path), "fio version 3 iolog\n"
+				      "1 /dev/sdm add\n"
+				      "1 /dev/sdm open\n"
+				      "1 /dev/sdm read 1048576 8192\n"
+				      "101 /dev/sdm read 1056768 8192\n"
+				      "201 /dev/sdm read 2097152 8192\n"
+				      "201 /dev/sdm read 3145728 8192\n"
+				      "201 /dev/sdm close\n");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/t.wal.iolog", dir);
+	cr_assert_str_eq(slurp(path), "fio version 3 iolog\n"
+				      "51 /dev/sdw add\n"
+				      "51 /dev/sdw open\n"
+				      "51 /dev/sdw write 0 8192\n"
+				      "151 /dev/sdw write 8192 8192\n"
+				      "351 /dev/sdw write 65536 8192\n"
+				      "351 /dev/sdw close\n");
+	unlink(path);
+	/* PATH itself is gone: the devices' files replace it. */
+	snprintf(path, sizeof(path), "%s/t.iolog", dir);
+	cr_assert_eq(access(path, F_OK), -1);
+
+	/* File mode: one iolog, the files' requests. */
+	o = (struct iolog_opts){.version = 2};
+	cr_assert_eq(two_iolog(dir, &o, &w, &line), 0);
+	cr_assert_eq(iolog_close(w, &reads, &writes, &skipped), 0);
+	cr_assert_eq(reads, 4);
+	cr_assert_eq(writes, 3);
+	cr_assert_eq(skipped, 0);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(rmdir(dir), 0);
+}
+
+Test(devices, iolog_targets_must_match_the_log)
+{
+	char dir[] = "/tmp/test_report.XXXXXX", path[300];
+	cr_assert_not_null(mkdtemp(dir));
+	struct iolog_writer *w;
+	uint64_t line = 0;
+
+	struct iolog_opts o = {.version = 3, .device = "/dev/sdz"};
+	cr_assert_eq(two_iolog(dir, &o, &w, &line), -EINVAL);
+	cr_assert_eq(line, 2);
+	cr_assert_str_eq(iolog_error(w), "the log names its devices (main, ...): give "
+					 "--iolog-device NAME=FILE for each of them instead of "
+					 "--iolog-device /dev/sdz");
+	iolog_free(w);
+
+	const struct iolog_target t[] = {{"main", "/dev/sdm"}};
+	o = (struct iolog_opts){.version = 3, .targets = t, .ntargets = 1};
+	cr_assert_eq(two_iolog(dir, &o, &w, &line), -EINVAL);
+	cr_assert_eq(line, 3);
+	cr_assert_str_eq(
+	    iolog_error(w),
+	    "device wal has no --iolog-device wal=FILE (the file its iolog replays on)");
+	iolog_free(w);
+	snprintf(path, sizeof(path), "%s/t.main.iolog", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/t.iolog", dir);
+	unlink(path);
+
+	/* NAME=FILE for a one-device log */
+	char err[512];
+	struct log_reader *r;
+	struct log_row row;
+	cr_assert_eq(iolog_open(path, &o, &w, err, sizeof(err)), 0);
+	cr_assert_eq(log_reader_open_mem(ref_log, strlen(ref_log), "ref.csv", &r, err, sizeof(err)),
+		     0);
+	cr_assert_eq(log_reader_next(r, &row), 1);
+	cr_assert_eq(iolog_add(w, &row), -EINVAL);
+	cr_assert_str_eq(iolog_error(w), "the log names no devices: give --iolog-device FILE, not "
+					 "--iolog-device main=/dev/sdm");
+	log_reader_close(r);
+	iolog_free(w);
+	unlink(path);
+
+	/* a device given twice, a target fio cannot read */
+	const struct iolog_target t2[] = {{"main", "/dev/sdm"}, {"main", "/dev/sdn"}};
+	o = (struct iolog_opts){.version = 3, .targets = t2, .ntargets = 2};
+	cr_assert_eq(iolog_open(path, &o, &w, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "--iolog-device main=: device main given twice");
+	const struct iolog_target t3[] = {{"wal", "/dev/a b"}};
+	o = (struct iolog_opts){.version = 3, .targets = t3, .ntargets = 1};
+	cr_assert_eq(iolog_open(path, &o, &w, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "--iolog-device wal=/dev/a b: fio's iolog cannot hold a name longer "
+			      "than 256 bytes or with white space");
+	cr_assert_eq(rmdir(dir), 0);
+}
+
+Test(devices, iolog_device_path)
+{
+	const char *const cases[][3] = {
+	    {"r.iolog", "wal", "r.wal.iolog"}, {"r", "wal", "r.wal"},
+	    {"/a.b/r", "main", "/a.b/r.main"}, {"/a.b/r.x.log", "main", "/a.b/r.x.main.log"},
+	    {".hidden", "wal", ".hidden.wal"}, {"d/.h.iolog", "wal", "d/.h.wal.iolog"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = iolog_device_path(cases[i][0], cases[i][1]);
+		cr_assert_str_eq(s, cases[i][2]);
+		free(s);
+	}
+}
