@@ -584,19 +584,37 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 	struct dev_req r;
 	io_req_init(fs, &r, mono_ns());
 	uint64_t ts = now_us(fs);
-	/* Data and zero-fill first, then the catalog that points at them. */
-	int err = sfs_flush_devices(fs, &r);
-	if (!err && datasync) {
-		err = in->attr.size == in->stored_size ? inode_flush_extents(fs, in)
-						       : inode_flush(fs, in);
+	int err;
+	inode_wrlock(in);
+	bool extents = in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty);
+	bool commit = extents || (datasync ? in->attr.size != in->stored_size : in->attr_dirty);
+	if (commit) {
+		/* Data and zero-fill first, then the catalog that points at them,
+		 * under the lock: no write may add extents in between. */
+		err = sfs_flush_devices(fs, &r);
 		if (!err)
-			err = catalog_sync_upto(fs->cat, in->data_seq);
-	} else if (!err) {
-		err = inode_flush(fs, in);
+			err = datasync && in->attr.size == in->stored_size ? inode_flush_extents(fs, in)
+									   : inode_flush(fs, in);
 		if (!err)
-			err = catalog_sync(fs->cat);
+			err = datasync ? catalog_sync_upto(fs->cat, in->data_seq)
+				       : catalog_sync(fs->cat);
+	} else {
+		/*
+		 * Nothing of this file to commit (a file overwritten in place):
+		 * the device flush needs no lock, so writes to the file go on
+		 * while it lasts, as on ext4 (a database's group commit relies
+		 * on that).  Then what the catalog already holds of the file,
+		 * made durable when it is not yet.
+		 */
+		uint64_t seq = datasync ? in->data_seq : UINT64_MAX;
+		pthread_rwlock_unlock(&in->lock);
+		err = sfs_flush_devices(fs, &r);
+		if (!err)
+			err = catalog_sync_upto(fs->cat, seq);
+		pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */
 	}
 	if (reqlog_wants(fs->log, LOG_FSYNC))
 		io_log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);
+	pthread_rwlock_unlock(&in->lock);
 	return err;
 }

@@ -701,9 +701,7 @@ static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, -err);
 		return;
 	}
-	inode_wrlock(in);
 	err = io_fsync(fs, in, fuse_req_ctx(req)->pid, datasync != 0);
-	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
 }
 

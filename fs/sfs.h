@@ -270,7 +270,8 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size);
  * size changed too, as ext4's fdatasync does: what reading the data back
  * does not need waits for the next flush.  So a file overwritten in place
  * (a database's log) costs one device flush per fdatasync, no catalog
- * commit.  @return 0, -errno.
+ * commit, and its device flush holds no lock of the file.  Takes @in's
+ * lock itself.  @return 0, -errno.
  */
 int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync);
 /** now_us() - microseconds since the mount. */
