@@ -266,6 +266,13 @@ int dev_base_start(struct dev_layer *base);
 void dev_base_stop(struct dev_layer *base);
 bool dev_base_can_queue(const struct dev_layer *base);
 
+/**
+ * dev_set_yield_fd() - the /dev/fuse descriptor whose waiting requests
+ * stop the base layers' polling spins (-1: never stop early).  Set once
+ * the session is mounted; for every device.
+ */
+void dev_set_yield_fd(int fd);
+
 /** mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mono_ns(void);
 

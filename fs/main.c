@@ -658,6 +658,7 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	}
 	mounted = true;
+	dev_set_yield_fd(fuse_session_fd(fs->se));
 	/* Durable now, so that an idle mount writes nothing more. */
 	if (catalog_adopt(fs->cat, &id) || catalog_sync(fs->cat)) {
 		fprintf(stderr, "scatterfs: cannot update catalog %s\n", fs->meta_path);
