@@ -14,6 +14,13 @@
 # and then a kill -9 of the daemon right after the last append's
 # fdatasync: after the remount the file has the size and the bytes of
 # every append, and the overwritten blocks hold their last bytes.
+# Last, the device flush of such an fdatasync holds no lock of the file:
+# with 384 MiB of another file's writes dirty in the backing's page cache
+# (device.direct = false), so that flushing the backing takes a while, a
+# 4 KiB read of the file issued 50 ms into its fdatasync takes less than
+# half the fdatasync's time (locked, it took all but those 50 ms; skipped when the flush took under 0.2 s: nothing to
+# tell apart).  A write would not show it: the kernel's FUSE client holds
+# the inode's own lock through an fsync and through each write.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -22,7 +29,7 @@ T=$SFS_TMP
 M=$T/mnt
 B=$T/backing
 CAT=$B.scatterfs
-opts="size=64M,layout.pattern=contiguous"
+opts="size=1G,layout.pattern=contiguous,device.direct=false"
 sfs_mount "$B" "$M" "$opts"
 
 syncs() { sfs_stats "$M" catalog_syncs; }
@@ -87,4 +94,37 @@ for ((blk = 0; blk < 16; blk++)); do
 	sfs_bytes_are "$M/f" $((blk * 4096)) 4096 "$c" || fail "block $blk does not hold its last fsync'd bytes after kill -9"
 done
 sfs_space_verdict "the file's size and bytes survived"
+
+out=$(python3 - "$M/f" "$M/g" <<'EOF2'
+import os, sys, threading, time
+f = os.open(sys.argv[1], os.O_RDWR)
+os.pwrite(f, b"\1" * 4096, 0)
+os.fdatasync(f)
+g = os.open(sys.argv[2], os.O_CREAT | os.O_WRONLY, 0o644)
+chunk = b"\2" * 1048576
+for _ in range(384):
+    os.write(g, chunk)
+r = os.open(sys.argv[1], os.O_RDONLY)
+done = {}
+def sync():
+    t = time.monotonic()
+    os.fdatasync(f)
+    done["sync"] = (t, time.monotonic())
+th = threading.Thread(target=sync)
+th.start()
+time.sleep(0.05)
+t = time.monotonic()
+data = os.pread(r, 4096, 0)
+w = time.monotonic()
+if data != b"\1" * 4096:
+    sys.exit("the read during the fdatasync returned other bytes")
+th.join()
+s0, s1 = done["sync"]
+print("%.3f %.3f %d" % (s1 - s0, w - t, w - t < (s1 - s0) / 2))
+EOF2
+) || fail "the fdatasync and the read during it"
+read -r sync_s write_s before <<<"$out"
+note "fdatasync during 384 MiB of dirty backing: $sync_s s; a read issued 50 ms in: $write_s s"
+awk -v s="$sync_s" 'BEGIN { exit !(s >= 0.2) }' || sfs_skip "the backing flushed in $sync_s s: too fast to tell a write that waits for it"
+assert_eq "$before" 1 "the read issued during the fdatasync took under half its time ($write_s s against $sync_s s)"
 note "pass"
