@@ -18,8 +18,9 @@
 # with 384 MiB of another file's writes dirty in the backing's page cache
 # (device.direct = false), so that flushing the backing takes a while, a
 # 4 KiB read of the file issued 50 ms into its fdatasync takes less than
-# half the fdatasync's time (locked, it took all but those 50 ms; skipped when the flush took under 0.2 s: nothing to
-# tell apart).  A write would not show it: the kernel's FUSE client holds
+# half the fdatasync's time (with the lock held through the flush, it took
+# all but those 50 ms); skipped when the flush took under 0.2 s (nothing
+# to tell apart).  A write would not show it: the kernel's FUSE client holds
 # the inode's own lock through an fsync and through each write.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
