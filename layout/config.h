@@ -25,17 +25,17 @@ struct placement_ops; /* placement.h */
  * these names are only shorthands for callers that pick a built-in one.
  */
 extern const struct placement_ops contiguous_ops, single_ops, interleaved_ops, random_ops,
-	reverse_ops;
-#define PATTERN_CONTIGUOUS (&contiguous_ops)
-#define PATTERN_SINGLE (&single_ops)
+    reverse_ops;
+#define PATTERN_CONTIGUOUS  (&contiguous_ops)
+#define PATTERN_SINGLE	    (&single_ops)
 #define PATTERN_INTERLEAVED (&interleaved_ops)
-#define PATTERN_RANDOM (&random_ops)
-#define PATTERN_REVERSE (&reverse_ops)
+#define PATTERN_RANDOM	    (&random_ops)
+#define PATTERN_REVERSE	    (&reverse_ops)
 
 enum zero_fill {
 	ZERO_FILL_WRITE,     /* write zeros with pwrite */
 	ZERO_FILL_FALLOCATE, /* FALLOC_FL_ZERO_RANGE on the backing */
-	ZERO_FILL_NONE,      /* leave unwritten; still reads as zeros */
+	ZERO_FILL_NONE,	     /* leave unwritten; still reads as zeros */
 };
 
 enum cache_mode {
@@ -51,10 +51,10 @@ struct disk_model_ops; /* disk_model.h */
  */
 extern const struct disk_model_ops hdd_model;
 #define DISK_NONE ((const struct disk_model_ops *)0)
-#define DISK_HDD (&hdd_model)
+#define DISK_HDD  (&hdd_model)
 
 enum disk_rotation {
-	ROTATION_PHASE,   /* from a virtual spindle angle */
+	ROTATION_PHASE,	  /* from a virtual spindle angle */
 	ROTATION_AVERAGE, /* half a revolution per positioning */
 };
 
@@ -77,12 +77,12 @@ enum disk_rotation {
 
 struct layout_params {
 	const struct placement_ops *pattern; /* registered; never NULL after config_init() */
-	uint64_t extent_size;  /* bytes; 0 = auto */
-	uint64_t initial_size; /* single: bytes of the first extent */
-	uint64_t gap;          /* interleaved: reserved bytes after each extent; 0 = auto */
-	uint64_t gap_max;      /* random: largest jump in bytes; 0 = auto */
+	uint64_t extent_size;		     /* bytes; 0 = auto */
+	uint64_t initial_size;		     /* single: bytes of the first extent */
+	uint64_t gap;		 /* interleaved: reserved bytes after each extent; 0 = auto */
+	uint64_t gap_max;	 /* random: largest jump in bytes; 0 = auto */
 	double contiguous_ratio; /* random: probability of an adjacent extent, [0, 1] */
-	uint64_t seed;         /* random */
+	uint64_t seed;		 /* random */
 	/*
 	 * The keys of patterns that keep them in their own struct (a new
 	 * pattern needs no field here): each registered pattern with a
@@ -93,7 +93,7 @@ struct layout_params {
 
 /** [autoextend] keys. */
 struct autoextend_params {
-	uint64_t next;     /* bytes per growth event; 0 = one extent */
+	uint64_t next;	   /* bytes per growth event; 0 = one extent */
 	uint64_t max_size; /* bytes; 0 = unlimited (the device) */
 	enum zero_fill zero_fill;
 	bool sparse; /* a write past the allocated end leaves a hole before it */
@@ -105,8 +105,19 @@ struct cache_params {
 	uint64_t readahead; /* bytes, <= 1 MiB */
 };
 
+/* [device "NAME"] sections a configuration may have (main is one more). */
+#define CONFIG_MAX_DEVICES 15
+
+/* Bytes of a device name, its NUL included ([layout] device, [device "NAME"]). */
+#define CONFIG_NAME_MAX 32
+
 /** The keys a file rule can set: [layout], [autoextend], [cache]. */
 struct file_params {
+	/*
+	 * [layout] device: the backing device that holds the file's extents,
+	 * "main" (the command line's BACKING) or a [device "NAME"] section's.
+	 */
+	char device[CONFIG_NAME_MAX];
 	struct layout_params layout;
 	struct autoextend_params autoextend;
 	struct cache_params cache;
@@ -114,7 +125,7 @@ struct file_params {
 
 /** Default and largest [device] poll_us. */
 #define DEVICE_POLL_US_DEFAULT 200
-#define DEVICE_POLL_US_MAX 10000
+#define DEVICE_POLL_US_MAX     10000
 
 /** Largest [disk] prefetch: read-ahead of at most this many times an I/O. */
 #define DISK_PREFETCH_MAX 1000
@@ -131,18 +142,41 @@ struct disk_params {
 	uint64_t prefetch_max; /* bytes: the read-ahead never goes further than this */
 };
 
+/*
+ * One [device "NAME"] section: a backing device besides main.  Its keys
+ * start from the built-in defaults (not from [device] and [disk], which
+ * are main's); keys of the [device] and [disk] sections' tables set the
+ * fields below through the key rows (struct key_entry's dev_offset).
+ */
+struct device_conf {
+	char name[CONFIG_NAME_MAX]; /* [A-Za-z0-9_-], not "main" */
+	char *backing;		    /* absolute, or relative to the working directory (malloc'd) */
+	uint64_t size;		    /* bytes; 0 = the backing's current size */
+	uint32_t block_size;	    /* bytes, power of two in [512, 1M] */
+	bool direct;		    /* O_DIRECT on the backing */
+	struct disk_params disk;    /* the device's own timing model */
+	/*
+	 * Bytes of the backing, for config_finish()'s checks of the rules on
+	 * this device: set by the caller once the backing is open (size when
+	 * set); 0 = not known.
+	 */
+	uint64_t effective_size;
+	const char *file; /* where the section was first declared (the state's copy) */
+	unsigned line;
+};
+
 /** One [file "GLOB"] section: the keys it set, over the global ones. */
 struct file_rule {
-	char *glob;            /* fnmatch(3) pattern, flags 0, on the path relative to the root */
+	char *glob; /* fnmatch(3) pattern, flags 0, on the path relative to the root */
 	struct file_params params; /* effective values (global ones where not set) */
-	unsigned line;         /* where the section starts */
+	unsigned line;		   /* where the section starts */
 };
 
 struct sfs_config {
 	struct {
-		uint64_t size;       /* bytes; 0 = the backing's current size */
+		uint64_t size;	     /* bytes; 0 = the backing's current size */
 		uint32_t block_size; /* bytes, power of two in [512, 1M] */
-		bool direct;         /* O_DIRECT on the backing */
+		bool direct;	     /* O_DIRECT on the backing */
 		/*
 		 * Microseconds a device read that is alone in flight on an
 		 * O_DIRECT backing polls for its completion before the thread
@@ -165,12 +199,14 @@ struct sfs_config {
 	} device;
 	struct file_params defaults; /* [layout], [autoextend], [cache] */
 	struct {
-		char *path; /* NULL = no log */
+		char *path;   /* NULL = no log */
 		unsigned ops; /* LOG_* mask */
 	} log;
 	struct disk_params disk;
 	struct file_rule *rules; /* in file order, then the built-in ones */
 	size_t nrules;
+	struct device_conf *devices; /* [device "NAME"] sections, in the order declared */
+	size_t ndevices;
 	char *source; /* the INI file's path, or NULL */
 	/*
 	 * Private to the configuration module (config_i.h): which keys
@@ -267,6 +303,12 @@ char *config_write_ini(const struct sfs_config *c);
 /** config_free() - frees everything @c owns. */
 void config_free(struct sfs_config *c);
 
+/**
+ * config_device_index() - which device @name is: 0 for "main", 1 + its
+ * index in c->devices for a [device "NAME"] section; -ENOENT when none.
+ */
+int config_device_index(const struct sfs_config *c, const char *name);
+
 /** Names of enum values, as written in INI files ("?" for none). */
 const char *pattern_name(const struct placement_ops *p);
 const char *zero_fill_name(enum zero_fill z);
@@ -284,8 +326,10 @@ enum config_type {
 	CONFIG_DOUBLE,	/* double, plain decimal (no inf, nan or hexadecimal) */
 	CONFIG_ENUM,	/* an enum (unsigned int), one of names[] */
 	CONFIG_PATTERN, /* const struct placement_ops *, a registered pattern's name */
-	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name */
+	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name
+			 */
 	CONFIG_PATH,	/* char * (malloc'd), no control characters; NULL = unset */
+	CONFIG_NAME,	/* char[CONFIG_NAME_MAX]: 1 to 31 of [A-Za-z0-9_-] */
 	CONFIG_CUSTOM,	/* parse() and format() of the row */
 };
 
@@ -297,15 +341,15 @@ enum config_home {
 };
 
 /* Flags of a key row. */
-#define CONFIG_MIN_OPEN (1u << 0)	/* the minimum itself is refused (> min) */
-#define CONFIG_HAS_MAX (1u << 1)	/* max applies */
-#define CONFIG_HAS_MIN (1u << 2)	/* min applies (numbers and sizes) */
-#define CONFIG_POWER_OF_TWO (1u << 3)	/* sizes: a power of two */
-#define CONFIG_AUTO (1u << 4)		/* sizes: "auto" is accepted and stored as 0 */
-#define CONFIG_WHY_ALL (1u << 5)	/* range_why also for a value that does not parse */
+#define CONFIG_MIN_OPEN	      (1u << 0) /* the minimum itself is refused (> min) */
+#define CONFIG_HAS_MAX	      (1u << 1) /* max applies */
+#define CONFIG_HAS_MIN	      (1u << 2) /* min applies (numbers and sizes) */
+#define CONFIG_POWER_OF_TWO   (1u << 3) /* sizes: a power of two */
+#define CONFIG_AUTO	      (1u << 4) /* sizes: "auto" is accepted and stored as 0 */
+#define CONFIG_WHY_ALL	      (1u << 5) /* range_why also for a value that does not parse */
 #define CONFIG_BLOCK_MULTIPLE (1u << 6) /* sizes: a multiple of [device] block_size */
-#define CONFIG_WITHIN_DEVICE (1u << 7)	/* sizes: at most the device size */
-#define CONFIG_ZERO_UNSET (1u << 8)	/* 0 means "not set" or auto: never a conflict */
+#define CONFIG_WITHIN_DEVICE  (1u << 7) /* sizes: at most the device size */
+#define CONFIG_ZERO_UNSET     (1u << 8) /* 0 means "not set" or auto: never a conflict */
 
 struct config_key;
 
