@@ -109,6 +109,33 @@ static char *stats_json(struct sfs *fs)
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
 		(json_int_t)queued);
+	/*
+	 * One object per device, by name: its space (as used_bytes and
+	 * free_bytes above, which add them up) and its counters.
+	 */
+	json_t *devs = o ? json_object() : NULL;
+	for (unsigned i = 0; devs && i < fs->ndev; i++) {
+		struct device *d = fs->dev[i];
+		pthread_mutex_lock(&d->alloc_lock);
+		uint64_t size = devalloc_size(d->alloc);
+		uint64_t dfree = devalloc_free_bytes(d->alloc) + d->pending_free_bytes;
+		pthread_mutex_unlock(&d->alloc_lock);
+		const struct dev_counters *k = &d->counters;
+		json_object_set_new(
+		    devs, d->name,
+		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "backing",
+			      d->path, "size", (json_int_t)size, "block_size",
+			      (json_int_t)d->block_size, "used_bytes", (json_int_t)(size - dfree),
+			      "free_bytes", (json_int_t)dfree, "reads",
+			      (json_int_t)atomic_load(&k->reads), "bytes_read",
+			      (json_int_t)atomic_load(&k->bytes_read), "writes",
+			      (json_int_t)atomic_load(&k->writes), "bytes_written",
+			      (json_int_t)atomic_load(&k->bytes_written), "flushes",
+			      (json_int_t)atomic_load(&k->flushes), "busy_ms",
+			      (double)atomic_load(&k->busy_ns) / 1e6));
+	}
+	if (devs)
+		json_object_set_new(o, "devices", devs);
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;
 	if (o && catalog_layout_stats(fs->cat, fs->dev[0]->block_size, &ls) == 0) {
@@ -127,8 +154,17 @@ static char *stats_json(struct sfs *fs)
 	return s;
 }
 
+/* The devices' names, by number, in @names. */
+static const char *const *dev_names(const struct sfs *fs, const char **names)
+{
+	for (unsigned i = 0; i < fs->ndev; i++)
+		names[i] = fs->dev[i]->name;
+	return names;
+}
+
 static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
+	const char *names[SFS_MAX_DEVICES];
 	FILE *f = open_memstream(&b->data, &b->len);
 	if (!f)
 		return -ENOMEM;
@@ -138,7 +174,7 @@ static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		inode_wrlock(in);
 		err = inode_load_map(fs, in);
 		if (!err)
-			err = extmap_write_csv(&in->map, f);
+			err = extmap_write_csv_devices(&in->map, dev_names(fs, names), fs->ndev, f);
 		pthread_rwlock_unlock(&in->lock);
 	} else {
 		struct extent_map m;
@@ -146,7 +182,7 @@ static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		extmap_init(&m);
 		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
 		if (!err)
-			err = extmap_write_csv(&m, f);
+			err = extmap_write_csv_devices(&m, dev_names(fs, names), fs->ndev, f);
 		extmap_release(&m);
 		run_vec_release(&gaps);
 	}
