@@ -76,6 +76,16 @@ int catalog_file_devices(struct catalog *cat, int (*fn)(void *opaque, uint64_t i
 			 void *opaque);
 
 /**
+ * catalog_subtree_devices() - calls @fn for @ino (relpath "") and each
+ * file below it when @ino is a directory (relpath from @ino, "a/b"), with
+ * the device number of its extents, for those with extents, until @fn
+ * returns non-zero, which is returned.  Extents not flushed yet are not
+ * seen.  @return 0, -ENOMEM, -EIO, or @fn's value.
+ */
+int catalog_subtree_devices(struct catalog *cat, uint64_t ino,
+			    int (*fn)(void *opaque, const char *relpath, unsigned dev), void *opaque);
+
+/**
  * catalog_adopt() - once the mount succeeded: records the @n identities
  * of @ids (ids[0] is main; its backing path and id, device size; each
  * named device's under device.NAME.*), renumbers the dev columns of the

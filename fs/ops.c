@@ -33,8 +33,7 @@ static struct inode *iget(struct sfs *fs, fuse_ino_t ino, int *err)
 }
 
 /* The inode of an open file: from its handle, else from the table. */
-static struct inode *iget_open(struct sfs *fs, fuse_ino_t ino, struct fuse_file_info *fi,
-			       int *err)
+static struct inode *iget_open(struct sfs *fs, fuse_ino_t ino, struct fuse_file_info *fi, int *err)
 {
 	if (fi && fi->fh)
 		return (struct inode *)(uintptr_t)fi->fh;
@@ -245,8 +244,8 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 }
 
 /* Creates a node of @mode in @parent; takes a lookup reference on it. */
-static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev, const char *target, struct inode **out)
+static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev,
+		     const char *target, struct inode **out)
 {
 	struct sfs *fs = fuse_req_userdata(req);
 	int err;
@@ -314,8 +313,7 @@ static void reply_new_entry(fuse_req_t req, int err, struct inode *in)
 	fuse_reply_entry(req, &e);
 }
 
-static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct inode *in = NULL;
 	int err = make_node(req, parent, name, mode, rdev, NULL, &in);
@@ -416,6 +414,64 @@ static void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	do_unlink(req, parent, name, 1);
 }
 
+struct move_check {
+	struct sfs *fs;
+	const char *to; /* the new path of the inode checked */
+};
+
+static int move_one(void *opaque, const char *relpath, unsigned dev)
+{
+	struct move_check *m = opaque;
+	char *p;
+	if (asprintf(&p, "%s%s%s", m->to, *relpath ? "/" : "", relpath) < 0)
+		return -ENOMEM;
+	struct device *want = sfs_rule_device(m->fs, config_for_path(&m->fs->cfg, p));
+	free(p);
+	return want->index == dev ? 0 : -EXDEV;
+}
+
+/*
+ * With several devices: -EXDEV when @ino (a file, or a directory and what
+ * lies below it) would get a path whose rule names another device than the
+ * one its extents are on.  A file never moves between devices, and the
+ * next mount refuses a file its rule would put elsewhere; EXDEV is what a
+ * rename across file systems returns, so mv(1) copies the file instead,
+ * which puts its new extents on the device its new rule names.
+ */
+static int check_move(struct sfs *fs, uint64_t ino, fuse_ino_t newparent, const char *newname)
+{
+	if (fs->ndev < 2 || !ino)
+		return 0;
+	int e;
+	struct inode *np = iget(fs, newparent, &e);
+	if (!np)
+		return 0; /* the rename itself reports it */
+	ensure_path(fs, np);
+	if (!np->path)
+		return 0;
+	char *to;
+	if (asprintf(&to, "%s%s%s", np->path, *np->path ? "/" : "", newname) < 0)
+		return -ENOMEM;
+	struct move_check m = {fs, to};
+	struct inode *in = inode_find(fs, ino);
+	e = 0;
+	if (in && !S_ISDIR(in->attr.mode) && in->map_loaded) {
+		/* A file whose map is in memory: the map says, the catalog may lag. */
+		pthread_rwlock_rdlock(&in->lock);
+		if (in->map.n)
+			e = move_one(&m, "", in->map.v[0].dev);
+		pthread_rwlock_unlock(&in->lock);
+	} else {
+		/* Below a directory, extents still in memory reach the catalog first. */
+		if (!in || S_ISDIR(in->attr.mode))
+			e = inode_flush_all(fs, false, NULL);
+		if (!e)
+			e = catalog_subtree_devices(fs->cat, ino, move_one, &m);
+	}
+	free(to);
+	return e;
+}
+
 static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
@@ -427,7 +483,11 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	uint64_t src_ino = 0, dst_ino = 0, replaced;
 	catalog_lookup(fs->cat, parent, name, &src_ino);
 	catalog_lookup(fs->cat, newparent, newname, &dst_ino);
-	int err = catalog_rename(fs->cat, parent, name, newparent, newname, flags, &replaced);
+	int err = check_move(fs, src_ino, newparent, newname);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = check_move(fs, dst_ino, parent, name);
+	if (!err)
+		err = catalog_rename(fs->cat, parent, name, newparent, newname, flags, &replaced);
 	if (!err) {
 		int e2;
 		struct inode *np = iget(fs, newparent, &e2), *op = iget(fs, parent, &e2);
@@ -484,7 +544,9 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	struct sfs *fs = fuse_req_userdata(req);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	int err = catalog_link(fs->cat, newparent, newname, ino, &now);
+	int err = check_move(fs, ino, newparent, newname);
+	if (!err)
+		err = catalog_link(fs->cat, newparent, newname, ino, &now);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -722,8 +784,7 @@ static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 		return;
 	}
 	inode_wrlock(in);
-	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len,
-			   fuse_req_ctx(req)->pid);
+	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len, fuse_req_ctx(req)->pid);
 	if (!err)
 		kill_priv(fs, req, in);
 	pthread_rwlock_unlock(&in->lock);
@@ -842,9 +903,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		st.st_mode = S_IFDIR;
 		e.attr = st;
 		const char *name = o == 0 ? "." : "..";
-		size_t n = plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
-							 o + 1)
-				: fuse_add_direntry(req, buf + used, size - used, name, &st, o + 1);
+		size_t n =
+		    plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e, o + 1)
+			 : fuse_add_direntry(req, buf + used, size - used, name, &st, o + 1);
 		if (n > size - used)
 			goto reply;
 		used += n;
@@ -943,38 +1004,38 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 const struct fuse_lowlevel_ops sfs_file_ops = {
-	.init = sfs_init,
-	.destroy = sfs_destroy,
-	.lookup = sfs_lookup,
-	.forget = sfs_forget,
-	.forget_multi = sfs_forget_multi,
-	.getattr = sfs_getattr,
-	.setattr = sfs_setattr,
-	.readlink = sfs_readlink,
-	.mknod = sfs_mknod,
-	.mkdir = sfs_mkdir,
-	.unlink = sfs_unlink,
-	.rmdir = sfs_rmdir,
-	.symlink = sfs_symlink,
-	.rename = sfs_rename,
-	.link = sfs_link,
-	.open = sfs_open,
-	.read = sfs_read,
-	.write = sfs_write,
-	.flush = sfs_flush,
-	.release = sfs_release,
-	.fsync = sfs_fsync,
-	.opendir = sfs_opendir,
-	.readdir = sfs_readdir,
-	.readdirplus = sfs_readdirplus,
-	.releasedir = sfs_releasedir,
-	.fsyncdir = sfs_fsyncdir,
-	.statfs = sfs_statfs,
-	.setxattr = sfs_setxattr,
-	.getxattr = sfs_getxattr,
-	.listxattr = sfs_listxattr,
-	.removexattr = sfs_removexattr,
-	.create = sfs_create,
-	.fallocate = sfs_fallocate,
-	.lseek = sfs_lseek,
+    .init = sfs_init,
+    .destroy = sfs_destroy,
+    .lookup = sfs_lookup,
+    .forget = sfs_forget,
+    .forget_multi = sfs_forget_multi,
+    .getattr = sfs_getattr,
+    .setattr = sfs_setattr,
+    .readlink = sfs_readlink,
+    .mknod = sfs_mknod,
+    .mkdir = sfs_mkdir,
+    .unlink = sfs_unlink,
+    .rmdir = sfs_rmdir,
+    .symlink = sfs_symlink,
+    .rename = sfs_rename,
+    .link = sfs_link,
+    .open = sfs_open,
+    .read = sfs_read,
+    .write = sfs_write,
+    .flush = sfs_flush,
+    .release = sfs_release,
+    .fsync = sfs_fsync,
+    .opendir = sfs_opendir,
+    .readdir = sfs_readdir,
+    .readdirplus = sfs_readdirplus,
+    .releasedir = sfs_releasedir,
+    .fsyncdir = sfs_fsyncdir,
+    .statfs = sfs_statfs,
+    .setxattr = sfs_setxattr,
+    .getxattr = sfs_getxattr,
+    .listxattr = sfs_listxattr,
+    .removexattr = sfs_removexattr,
+    .create = sfs_create,
+    .fallocate = sfs_fallocate,
+    .lseek = sfs_lseek,
 };
