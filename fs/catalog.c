@@ -43,7 +43,7 @@
 #include "layout_score.h"
 #include "units.h"
 
-#define CATALOG_MAGIC	"scatterfs-catalog"
+#define CATALOG_MAGIC "scatterfs-catalog"
 #define CATALOG_VERSION 2
 
 enum stmt_id {
@@ -78,70 +78,69 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[S_COUNT] = {
-    [S_GET_ATTR] = "SELECT mode, uid, gid, nlink, size, rdev, atime_ns, mtime_ns, ctime_ns "
-		   "FROM inode WHERE ino = ?1",
-    /* nlink is not written here: only the namespace operations change it. */
-    [S_PUT_ATTR] = "UPDATE inode SET mode = ?2, uid = ?3, gid = ?4, size = ?6, "
-		   "rdev = ?7, atime_ns = ?8, mtime_ns = ?9, ctime_ns = ?10 WHERE ino = ?1",
-    [S_LOOKUP] = "SELECT ino FROM dirent WHERE parent = ?1 AND name = ?2",
-    [S_INSERT_INODE] = "INSERT INTO inode (mode, uid, gid, nlink, size, rdev, atime_ns, "
-		       "mtime_ns, ctime_ns, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-		       "?9, ?10)",
-    [S_INSERT_DIRENT] = "INSERT INTO dirent (parent, name, ino) VALUES (?1, ?2, ?3)",
-    [S_DELETE_DIRENT] = "DELETE FROM dirent WHERE parent = ?1 AND name = ?2",
-    [S_NLINK_ADD] = "UPDATE inode SET nlink = nlink + ?2, ctime_ns = coalesce(?3, ctime_ns) "
-		    "WHERE ino = ?1",
-    [S_READDIR] = "SELECT d.id, d.name, d.ino, i.mode FROM dirent d JOIN inode i ON "
-		  "i.ino = d.ino WHERE d.parent = ?1 AND d.id > ?2 ORDER BY d.id",
-    [S_DIR_EMPTY] = "SELECT 1 FROM dirent WHERE parent = ?1 LIMIT 1",
-    [S_PARENT_OF] = "SELECT parent, name FROM dirent WHERE ino = ?1 LIMIT 1",
-    [S_NAME_OF] = "SELECT name FROM dirent WHERE ino = ?1 LIMIT 1",
-    [S_LOAD_EXTENTS] = "SELECT logical, device, length, flags, dev FROM extent WHERE ino = ?1 "
-		       "ORDER BY logical",
-    [S_LOAD_GAPS] = "SELECT device, length, dev FROM gap WHERE ino = ?1 ORDER BY dev, device",
-    [S_DELETE_EXTENTS_FROM] = "DELETE FROM extent WHERE ino = ?1 AND logical >= ?2",
-    [S_INSERT_EXTENT] = "INSERT INTO extent (ino, logical, device, length, flags, dev) VALUES "
-			"(?1, ?2, ?3, ?4, ?5, ?6)",
-    [S_DELETE_GAPS] = "DELETE FROM gap WHERE ino = ?1",
-    [S_INSERT_GAP] = "INSERT INTO gap (ino, device, length, dev) VALUES (?1, ?2, ?3, ?4)",
-    [S_READLINK] = "SELECT target FROM inode WHERE ino = ?1",
-    [S_GETXATTR] = "SELECT value FROM xattr WHERE ino = ?1 AND name = ?2",
-    [S_SETXATTR_INSERT] = "INSERT INTO xattr (ino, name, value) VALUES (?1, ?2, ?3)",
-    [S_SETXATTR_REPLACE] = "UPDATE xattr SET value = ?3 WHERE ino = ?1 AND name = ?2",
-    [S_SETXATTR_ANY] = "INSERT OR REPLACE INTO xattr (ino, name, value) VALUES (?1, ?2, ?3)",
-    [S_LISTXATTR] = "SELECT name FROM xattr WHERE ino = ?1 ORDER BY name",
-    [S_REMOVEXATTR] = "DELETE FROM xattr WHERE ino = ?1 AND name = ?2",
-    [S_MOVE_DIRENT] = "UPDATE dirent SET parent = ?3, name = ?4 WHERE parent = ?1 AND name = ?2",
-    [S_DIRENT_PARENT_ADJ] = "UPDATE inode SET nlink = nlink + ?2 WHERE ino = ?1",
-    [S_MAPPED_BYTES] = "SELECT coalesce(sum(length), 0) FROM extent WHERE ino = ?1",
+	[S_GET_ATTR] = "SELECT mode, uid, gid, nlink, size, rdev, atime_ns, mtime_ns, ctime_ns "
+		       "FROM inode WHERE ino = ?1",
+	/* nlink is not written here: only the namespace operations change it. */
+	[S_PUT_ATTR] = "UPDATE inode SET mode = ?2, uid = ?3, gid = ?4, size = ?6, "
+		       "rdev = ?7, atime_ns = ?8, mtime_ns = ?9, ctime_ns = ?10 WHERE ino = ?1",
+	[S_LOOKUP] = "SELECT ino FROM dirent WHERE parent = ?1 AND name = ?2",
+	[S_INSERT_INODE] = "INSERT INTO inode (mode, uid, gid, nlink, size, rdev, atime_ns, "
+			   "mtime_ns, ctime_ns, target) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+			   "?9, ?10)",
+	[S_INSERT_DIRENT] = "INSERT INTO dirent (parent, name, ino) VALUES (?1, ?2, ?3)",
+	[S_DELETE_DIRENT] = "DELETE FROM dirent WHERE parent = ?1 AND name = ?2",
+	[S_NLINK_ADD] = "UPDATE inode SET nlink = nlink + ?2, ctime_ns = coalesce(?3, ctime_ns) "
+			"WHERE ino = ?1",
+	[S_READDIR] = "SELECT d.id, d.name, d.ino, i.mode FROM dirent d JOIN inode i ON "
+		      "i.ino = d.ino WHERE d.parent = ?1 AND d.id > ?2 ORDER BY d.id",
+	[S_DIR_EMPTY] = "SELECT 1 FROM dirent WHERE parent = ?1 LIMIT 1",
+	[S_PARENT_OF] = "SELECT parent, name FROM dirent WHERE ino = ?1 LIMIT 1",
+	[S_NAME_OF] = "SELECT name FROM dirent WHERE ino = ?1 LIMIT 1",
+	[S_LOAD_EXTENTS] = "SELECT logical, device, length, flags, dev FROM extent WHERE ino = ?1 "
+			   "ORDER BY logical",
+	[S_LOAD_GAPS] = "SELECT device, length, dev FROM gap WHERE ino = ?1 ORDER BY dev, device",
+	[S_DELETE_EXTENTS_FROM] = "DELETE FROM extent WHERE ino = ?1 AND logical >= ?2",
+	[S_INSERT_EXTENT] = "INSERT INTO extent (ino, logical, device, length, flags, dev) VALUES "
+			    "(?1, ?2, ?3, ?4, ?5, ?6)",
+	[S_DELETE_GAPS] = "DELETE FROM gap WHERE ino = ?1",
+	[S_INSERT_GAP] = "INSERT INTO gap (ino, device, length, dev) VALUES (?1, ?2, ?3, ?4)",
+	[S_READLINK] = "SELECT target FROM inode WHERE ino = ?1",
+	[S_GETXATTR] = "SELECT value FROM xattr WHERE ino = ?1 AND name = ?2",
+	[S_SETXATTR_INSERT] = "INSERT INTO xattr (ino, name, value) VALUES (?1, ?2, ?3)",
+	[S_SETXATTR_REPLACE] = "UPDATE xattr SET value = ?3 WHERE ino = ?1 AND name = ?2",
+	[S_SETXATTR_ANY] = "INSERT OR REPLACE INTO xattr (ino, name, value) VALUES (?1, ?2, ?3)",
+	[S_LISTXATTR] = "SELECT name FROM xattr WHERE ino = ?1 ORDER BY name",
+	[S_REMOVEXATTR] = "DELETE FROM xattr WHERE ino = ?1 AND name = ?2",
+	[S_MOVE_DIRENT] = "UPDATE dirent SET parent = ?3, name = ?4 WHERE parent = ?1 AND name = ?2",
+	[S_DIRENT_PARENT_ADJ] = "UPDATE inode SET nlink = nlink + ?2 WHERE ino = ?1",
+	[S_MAPPED_BYTES] = "SELECT coalesce(sum(length), 0) FROM extent WHERE ino = ?1",
 };
 
 static const char schema_sql[] =
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
-    "CREATE TABLE inode (ino INTEGER PRIMARY KEY AUTOINCREMENT, mode INTEGER NOT NULL, uid INTEGER "
-    "NOT "
-    "NULL, gid INTEGER NOT NULL, nlink INTEGER NOT NULL, size INTEGER NOT NULL, rdev INTEGER "
-    "NOT NULL, atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
-    "target BLOB);"
-    "CREATE TABLE dirent (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, name TEXT NOT NULL, "
-    "ino INTEGER NOT NULL);"
-    "CREATE UNIQUE INDEX dirent_name ON dirent (parent, name);"
-    "CREATE INDEX dirent_ino ON dirent (ino);"
-    "CREATE TABLE extent (ino INTEGER NOT NULL, logical INTEGER NOT NULL, device INTEGER NOT "
-    "NULL, length INTEGER NOT NULL, flags INTEGER NOT NULL, dev INTEGER NOT NULL DEFAULT 0, "
-    "PRIMARY KEY (ino, logical)) WITHOUT ROWID;"
-    "CREATE TABLE gap (ino INTEGER NOT NULL, device INTEGER NOT NULL, length INTEGER NOT NULL, "
-    "dev INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (ino, device)) WITHOUT ROWID;"
-    "CREATE TABLE xattr (ino INTEGER NOT NULL, name TEXT NOT NULL, value BLOB, PRIMARY KEY "
-    "(ino, name)) WITHOUT ROWID;"
-    "CREATE VIEW extent_by_path AS WITH RECURSIVE p(ino, path) AS (SELECT 1, '' UNION ALL "
-    "SELECT d.ino, CASE p.path WHEN '' THEN d.name ELSE p.path || '/' || d.name END FROM "
-    "dirent d JOIN p ON d.parent = p.ino) SELECT p.path, e.logical, e.device, e.length, "
-    "e.flags FROM extent e JOIN p ON p.ino = e.ino;";
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+	"CREATE TABLE inode (ino INTEGER PRIMARY KEY AUTOINCREMENT, mode INTEGER NOT NULL, uid INTEGER NOT "
+	"NULL, gid INTEGER NOT NULL, nlink INTEGER NOT NULL, size INTEGER NOT NULL, rdev INTEGER "
+	"NOT NULL, atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
+	"target BLOB);"
+	"CREATE TABLE dirent (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL, name TEXT NOT NULL, "
+	"ino INTEGER NOT NULL);"
+	"CREATE UNIQUE INDEX dirent_name ON dirent (parent, name);"
+	"CREATE INDEX dirent_ino ON dirent (ino);"
+	"CREATE TABLE extent (ino INTEGER NOT NULL, logical INTEGER NOT NULL, device INTEGER NOT "
+	"NULL, length INTEGER NOT NULL, flags INTEGER NOT NULL, dev INTEGER NOT NULL DEFAULT 0, "
+	"PRIMARY KEY (ino, logical)) WITHOUT ROWID;"
+	"CREATE TABLE gap (ino INTEGER NOT NULL, device INTEGER NOT NULL, length INTEGER NOT NULL, "
+	"dev INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (ino, device)) WITHOUT ROWID;"
+	"CREATE TABLE xattr (ino INTEGER NOT NULL, name TEXT NOT NULL, value BLOB, PRIMARY KEY "
+	"(ino, name)) WITHOUT ROWID;"
+	"CREATE VIEW extent_by_path AS WITH RECURSIVE p(ino, path) AS (SELECT 1, '' UNION ALL "
+	"SELECT d.ino, CASE p.path WHEN '' THEN d.name ELSE p.path || '/' || d.name END FROM "
+	"dirent d JOIN p ON d.parent = p.ino) SELECT p.path, e.logical, e.device, e.length, "
+	"e.flags FROM extent e JOIN p ON p.ino = e.ino;";
 
 struct catalog {
 	pthread_mutex_t lock;
-	bool dirty;	/* a transaction committed since the last catalog_sync() */
+	bool dirty; /* a transaction committed since the last catalog_sync() */
 	bool upgrading; /* catalog_open() began the version upgrade; catalog_adopt() commits it */
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
@@ -399,8 +398,7 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
 	}
 	if (exec(cat, "PRAGMA journal_mode = WAL") || exec(cat, "PRAGMA synchronous = NORMAL") ||
 	    exec(cat, "PRAGMA foreign_keys = OFF")) {
-		snprintf(err, errlen, "cannot set up catalog %s: %s", path,
-			 sqlite3_errmsg(cat->db));
+		snprintf(err, errlen, "cannot set up catalog %s: %s", path, sqlite3_errmsg(cat->db));
 		ret = -EIO;
 		goto fail;
 	}
@@ -657,7 +655,8 @@ static int drop_link_locked(struct catalog *cat, uint64_t parent, const char *na
 	return err;
 }
 
-int catalog_unlink(struct catalog *cat, uint64_t parent, const char *name, int dir, uint64_t *ino)
+int catalog_unlink(struct catalog *cat, uint64_t parent, const char *name, int dir,
+		   uint64_t *ino)
 {
 	struct inode_attr a;
 	pthread_mutex_lock(&cat->lock);
@@ -860,10 +859,10 @@ int catalog_readdir(struct catalog *cat, uint64_t dir, int64_t cookie,
 	int rc, err = 0;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct catalog_dirent d = {
-		    .cookie = sqlite3_column_int64(s, 0),
-		    .name = (const char *)sqlite3_column_text(s, 1),
-		    .ino = (uint64_t)sqlite3_column_int64(s, 2),
-		    .mode = (mode_t)sqlite3_column_int64(s, 3),
+			.cookie = sqlite3_column_int64(s, 0),
+			.name = (const char *)sqlite3_column_text(s, 1),
+			.ino = (uint64_t)sqlite3_column_int64(s, 2),
+			.mode = (mode_t)sqlite3_column_int64(s, 3),
 		};
 		if (fn(opaque, &d))
 			break;
@@ -1094,8 +1093,7 @@ int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout
 			continue;
 		}
 		if (n == cap) {
-			struct layout_extent *w =
-			    realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*w));
+			struct layout_extent *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*w));
 			if (w == NULL) {
 				err = -ENOMEM;
 				break;
@@ -1132,8 +1130,8 @@ int catalog_setxattr(struct catalog *cat, uint64_t ino, const char *name, const 
 	return err;
 }
 
-int catalog_getxattr(struct catalog *cat, uint64_t ino, const char *name, void *value, size_t size,
-		     size_t *len)
+int catalog_getxattr(struct catalog *cat, uint64_t ino, const char *name, void *value,
+		     size_t size, size_t *len)
 {
 	pthread_mutex_lock(&cat->lock);
 	sqlite3_stmt *s = stmt(cat, S_GETXATTR);
@@ -1248,7 +1246,8 @@ static int meta_put(struct catalog *cat, const char *key, const char *text, int6
 	return rc == SQLITE_DONE ? 0 : sql_err(cat, rc);
 }
 
-int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char *err, size_t errlen)
+int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char *err,
+			 size_t errlen)
 {
 	char k[96];
 	int64_t idx, bs, size, rec_id;
@@ -1305,8 +1304,7 @@ int catalog_recorded_devices(struct catalog *cat,
 	sqlite3_stmt *s;
 	int ret = 0, rc;
 	pthread_mutex_lock(&cat->lock);
-	/* device.NAME.index rows, with the backing and the bytes the device's extents and gaps
-	 * hold. */
+	/* device.NAME.index rows, with the backing and the bytes the device's extents and gaps hold. */
 	rc = sqlite3_prepare_v2(
 	    cat->db,
 	    "SELECT substr(m.key, 8, length(m.key) - 13), m.value, "
@@ -1450,8 +1448,7 @@ int catalog_subtree_devices(struct catalog *cat, uint64_t ino,
 	return ret;
 }
 
-/* Records named device @id and renumbers its rows from its recorded number (under the lock, in a
- * transaction). */
+/* Records named device @id and renumbers its rows from its recorded number (under the lock, in a transaction). */
 static int adopt_device(struct catalog *cat, const struct catalog_identity *id)
 {
 	char k[96];

@@ -32,13 +32,13 @@
 #include "reqlog.h"
 #include "sfs.h"
 
-#define CTL_ROOT	 (CTL_INO_BASE + 1)
-#define CTL_STATS	 (CTL_INO_BASE + 2)
-#define CTL_CONFIG	 (CTL_INO_BASE + 3)
-#define EXTENTS_BIT	 (1ull << 61)
+#define CTL_ROOT (CTL_INO_BASE + 1)
+#define CTL_STATS (CTL_INO_BASE + 2)
+#define CTL_CONFIG (CTL_INO_BASE + 3)
+#define EXTENTS_BIT (1ull << 61)
 #define CTL_EXTENTS(ino) (CTL_INO_BASE + EXTENTS_BIT + (ino))
-#define LAYOUT_BIT	 (1ull << 60)
-#define CTL_LAYOUT(ino)	 (CTL_INO_BASE + LAYOUT_BIT + (ino))
+#define LAYOUT_BIT (1ull << 60)
+#define CTL_LAYOUT(ino) (CTL_INO_BASE + LAYOUT_BIT + (ino))
 
 struct ctl_buf {
 	char *data;
@@ -89,24 +89,26 @@ static char *stats_json(struct sfs *fs)
 	snprintf(startz, sizeof startz, "%s.%06ldZ", start, fs->start_realtime.tv_nsec / 1000);
 	uint64_t zf_ns = atomic_load(&fs->stats.zero_fill_ns);
 	json_t *o = json_pack(
-	    "{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	    "s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-	    "version", PACKAGE_VERSION, "mount_start_us",
-	    (json_int_t)fs->start_realtime.tv_sec * 1000000 + fs->start_realtime.tv_nsec / 1000,
-	    "mount_start", startz, "backing", fs->backing_path, "device_size", (json_int_t)total,
-	    "block_size", (json_int_t)fs->dev[0]->block_size, "used_bytes", (json_int_t)used,
-	    "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes, "extents",
-	    (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads), "bytes_read",
-	    (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
-	    (json_int_t)atomic_load(&fs->stats.writes), "bytes_written",
-	    (json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
-	    (json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
-	    (json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms", (double)zf_ns / 1e6,
-	    "log_rows", (json_int_t)reqlog_rows(fs->log), "log_rows_written",
-	    (json_int_t)reqlog_rows_written(fs->log), "log_rows_lost",
-	    (json_int_t)reqlog_write_errors(fs->log), "log_stalls",
-	    (json_int_t)reqlog_stall_count(fs->log), "polled_reads", (json_int_t)polled,
-	    "polled_completions", (json_int_t)polled_done, "async_reads", (json_int_t)queued);
+		"{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+		"s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"version", PACKAGE_VERSION, "mount_start_us",
+		(json_int_t)fs->start_realtime.tv_sec * 1000000 +
+			fs->start_realtime.tv_nsec / 1000,
+		"mount_start", startz, "backing", fs->backing_path, "device_size",
+		(json_int_t)total, "block_size", (json_int_t)fs->dev[0]->block_size, "used_bytes",
+		(json_int_t)used, "free_bytes", (json_int_t)free_b, "files", (json_int_t)inodes,
+		"extents", (json_int_t)extents, "reads", (json_int_t)atomic_load(&fs->stats.reads),
+		"bytes_read", (json_int_t)atomic_load(&fs->stats.bytes_read), "writes",
+		(json_int_t)atomic_load(&fs->stats.writes), "bytes_written",
+		(json_int_t)atomic_load(&fs->stats.bytes_written), "autoextend_count",
+		(json_int_t)atomic_load(&fs->stats.extends), "autoextend_bytes",
+		(json_int_t)atomic_load(&fs->stats.extend_bytes), "zero_fill_ms",
+		(double)zf_ns / 1e6, "log_rows", (json_int_t)reqlog_rows(fs->log), "log_rows_written",
+		(json_int_t)reqlog_rows_written(fs->log), "log_rows_lost",
+		(json_int_t)reqlog_write_errors(fs->log), "log_stalls",
+		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
+		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
+		(json_int_t)queued);
 	/*
 	 * One object per device, by name: its space (as used_bytes and
 	 * free_bytes above, which add them up) and its counters.
@@ -572,7 +574,8 @@ static void reply_new_name(fuse_req_t req, fuse_ino_t parent)
 	fuse_reply_err(req, parent == FUSE_ROOT_ID ? EEXIST : EROFS);
 }
 
-static void ctl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+static void ctl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
 {
 	reply_new_name(req, parent);
 }
@@ -657,34 +660,34 @@ static void ctl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 }
 
 const struct fuse_lowlevel_ops ctl_ops = {
-    .lookup = ctl_lookup,
-    .forget = ctl_forget,
-    .getattr = ctl_getattr,
-    .setattr = ctl_setattr,
-    .readlink = ctl_readlink,
-    .mknod = ctl_mknod,
-    .mkdir = ctl_mkdir,
-    .unlink = ctl_unlink,
-    .rmdir = ctl_unlink,
-    .symlink = ctl_symlink,
-    .rename = ctl_rename,
-    .link = ctl_link,
-    .open = ctl_open,
-    .read = ctl_read,
-    .write = ctl_write,
-    .flush = ctl_flush,
-    .release = ctl_release,
-    .fsync = ctl_fsync,
-    .opendir = ctl_opendir,
-    .readdir = ctl_readdir,
-    .readdirplus = ctl_readdirplus,
-    .releasedir = ctl_releasedir,
-    .fsyncdir = ctl_fsync,
-    .setxattr = ctl_setxattr,
-    .getxattr = ctl_getxattr,
-    .listxattr = ctl_listxattr,
-    .removexattr = ctl_removexattr,
-    .create = ctl_create,
-    .fallocate = ctl_fallocate,
-    .lseek = ctl_lseek,
+	.lookup = ctl_lookup,
+	.forget = ctl_forget,
+	.getattr = ctl_getattr,
+	.setattr = ctl_setattr,
+	.readlink = ctl_readlink,
+	.mknod = ctl_mknod,
+	.mkdir = ctl_mkdir,
+	.unlink = ctl_unlink,
+	.rmdir = ctl_unlink,
+	.symlink = ctl_symlink,
+	.rename = ctl_rename,
+	.link = ctl_link,
+	.open = ctl_open,
+	.read = ctl_read,
+	.write = ctl_write,
+	.flush = ctl_flush,
+	.release = ctl_release,
+	.fsync = ctl_fsync,
+	.opendir = ctl_opendir,
+	.readdir = ctl_readdir,
+	.readdirplus = ctl_readdirplus,
+	.releasedir = ctl_releasedir,
+	.fsyncdir = ctl_fsync,
+	.setxattr = ctl_setxattr,
+	.getxattr = ctl_getxattr,
+	.listxattr = ctl_listxattr,
+	.removexattr = ctl_removexattr,
+	.create = ctl_create,
+	.fallocate = ctl_fallocate,
+	.lseek = ctl_lseek,
 };

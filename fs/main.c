@@ -49,19 +49,16 @@ struct cmdline {
 	int nonempty; /* -o nonempty: mount over a mount point */
 };
 
-#define SFS_OPT(t, p)                                                                              \
-	{                                                                                          \
-		t, offsetof(struct cmdline, p), 1                                                  \
-	}
+#define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
 #define SFS_KEY_CONFIG 1 /* config= may be given several times: collected in order */
 static const struct fuse_opt sfs_opts[] = {
-    FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
-    SFS_OPT("log=%s", log),
-    SFS_OPT("meta=%s", meta),
-    SFS_OPT("size=%s", size),
-    /* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
-    {"nonempty", offsetof(struct cmdline, nonempty), 1},
-    FUSE_OPT_END,
+	FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
+	SFS_OPT("log=%s", log),
+	SFS_OPT("meta=%s", meta),
+	SFS_OPT("size=%s", size),
+	/* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
+	{"nonempty", offsetof(struct cmdline, nonempty), 1},
+	FUSE_OPT_END,
 };
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -246,8 +243,8 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 	int flags = O_RDWR | O_CLOEXEC | (fs->cfg.device.direct ? O_DIRECT : 0);
 	if (stat(fs->backing_path, &st) != 0) {
 		if (errno != ENOENT || !want_size) {
-			fprintf(stderr, "scatterfs: backing %s: %s%s\n", fs->backing_path,
-				strerror(errno),
+			fprintf(stderr,
+				"scatterfs: backing %s: %s%s\n", fs->backing_path, strerror(errno),
 				errno == ENOENT ? " (give -o size=BYTES to create a backing file)"
 						: "");
 			return -1;
@@ -255,14 +252,12 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 		flags |= O_CREAT | O_EXCL;
 		*created = true;
 	} else if (S_ISDIR(st.st_mode)) {
-		fprintf(stderr,
-			"scatterfs: backing %s is a directory; give a regular file or a "
-			"block device\n",
+		fprintf(stderr, "scatterfs: backing %s is a directory; give a regular file or a "
+				"block device\n",
 			fs->backing_path);
 		return -1;
 	} else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		fprintf(stderr,
-			"scatterfs: backing %s is neither a regular file nor a block device\n",
+		fprintf(stderr, "scatterfs: backing %s is neither a regular file nor a block device\n",
 			fs->backing_path);
 		return -1;
 	}
@@ -306,11 +301,10 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 	}
 	*size = (uint64_t)st.st_size;
 	if (want_size && want_size < *size) {
-		fprintf(
-		    stderr,
-		    "scatterfs: backing %s is %llu bytes, larger than size=%llu; scatterfs never "
-		    "shrinks a backing (that would cost data)\n",
-		    fs->backing_path, (unsigned long long)*size, (unsigned long long)want_size);
+		fprintf(stderr,
+			"scatterfs: backing %s is %llu bytes, larger than size=%llu; scatterfs never "
+			"shrinks a backing (that would cost data)\n",
+			fs->backing_path, (unsigned long long)*size, (unsigned long long)want_size);
 		return -1;
 	}
 	if (want_size)
@@ -356,12 +350,12 @@ static int reserve_used(struct sfs *fs, struct device *d)
 		err = devalloc_reserve_all(d->alloc, used.v, used.n, &bad);
 	run_vec_release(&used);
 	if (err == -EEXIST || err == -EINVAL)
-		fprintf(
-		    stderr,
-		    "scatterfs: catalog %s is inconsistent: device range %llu+%llu is %s (device "
-		    "'%s'); refusing to mount\n",
-		    fs->meta_path, (unsigned long long)bad.device, (unsigned long long)bad.length,
-		    err == -EEXIST ? "used twice" : "outside the device", d->name);
+		fprintf(stderr,
+			"scatterfs: catalog %s is inconsistent: device range %llu+%llu is %s (device "
+			"'%s'); refusing to mount\n",
+			fs->meta_path, (unsigned long long)bad.device,
+			(unsigned long long)bad.length,
+			err == -EEXIST ? "used twice" : "outside the device", d->name);
 	else if (err)
 		fprintf(stderr, "scatterfs: cannot load the catalog's extents %s: %s\n",
 			fs->meta_path, strerror(-err));
@@ -443,9 +437,8 @@ int main(int argc, char *argv[])
 		return 0;
 	}
 	if (!cl.backing || !opts.mountpoint) {
-		fprintf(stderr,
-			"usage: %s BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS] (--help for "
-			"more)\n",
+		fprintf(stderr, "usage: %s BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS] (--help for "
+				"more)\n",
 			argv[0]);
 		return 2;
 	}
@@ -529,10 +522,9 @@ int main(int argc, char *argv[])
 	if (cl.log) {
 		/* Through the key table, so that .scatterfs/config names -o log= as the origin. */
 		char *a = NULL, *o = NULL;
-		int rc =
-		    asprintf(&a, "log.path=%s", cl.log) < 0 || asprintf(&o, "log=%s", cl.log) < 0
-			? -ENOMEM
-			: config_set_option(&fs->cfg, a, o, err, sizeof err);
+		int rc = asprintf(&a, "log.path=%s", cl.log) < 0 || asprintf(&o, "log=%s", cl.log) < 0
+			     ? -ENOMEM
+			     : config_set_option(&fs->cfg, a, o, err, sizeof err);
 		free(a);
 		free(o);
 		if (rc) {
@@ -574,9 +566,8 @@ int main(int argc, char *argv[])
 	} else {
 		struct stat bst;
 		if (fstat(d->fd, &bst) == 0 && S_ISBLK(bst.st_mode)) {
-			fprintf(stderr,
-				"scatterfs: backing %s is a block device: give the catalog "
-				"file with -o meta=FILE\n",
+			fprintf(stderr, "scatterfs: backing %s is a block device: give the catalog "
+					"file with -o meta=FILE\n",
 				fs->backing_path);
 			goto out;
 		}
@@ -589,10 +580,9 @@ int main(int argc, char *argv[])
 		 * own locks would let them take turns). */
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
-			fprintf(
-			    stderr,
-			    "scatterfs: catalog %s is in use by another scatterfs mount; refused\n",
-			    fs->meta_path);
+			fprintf(stderr,
+				"scatterfs: catalog %s is in use by another scatterfs mount; refused\n",
+				fs->meta_path);
 			goto out;
 		}
 		if (meta_fd >= 0)
@@ -602,13 +592,13 @@ int main(int argc, char *argv[])
 	fstat(d->fd, &bst0);
 	struct catalog_identity ids[SFS_MAX_DEVICES];
 	struct catalog_identity id = {
-	    .name = "main",
-	    .index = 0,
-	    .recorded = 0,
-	    .device_size = d->size,
-	    .block_size = d->block_size,
-	    .backing_path = fs->backing_path,
-	    .backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
+		.name = "main",
+		.index = 0,
+		.recorded = 0,
+		.device_size = d->size,
+		.block_size = d->block_size,
+		.backing_path = fs->backing_path,
+		.backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
 	};
 	if (catalog_open(fs->meta_path, &id, mst.st_uid, mst.st_gid, &fs->cat, err, sizeof err)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
@@ -634,8 +624,7 @@ int main(int argc, char *argv[])
 	if (meta_fd < 0) {
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
-			fprintf(stderr,
-				"scatterfs: catalog %s is in use by another scatterfs mount\n",
+			fprintf(stderr, "scatterfs: catalog %s is in use by another scatterfs mount\n",
 				fs->meta_path);
 			goto out;
 		}
@@ -651,7 +640,8 @@ int main(int argc, char *argv[])
 		if (reserve_used(fs, dv))
 			goto out;
 		/* Each device its own model: its own head, its own queue of I/Os. */
-		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
+		const struct disk_params *disk =
+		    i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
 		if (dev_stack_build(dv, disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
 				    err, sizeof err)) {
 			if (i)
@@ -743,8 +733,9 @@ int main(int argc, char *argv[])
 	fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
 	if (opts.max_idle_threads && opts.max_idle_threads <= 100000)
 		fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
-	fuse_loop_cfg_set_max_threads(
-	    loop, opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads : 64);
+	fuse_loop_cfg_set_max_threads(loop, opts.max_threads && opts.max_threads <= 100000
+						    ? opts.max_threads
+						    : 64);
 	if (sfs_syncer_start(fs))
 		fprintf(stderr, "scatterfs: cannot start the sync thread: no periodic flush\n");
 	if ((e = io_queue_start(fs)))

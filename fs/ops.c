@@ -33,7 +33,8 @@ static struct inode *iget(struct sfs *fs, fuse_ino_t ino, int *err)
 }
 
 /* The inode of an open file: from its handle, else from the table. */
-static struct inode *iget_open(struct sfs *fs, fuse_ino_t ino, struct fuse_file_info *fi, int *err)
+static struct inode *iget_open(struct sfs *fs, fuse_ino_t ino, struct fuse_file_info *fi,
+			       int *err)
 {
 	if (fi && fi->fh)
 		return (struct inode *)(uintptr_t)fi->fh;
@@ -244,8 +245,8 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 }
 
 /* Creates a node of @mode in @parent; takes a lookup reference on it. */
-static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev,
-		     const char *target, struct inode **out)
+static int make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev, const char *target, struct inode **out)
 {
 	struct sfs *fs = fuse_req_userdata(req);
 	int err;
@@ -313,7 +314,8 @@ static void reply_new_entry(fuse_req_t req, int err, struct inode *in)
 	fuse_reply_entry(req, &e);
 }
 
-static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+static void sfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
 {
 	struct inode *in = NULL;
 	int err = make_node(req, parent, name, mode, rdev, NULL, &in);
@@ -784,7 +786,8 @@ static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 		return;
 	}
 	inode_wrlock(in);
-	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len, fuse_req_ctx(req)->pid);
+	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len,
+			   fuse_req_ctx(req)->pid);
 	if (!err)
 		kill_priv(fs, req, in);
 	pthread_rwlock_unlock(&in->lock);
@@ -903,9 +906,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		st.st_mode = S_IFDIR;
 		e.attr = st;
 		const char *name = o == 0 ? "." : "..";
-		size_t n =
-		    plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e, o + 1)
-			 : fuse_add_direntry(req, buf + used, size - used, name, &st, o + 1);
+		size_t n = plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
+							 o + 1)
+				: fuse_add_direntry(req, buf + used, size - used, name, &st, o + 1);
 		if (n > size - used)
 			goto reply;
 		used += n;
@@ -1004,38 +1007,38 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 const struct fuse_lowlevel_ops sfs_file_ops = {
-    .init = sfs_init,
-    .destroy = sfs_destroy,
-    .lookup = sfs_lookup,
-    .forget = sfs_forget,
-    .forget_multi = sfs_forget_multi,
-    .getattr = sfs_getattr,
-    .setattr = sfs_setattr,
-    .readlink = sfs_readlink,
-    .mknod = sfs_mknod,
-    .mkdir = sfs_mkdir,
-    .unlink = sfs_unlink,
-    .rmdir = sfs_rmdir,
-    .symlink = sfs_symlink,
-    .rename = sfs_rename,
-    .link = sfs_link,
-    .open = sfs_open,
-    .read = sfs_read,
-    .write = sfs_write,
-    .flush = sfs_flush,
-    .release = sfs_release,
-    .fsync = sfs_fsync,
-    .opendir = sfs_opendir,
-    .readdir = sfs_readdir,
-    .readdirplus = sfs_readdirplus,
-    .releasedir = sfs_releasedir,
-    .fsyncdir = sfs_fsyncdir,
-    .statfs = sfs_statfs,
-    .setxattr = sfs_setxattr,
-    .getxattr = sfs_getxattr,
-    .listxattr = sfs_listxattr,
-    .removexattr = sfs_removexattr,
-    .create = sfs_create,
-    .fallocate = sfs_fallocate,
-    .lseek = sfs_lseek,
+	.init = sfs_init,
+	.destroy = sfs_destroy,
+	.lookup = sfs_lookup,
+	.forget = sfs_forget,
+	.forget_multi = sfs_forget_multi,
+	.getattr = sfs_getattr,
+	.setattr = sfs_setattr,
+	.readlink = sfs_readlink,
+	.mknod = sfs_mknod,
+	.mkdir = sfs_mkdir,
+	.unlink = sfs_unlink,
+	.rmdir = sfs_rmdir,
+	.symlink = sfs_symlink,
+	.rename = sfs_rename,
+	.link = sfs_link,
+	.open = sfs_open,
+	.read = sfs_read,
+	.write = sfs_write,
+	.flush = sfs_flush,
+	.release = sfs_release,
+	.fsync = sfs_fsync,
+	.opendir = sfs_opendir,
+	.readdir = sfs_readdir,
+	.readdirplus = sfs_readdirplus,
+	.releasedir = sfs_releasedir,
+	.fsyncdir = sfs_fsyncdir,
+	.statfs = sfs_statfs,
+	.setxattr = sfs_setxattr,
+	.getxattr = sfs_getxattr,
+	.listxattr = sfs_listxattr,
+	.removexattr = sfs_removexattr,
+	.create = sfs_create,
+	.fallocate = sfs_fallocate,
+	.lseek = sfs_lseek,
 };

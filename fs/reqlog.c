@@ -72,9 +72,9 @@
 
 #define REQLOG_RING_BYTES   (8 * MiB)
 #define REQLOG_FLUSH_BYTES  (256 * KiB) /* wake the writer at this much queued */
-#define REQLOG_MAX_WRITE    MiB		/* largest single write(2) */
-#define REQLOG_FLUSH_NS	    100000000L	/* flush at least every 100 ms */
-#define REQLOG_ROWBUF_BYTES 4096	/* per-append stack buffer */
+#define REQLOG_MAX_WRITE    MiB	 /* largest single write(2) */
+#define REQLOG_FLUSH_NS	    100000000L	 /* flush at least every 100 ms */
+#define REQLOG_ROWBUF_BYTES 4096	 /* per-append stack buffer */
 
 static const char reqlog_header[] = LOG_HEADER_BASE "\n";
 
@@ -87,7 +87,7 @@ struct reqlog {
 	 */
 	const char *const *dev_names;
 	unsigned ndev_names;
-	char *path; /* for the message at close */
+	char *path;   /* for the message at close */
 
 	pthread_mutex_t lock;
 	pthread_cond_t data; /* writer waits: data queued, stall, closing */
@@ -106,9 +106,9 @@ struct reqlog {
 	pthread_t writer;
 
 	/* Counters: updated with __atomic builtins so the getters need no lock. */
-	uint64_t rows;	  /* rows fully queued */
-	uint64_t stalls;  /* appends that waited for room */
-	uint64_t lost;	  /* rows the writer failed to write */
+	uint64_t rows;	 /* rows fully queued */
+	uint64_t stalls; /* appends that waited for room */
+	uint64_t lost;	 /* rows the writer failed to write */
 	uint64_t written; /* rows the writer wrote to the file */
 	int err;	  /* first -errno from write(2); set by the writer (atomic) */
 

@@ -25,17 +25,17 @@ struct placement_ops; /* placement.h */
  * these names are only shorthands for callers that pick a built-in one.
  */
 extern const struct placement_ops contiguous_ops, single_ops, interleaved_ops, random_ops,
-    reverse_ops;
-#define PATTERN_CONTIGUOUS  (&contiguous_ops)
-#define PATTERN_SINGLE	    (&single_ops)
+	reverse_ops;
+#define PATTERN_CONTIGUOUS (&contiguous_ops)
+#define PATTERN_SINGLE (&single_ops)
 #define PATTERN_INTERLEAVED (&interleaved_ops)
-#define PATTERN_RANDOM	    (&random_ops)
-#define PATTERN_REVERSE	    (&reverse_ops)
+#define PATTERN_RANDOM (&random_ops)
+#define PATTERN_REVERSE (&reverse_ops)
 
 enum zero_fill {
 	ZERO_FILL_WRITE,     /* write zeros with pwrite */
 	ZERO_FILL_FALLOCATE, /* FALLOC_FL_ZERO_RANGE on the backing */
-	ZERO_FILL_NONE,	     /* leave unwritten; still reads as zeros */
+	ZERO_FILL_NONE,      /* leave unwritten; still reads as zeros */
 };
 
 enum cache_mode {
@@ -51,10 +51,10 @@ struct disk_model_ops; /* disk_model.h */
  */
 extern const struct disk_model_ops hdd_model;
 #define DISK_NONE ((const struct disk_model_ops *)0)
-#define DISK_HDD  (&hdd_model)
+#define DISK_HDD (&hdd_model)
 
 enum disk_rotation {
-	ROTATION_PHASE,	  /* from a virtual spindle angle */
+	ROTATION_PHASE,   /* from a virtual spindle angle */
 	ROTATION_AVERAGE, /* half a revolution per positioning */
 };
 
@@ -77,12 +77,12 @@ enum disk_rotation {
 
 struct layout_params {
 	const struct placement_ops *pattern; /* registered; never NULL after config_init() */
-	uint64_t extent_size;		     /* bytes; 0 = auto */
-	uint64_t initial_size;		     /* single: bytes of the first extent */
-	uint64_t gap;		 /* interleaved: reserved bytes after each extent; 0 = auto */
-	uint64_t gap_max;	 /* random: largest jump in bytes; 0 = auto */
+	uint64_t extent_size;  /* bytes; 0 = auto */
+	uint64_t initial_size; /* single: bytes of the first extent */
+	uint64_t gap;          /* interleaved: reserved bytes after each extent; 0 = auto */
+	uint64_t gap_max;      /* random: largest jump in bytes; 0 = auto */
 	double contiguous_ratio; /* random: probability of an adjacent extent, [0, 1] */
-	uint64_t seed;		 /* random */
+	uint64_t seed;         /* random */
 	/*
 	 * The keys of patterns that keep them in their own struct (a new
 	 * pattern needs no field here): each registered pattern with a
@@ -93,7 +93,7 @@ struct layout_params {
 
 /** [autoextend] keys. */
 struct autoextend_params {
-	uint64_t next;	   /* bytes per growth event; 0 = one extent */
+	uint64_t next;     /* bytes per growth event; 0 = one extent */
 	uint64_t max_size; /* bytes; 0 = unlimited (the device) */
 	enum zero_fill zero_fill;
 	bool sparse; /* a write past the allocated end leaves a hole before it */
@@ -125,7 +125,7 @@ struct file_params {
 
 /** Default and largest [device] poll_us. */
 #define DEVICE_POLL_US_DEFAULT 200
-#define DEVICE_POLL_US_MAX     10000
+#define DEVICE_POLL_US_MAX 10000
 
 /** Largest [disk] prefetch: read-ahead of at most this many times an I/O. */
 #define DISK_PREFETCH_MAX 1000
@@ -167,16 +167,16 @@ struct device_conf {
 
 /** One [file "GLOB"] section: the keys it set, over the global ones. */
 struct file_rule {
-	char *glob; /* fnmatch(3) pattern, flags 0, on the path relative to the root */
+	char *glob;            /* fnmatch(3) pattern, flags 0, on the path relative to the root */
 	struct file_params params; /* effective values (global ones where not set) */
-	unsigned line;		   /* where the section starts */
+	unsigned line;         /* where the section starts */
 };
 
 struct sfs_config {
 	struct {
-		uint64_t size;	     /* bytes; 0 = the backing's current size */
+		uint64_t size;       /* bytes; 0 = the backing's current size */
 		uint32_t block_size; /* bytes, power of two in [512, 1M] */
-		bool direct;	     /* O_DIRECT on the backing */
+		bool direct;         /* O_DIRECT on the backing */
 		/*
 		 * Microseconds a device read that is alone in flight on an
 		 * O_DIRECT backing polls for its completion before the thread
@@ -199,7 +199,7 @@ struct sfs_config {
 	} device;
 	struct file_params defaults; /* [layout], [autoextend], [cache] */
 	struct {
-		char *path;   /* NULL = no log */
+		char *path; /* NULL = no log */
 		unsigned ops; /* LOG_* mask */
 	} log;
 	struct disk_params disk;
@@ -326,8 +326,7 @@ enum config_type {
 	CONFIG_DOUBLE,	/* double, plain decimal (no inf, nan or hexadecimal) */
 	CONFIG_ENUM,	/* an enum (unsigned int), one of names[] */
 	CONFIG_PATTERN, /* const struct placement_ops *, a registered pattern's name */
-	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name
-			 */
+	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name */
 	CONFIG_PATH,	/* char * (malloc'd), no control characters; NULL = unset */
 	CONFIG_NAME,	/* char[CONFIG_NAME_MAX]: 1 to 31 of [A-Za-z0-9_-] */
 	CONFIG_CUSTOM,	/* parse() and format() of the row */
@@ -341,15 +340,15 @@ enum config_home {
 };
 
 /* Flags of a key row. */
-#define CONFIG_MIN_OPEN	      (1u << 0) /* the minimum itself is refused (> min) */
-#define CONFIG_HAS_MAX	      (1u << 1) /* max applies */
-#define CONFIG_HAS_MIN	      (1u << 2) /* min applies (numbers and sizes) */
-#define CONFIG_POWER_OF_TWO   (1u << 3) /* sizes: a power of two */
-#define CONFIG_AUTO	      (1u << 4) /* sizes: "auto" is accepted and stored as 0 */
-#define CONFIG_WHY_ALL	      (1u << 5) /* range_why also for a value that does not parse */
+#define CONFIG_MIN_OPEN (1u << 0)	/* the minimum itself is refused (> min) */
+#define CONFIG_HAS_MAX (1u << 1)	/* max applies */
+#define CONFIG_HAS_MIN (1u << 2)	/* min applies (numbers and sizes) */
+#define CONFIG_POWER_OF_TWO (1u << 3)	/* sizes: a power of two */
+#define CONFIG_AUTO (1u << 4)		/* sizes: "auto" is accepted and stored as 0 */
+#define CONFIG_WHY_ALL (1u << 5)	/* range_why also for a value that does not parse */
 #define CONFIG_BLOCK_MULTIPLE (1u << 6) /* sizes: a multiple of [device] block_size */
-#define CONFIG_WITHIN_DEVICE  (1u << 7) /* sizes: at most the device size */
-#define CONFIG_ZERO_UNSET     (1u << 8) /* 0 means "not set" or auto: never a conflict */
+#define CONFIG_WITHIN_DEVICE (1u << 7)	/* sizes: at most the device size */
+#define CONFIG_ZERO_UNSET (1u << 8)	/* 0 means "not set" or auto: never a conflict */
 
 struct config_key;
 

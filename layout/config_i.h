@@ -173,12 +173,12 @@ struct config_file {
 struct config_state {
 	uint64_t set; /* global keys written by a file or an override */
 	struct origin origin[CONFIG_MAX_KEYS];
-	uint64_t autoset;	      /* global keys config_finish() resolved from 0 (auto) */
-	struct rule_state *rules;     /* parallel to sfs_config.rules */
-	size_t cap;		      /* of both rule arrays */
+	uint64_t autoset;	   /* global keys config_finish() resolved from 0 (auto) */
+	struct rule_state *rules;  /* parallel to sfs_config.rules */
+	size_t cap;		   /* of both rule arrays */
 	struct device_state *devices; /* parallel to sfs_config.devices */
 	size_t devcap;		      /* of both device arrays */
-	struct config_file *files;    /* every file read, for origins and config_write_ini() */
+	struct config_file *files; /* every file read, for origins and config_write_ini() */
 	size_t nfiles;
 	unsigned long seq; /* the last origin.seq given */
 	char **notes;	   /* "ignored: ..." lines for config_write_ini(), malloc'd */
