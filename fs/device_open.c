@@ -156,6 +156,8 @@ int devices_open(struct sfs *fs, char *err, size_t errlen)
 		pthread_mutex_init(&d->alloc_lock, NULL);
 		fs->dev[d->index] = d;
 		fs->ndev = d->index + 1;
+		if (!dc->backing)
+			continue; /* config_finish() refuses it, naming the section */
 		d->path = absolute(dc->backing);
 		if (!d->path)
 			return -ENOMEM;
