@@ -109,9 +109,16 @@ static char *stats_json(struct sfs *fs)
 		(json_int_t)reqlog_stall_count(fs->log), "polled_reads",
 		(json_int_t)polled, "polled_completions", (json_int_t)polled_done, "async_reads",
 		(json_int_t)queued);
+	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
+	struct layout_stats ls;
+	if (o && catalog_layout_stats(fs->cat, fs->dev[0]->block_size, &ls) == 0) {
+		json_object_set_new(o, "layout_score", json_real(layout_stats_score(&ls)));
+		json_object_set_new(o, "physical_runs", json_integer((json_int_t)ls.runs));
+	}
 	/*
-	 * One object per device, by name: its space (as used_bytes and
-	 * free_bytes above, which add them up) and its counters.
+	 * One object per device, by name, last: its space (used_bytes and
+	 * free_bytes above add them up) and its device I/O counters.  No key
+	 * repeats one above, for scripts that take a key's first match.
 	 */
 	json_t *devs = o ? json_object() : NULL;
 	for (unsigned i = 0; devs && i < fs->ndev; i++) {
@@ -124,24 +131,18 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(
 		    devs, d->name,
 		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "backing",
-			      d->path, "size", (json_int_t)size, "block_size",
-			      (json_int_t)d->block_size, "used_bytes", (json_int_t)(size - dfree),
-			      "free_bytes", (json_int_t)dfree, "reads",
-			      (json_int_t)atomic_load(&k->reads), "bytes_read",
-			      (json_int_t)atomic_load(&k->bytes_read), "writes",
-			      (json_int_t)atomic_load(&k->writes), "bytes_written",
+			      d->path, "size", (json_int_t)size, "block",
+			      (json_int_t)d->block_size, "used", (json_int_t)(size - dfree), "free",
+			      (json_int_t)dfree, "read_ios",
+			      (json_int_t)atomic_load(&k->reads), "read_bytes",
+			      (json_int_t)atomic_load(&k->bytes_read), "write_ios",
+			      (json_int_t)atomic_load(&k->writes), "write_bytes",
 			      (json_int_t)atomic_load(&k->bytes_written), "flushes",
 			      (json_int_t)atomic_load(&k->flushes), "busy_ms",
 			      (double)atomic_load(&k->busy_ns) / 1e6));
 	}
 	if (devs)
 		json_object_set_new(o, "devices", devs);
-	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
-	struct layout_stats ls;
-	if (o && catalog_layout_stats(fs->cat, fs->dev[0]->block_size, &ls) == 0) {
-		json_object_set_new(o, "layout_score", json_real(layout_stats_score(&ls)));
-		json_object_set_new(o, "physical_runs", json_integer((json_int_t)ls.runs));
-	}
 	char *s = o ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : NULL;
 	json_decref(o);
 	if (s) {

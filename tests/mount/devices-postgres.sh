@@ -125,7 +125,7 @@ check_dev_space() {
 		((t == 0)) || sleep 1
 		got=$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["devices"]
-print(d["main"]["used_bytes"], d["wal"]["used_bytes"])' "$M/.scatterfs/stats")
+print(d["main"]["used"], d["wal"]["used"])' "$M/.scatterfs/stats")
 		want=$(sqlite3 "$CAT" "SELECT group_concat(b, ' ') FROM (SELECT d, (SELECT coalesce(sum(length), 0) FROM extent WHERE dev = d) +
 			(SELECT coalesce(sum(length), 0) FROM gap WHERE dev = d) AS b FROM (SELECT 0 AS d UNION ALL SELECT 1) ORDER BY d)")
 		[[ $got == "$want" ]] && break

@@ -58,11 +58,11 @@ want_d='logical_offset,device_offset,length,device
 assert_eq "$(sfs_extents "$M" wal/seg)" "$want_w" "extents of wal/seg"
 assert_eq "$(sfs_extents "$M" data/t)" "$want_d" "extents of data/t"
 
-assert_eq "$(dev_stat main size) $(dev_stat main used_bytes)" "67108864 2097152" "main: size, used_bytes"
-assert_eq "$(dev_stat wal size) $(dev_stat wal used_bytes)" "33554432 3145728" "wal: size, used_bytes"
+assert_eq "$(dev_stat main size) $(dev_stat main used)" "67108864 2097152" "main: size, used_bytes"
+assert_eq "$(dev_stat wal size) $(dev_stat wal used)" "33554432 3145728" "wal: size, used_bytes"
 assert_eq "$(dev_stat wal backing)" "$(readlink -f "$W")" "wal: backing"
 assert_eq "$(sfs_stats "$M" device_size used_bytes)" "100663296 5242880" "the mount's size and used bytes"
-assert_eq "$(dev_stat wal bytes_written)" "$(dev_stat wal bytes_written)" "stats readable"
+assert_eq "$(dev_stat wal block) $(dev_stat main block)" "4096 4096" "block sizes"
 
 cmp "$M/wal/seg" "$T/w.src" || fail "wal/seg reads back differently"
 cmp "$M/data/t" "$T/d.src" || fail "data/t reads back differently"
@@ -87,7 +87,7 @@ assert_eq "$(sfs_extents "$M" wal/t)" 'logical_offset,device_offset,length,devic
 0,3145728,1048576,wal
 1048576,4194304,1048576,wal' "extents of wal/t, copied by mv"
 cmp "$M/wal/t" "$T/d.src" || fail "wal/t after mv differs"
-assert_eq "$(dev_stat main used_bytes) $(dev_stat wal used_bytes)" "1048576 5242880" "used bytes per device after mv (data/sub2/x keeps one extent on main)"
+assert_eq "$(dev_stat main used) $(dev_stat wal used)" "1048576 5242880" "used bytes per device after mv (data/sub2/x keeps one extent on main)"
 cat "$M/.scatterfs/stats" >/dev/null # flushes the request log
 sfs_umount "$M"
 
@@ -124,10 +124,10 @@ sfs_mount "$B" "$M" "config=$T/two.ini"
 cmp "$M/wal/seg" "$T/w.src" || fail "wal/seg after the remount"
 assert_eq "$(sfs_extents "$M" wal/seg)" "$want_w" "extents of wal/seg after the remount"
 cmp "$M/wal/t" "$T/d.src" || fail "wal/t after the remount"
-assert_eq "$(dev_stat main used_bytes) $(dev_stat wal used_bytes)" "1048576 5242880" "used bytes per device after the remount"
+assert_eq "$(dev_stat main used) $(dev_stat wal used)" "1048576 5242880" "used bytes per device after the remount"
 # An unlink frees its device's space.
 rm "$M/wal/seg"
 sync "$M"
-assert_eq "$(dev_stat main used_bytes) $(dev_stat wal used_bytes)" "1048576 2097152" "used bytes per device after rm wal/seg"
+assert_eq "$(dev_stat main used) $(dev_stat wal used)" "1048576 2097152" "used bytes per device after rm wal/seg"
 sfs_umount "$M"
 note "pass: extents, stats and log per device, across a remount"
