@@ -11,6 +11,7 @@
 # to another device's rule gets EXDEV, so mv copies the file to wal.
 # After a remount the bytes, the maps and the used bytes are the same, and
 # the catalog records wal (meta device.wal.*, extents with dev 1).
+# scatterfs-plan with the same configuration prints the same two maps.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require sqlite3 python3
@@ -57,6 +58,9 @@ want_d='logical_offset,device_offset,length,device
 1048576,1048576,1048576,main'
 assert_eq "$(sfs_extents "$M" wal/seg)" "$want_w" "extents of wal/seg"
 assert_eq "$(sfs_extents "$M" data/t)" "$want_d" "extents of data/t"
+# scatterfs-plan takes the same configuration and predicts both maps.
+assert_eq "$("$SFS_BUILD/bench/scatterfs-plan" "$T/two.ini" wal/seg 3M 2>/dev/null)" "$want_w" "scatterfs-plan of wal/seg"
+assert_eq "$("$SFS_BUILD/bench/scatterfs-plan" --device-size 64M "$T/two.ini" data/t 2M 2>/dev/null)" "$want_d" "scatterfs-plan of data/t"
 
 assert_eq "$(dev_stat main size) $(dev_stat main used)" "67108864 2097152" "main: size, used_bytes"
 assert_eq "$(dev_stat wal size) $(dev_stat wal used)" "33554432 3145728" "wal: size, used_bytes"
