@@ -584,8 +584,19 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid)
 	struct dev_req r;
 	io_req_init(fs, &r, mono_ns());
 	uint64_t ts = now_us(fs);
-	/* Data and zero-fill first, then the catalog that points at them. */
-	int err = sfs_flush_devices(fs, &r);
+	/*
+	 * Data and zero-fill first, then the catalog that points at them.
+	 * Every device is flushed, because the catalog sync below makes
+	 * other files' new extents durable too, but only the file's own
+	 * device's flush is this request's (its modelled time and the log).
+	 */
+	struct device *mine = inode_device(fs, in);
+	int err = dev_flush(mine, &r);
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		int e = fs->dev[i] == mine ? 0 : dev_flush(fs->dev[i], NULL);
+		if (e && !err)
+			err = e;
+	}
 	if (!err)
 		err = inode_flush(fs, in);
 	if (!err)
