@@ -596,9 +596,12 @@ static int device_preset(struct parse_ctx *x, struct device_conf *d, struct devi
 		parse_fail(x, "%s preset = : expected the name of a configuration file", label);
 		return 0;
 	}
-	if (x->sec_keys) {
+	for (k = 0; k < config_nkeys(); k++)
+		if ((x->sec_keys & BIT(k)) && config_key(k)->sec == SEC_DISK)
+			break;
+	if (k < config_nkeys()) {
 		parse_fail(x,
-			   "%s preset = %s: write preset = before the section's other keys "
+			   "%s preset = %s: write preset = before the section's model keys "
 			   "(it sets every [disk] key)",
 			   label, value);
 		return 0;

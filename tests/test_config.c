@@ -1968,7 +1968,7 @@ Test(config, device_errors_exact_messages)
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",
 		     ":4: [device \"wal\"] preset = p.ini: write preset = before the section's "
-		     "other keys (it sets every [disk] key)");
+		     "model keys (it sets every [disk] key)");
 	device_error("[device \"wal\"]\nbacking = w.img\nmodel = hdd\nseek_track_ms = 9\n",
 		     ":4: [device \"wal\"] seek_track_ms: seek times must grow: seek_track_ms (9) "
 		     "<= seek_avg_ms (8.5) <= seek_full_ms (18)");

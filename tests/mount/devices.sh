@@ -134,4 +134,20 @@ rm "$M/wal/seg"
 sync "$M"
 assert_eq "$(dev_stat main used) $(dev_stat wal used)" "1048576 2097152" "used bytes per device after rm wal/seg"
 sfs_umount "$M"
-note "pass: extents, stats and log per device, across a remount"
+# Each device its own disk model: main without one, wal with the 7,200 rpm
+# preset.  Writes to wal/ keep wal's modelled head busy and main's not at all.
+printf '[device "wal"]\nbacking = wal2.img\nsize = 32M\npreset = %s\n[file "wal/*"]\ndevice = wal\n' \
+	"$SFS_ROOT/conf/hdd-7200.ini" >"$T/model.ini"
+sfs_mount "$T/main2.img" "$M" "config=$T/model.ini,size=64M"
+assert_eq "$(sed -n '/^\[device "wal"\]/,/^\[/p' "$M/.scatterfs/config" | grep -c '^model = hdd$')" 1 \
+	"wal's model in .scatterfs/config"
+assert_eq "$(sed -n '/^\[disk\]/,/^\[/p' "$M/.scatterfs/config" | grep -c '^model = none$')" 1 \
+	"main's model in .scatterfs/config"
+mkdir "$M/wal"
+head -c $((1 << 20)) /dev/urandom >"$M/wal/x"
+sync "$M/wal/x"
+wal_busy=$(dev_stat wal busy_ms)
+assert_eq "$(dev_stat main busy_ms)" 0.0 "main's modelled busy time (no model)"
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' "$wal_busy" || fail "wal's modelled busy time is $wal_busy ms"
+sfs_umount "$M"
+note "pass: extents, stats and log per device, across a remount; a disk model per device (wal busy $wal_busy ms)"
