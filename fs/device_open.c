@@ -172,6 +172,17 @@ int devices_open(struct sfs *fs, char *err, size_t errlen)
 					 d->path, strerror(errno));
 				return -errno;
 			}
+			/* Not there yet: two devices can still name one path. */
+			for (unsigned j = 0; j < d->index; j++) {
+				const char *other = j ? fs->dev[j]->path : fs->backing_path;
+				if (!other || strcmp(other, d->path) != 0)
+					continue;
+				snprintf(err, errlen,
+					 "devices '%s' and '%s' are one backing (%s): give each "
+					 "device a backing of its own",
+					 fs->dev[j]->name, d->name, d->path);
+				return -EINVAL;
+			}
 			dc->effective_size = size; /* devices_check() creates it, or refuses */
 			continue;
 		}

@@ -1,6 +1,6 @@
 #!/bin/bash
 # TIMEOUT: 120
-# Bad device configurations (issue 15, item 1), table-driven: each is
+# Bad device configurations (issue 15, item 1), table-driven: 17 cases, each
 # refused with a non-zero exit and one message naming the device (or the
 # file, the rule, the key), mounts nothing and leaves every backing and the
 # catalog byte for byte unchanged, and creates no file.  The file system
@@ -56,6 +56,8 @@ case_ one-backing-two-devices "devices 'wal' and 'wal2' are one backing \\($W\\)
 	"$good"'[device "wal2"]\nbacking = ./wal.img\n'
 # wal.img cut to 8M (what it held past 8M was never written: zeros), then back.
 truncate -s 8M "$W"
+case_ one-new-backing-two-devices "devices 'n1' and 'n2' are one backing \\($T/new.img\\)" \
+	"$good"'[device "n1"]\nbacking = new.img\nsize = 8M\n[device "n2"]\nbacking = new.img\nsize = 8M\n'
 case_ backing-too-small "device 'wal': the catalog describes a device of 16777216 bytes but backing $W has only 8388608" \
 	'[device "wal"]\nbacking = wal.img\n[file "wal/*"]\ndevice = wal\n'
 truncate -s 16M "$W"
@@ -84,6 +86,7 @@ case_ device-by-option "\\[device \"NAME\"\\] sections can only be written in th
 case_ created-then-refused "file 'data/t' has its extents on device 'main' but the configuration's rules put it on 'new'" \
 	"$good"'[device "new"]\nbacking = new.img\nsize = 8M\n[file "data/*"]\ndevice = new\n'
 note "$n bad device configurations refused, nothing changed"
+assert_eq "$n" 17 "cases run"
 
 # The good configuration still mounts, and the files are where they were.
 sfs_mount "$B" "$M" "config=$T/good.ini"
