@@ -11,6 +11,8 @@
 # to another device's rule gets EXDEV, so mv copies the file to wal.
 # After a remount the bytes, the maps and the used bytes are the same, and
 # the catalog records wal (meta device.wal.*, extents with dev 1).
+# A new device declared before wal makes wal device 2: its catalog rows are
+# renumbered, and back again when the new one goes.
 # scatterfs-plan with the same configuration prints the same two maps.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -134,6 +136,28 @@ rm "$M/wal/seg"
 sync "$M"
 assert_eq "$(dev_stat main used) $(dev_stat wal used)" "1048576 2097152" "used bytes per device after rm wal/seg"
 sfs_umount "$M"
+
+# A new device declared before wal: wal becomes device 2 and its rows move with it.
+printf '[device "x"]\nbacking = x.img\nsize = 8M\n' >"$T/three.ini"
+cat "$T/two.ini" >>"$T/three.ini"
+sfs_mount "$B" "$M" "config=$T/three.ini"
+cmp "$M/wal/t" "$T/d.src" || fail "wal/t with wal as the second named device"
+assert_eq "$(tail -n +2 "$M/.scatterfs/extents/wal/t" | cut -d, -f4 | sort -u)" wal "device of wal/t's extents"
+assert_eq "$(dev_stat x used) $(dev_stat wal used)" "0 2097152" "used bytes of x and wal"
+sfs_umount "$M"
+assert_eq "$(sqlite3 "$CAT" "SELECT value FROM meta WHERE key IN ('device.x.index', 'device.wal.index') ORDER BY key" | tr '\n' ' ')" \
+	"2 1 " "meta device.wal.index and device.x.index"
+assert_eq "$(sqlite3 "$CAT" 'SELECT dev, sum(length) FROM extent GROUP BY dev ORDER BY dev' | tr '\n' ' ')" \
+	"0|1048576 2|2097152 " "bytes of extents per device after the renumbering"
+# And back: wal is device 1 again, x (empty) is forgotten.
+sfs_mount "$B" "$M" "config=$T/two.ini"
+cmp "$M/wal/t" "$T/d.src" || fail "wal/t back as device 1"
+sfs_umount "$M"
+assert_eq "$(sqlite3 "$CAT" "SELECT key || '=' || value FROM meta WHERE key LIKE 'device.%.index'")" \
+	"device.wal.index=1" "devices the catalog records"
+assert_eq "$(sqlite3 "$CAT" 'SELECT dev, sum(length) FROM extent GROUP BY dev ORDER BY dev' | tr '\n' ' ')" \
+	"0|1048576 1|2097152 " "bytes of extents per device back as before"
+
 # Each device its own disk model: main without one, wal with the 7,200 rpm
 # preset.  Writes to wal/ keep wal's modelled head busy and main's not at all.
 printf '[device "wal"]\nbacking = wal2.img\nsize = 32M\npreset = %s\n[file "wal/*"]\ndevice = wal\n' \
