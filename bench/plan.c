@@ -254,8 +254,8 @@ int main(int argc, char **argv)
 	 */
 	for (size_t i = 0; i < c.ndevices; i++)
 		c.devices[i].effective_size = c.devices[i].size ? c.devices[i].size
-					      : forced_size	    ? forced_size
-								    : DEFAULT_DEVICE_SIZE;
+					      : forced_size	? forced_size
+								: DEFAULT_DEVICE_SIZE;
 	rc = config_finish(&c, device_size, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] != '\0')

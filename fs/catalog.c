@@ -1246,8 +1246,7 @@ static int meta_put(struct catalog *cat, const char *key, const char *text, int6
 	return rc == SQLITE_DONE ? 0 : sql_err(cat, rc);
 }
 
-int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char *err,
-			 size_t errlen)
+int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char *err, size_t errlen)
 {
 	char k[96];
 	int64_t idx, bs, size, rec_id;
@@ -1304,7 +1303,8 @@ int catalog_recorded_devices(struct catalog *cat,
 	sqlite3_stmt *s;
 	int ret = 0, rc;
 	pthread_mutex_lock(&cat->lock);
-	/* device.NAME.index rows, with the backing and the bytes the device's extents and gaps hold. */
+	/* device.NAME.index rows, with the backing and the bytes the device's extents and gaps
+	 * hold. */
 	rc = sqlite3_prepare_v2(
 	    cat->db,
 	    "SELECT substr(m.key, 8, length(m.key) - 13), m.value, "
@@ -1448,7 +1448,8 @@ int catalog_subtree_devices(struct catalog *cat, uint64_t ino,
 	return ret;
 }
 
-/* Records named device @id and renumbers its rows from its recorded number (under the lock, in a transaction). */
+/* Records named device @id and renumbers its rows from its recorded number (under the lock, in a
+ * transaction). */
 static int adopt_device(struct catalog *cat, const struct catalog_identity *id)
 {
 	char k[96];

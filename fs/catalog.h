@@ -22,9 +22,9 @@ struct catalog;
  * device.NAME.* plus device.NAME.index, its number in the dev columns.
  */
 struct catalog_identity {
-	const char *name;         /* "main", or the [device "NAME"] section's name */
-	unsigned index;           /* the device's number in this mount's dev columns */
-	int recorded;             /* the number the catalog records (catalog_check_device()); -1 = new */
+	const char *name; /* "main", or the [device "NAME"] section's name */
+	unsigned index;	  /* the device's number in this mount's dev columns */
+	int recorded;	  /* the number the catalog records (catalog_check_device()); -1 = new */
 	uint64_t device_size;     /* bytes */
 	uint32_t block_size;      /* bytes */
 	const char *backing_path; /* absolute */
@@ -83,7 +83,8 @@ int catalog_file_devices(struct catalog *cat, int (*fn)(void *opaque, uint64_t i
  * seen.  @return 0, -ENOMEM, -EIO, or @fn's value.
  */
 int catalog_subtree_devices(struct catalog *cat, uint64_t ino,
-			    int (*fn)(void *opaque, const char *relpath, unsigned dev), void *opaque);
+			    int (*fn)(void *opaque, const char *relpath, unsigned dev),
+			    void *opaque);
 
 /**
  * catalog_adopt() - once the mount succeeded: records the @n identities

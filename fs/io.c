@@ -128,15 +128,16 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 	struct device *d = inode_device(fs, in);
 	pthread_mutex_lock(&d->alloc_lock);
 	uint64_t alloc_end = extmap_end(&in->map);
-	int err = layout_allocate_on(in->params, d->alloc, d->index, &in->map, &in->gaps, off, len, &plan);
+	int err = layout_allocate_on(in->params, d->alloc, d->index, &in->map, &in->gaps, off, len,
+				     &plan);
 	bool pending = d->pending_free.n > 0;
 	pthread_mutex_unlock(&d->alloc_lock);
 	if (err == -ENOSPC && pending) {
 		/* Space freed but not yet durable: make it so, then try again. */
 		if (dev_flush(d, NULL) == 0 && sfs_sync(fs, in) == 0) {
 			pthread_mutex_lock(&d->alloc_lock);
-			err = layout_allocate_on(in->params, d->alloc, d->index, &in->map, &in->gaps, off, len,
-					      &plan);
+			err = layout_allocate_on(in->params, d->alloc, d->index, &in->map,
+						 &in->gaps, off, len, &plan);
 			pthread_mutex_unlock(&d->alloc_lock);
 		}
 	}

@@ -640,8 +640,7 @@ int main(int argc, char *argv[])
 		if (reserve_used(fs, dv))
 			goto out;
 		/* Each device its own model: its own head, its own queue of I/Os. */
-		const struct disk_params *disk =
-		    i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
+		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
 		if (dev_stack_build(dv, disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
 				    err, sizeof err)) {
 			if (i)

@@ -189,15 +189,17 @@ static inline struct device *sfs_rule_device(struct sfs *fs, const struct file_p
 
 /**
  * inode_device() - the backing device that holds @in's extents: the one
- * its extents are on (a file never moves: a rename under another rule keeps
- * it where it is), else the one its rule names.
+ * its extents are on, else the one its rule names.  A file never moves: a
+ * rename or link under a rule naming another device gets EXDEV (ops.c).
  */
 static inline struct device *inode_device(struct sfs *fs, const struct inode *in)
 {
 	if (in->map_loaded && in->map.n)
 		return fs->dev[in->map.v[0].dev];
 	return sfs_rule_device(fs, in->params);
-}/**
+}
+
+/**
  * sfs_sync() - flushes every inode's attributes and extents to the
  * catalog, makes the catalog durable, then releases the runs that were
  * pending before it started.  @held: an inode whose lock the caller holds
