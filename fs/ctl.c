@@ -206,12 +206,14 @@ static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		inode_wrlock(in);
 		err = inode_load_map(fs, in);
 		if (!err)
-			err = layout_score_extmap(&in->map, fs->dev[0]->block_size, &ls);
+			err = layout_score_extmap(&in->map, inode_device(fs, in)->block_size, &ls);
 		pthread_rwlock_unlock(&in->lock);
 	} else {
 		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
 		if (!err)
-			err = layout_score_extmap(&m, fs->dev[0]->block_size, &ls);
+			err = layout_score_extmap(
+			    &m, fs->dev[m.n && m.v[0].dev < fs->ndev ? m.v[0].dev : 0]->block_size,
+			    &ls);
 	}
 	extmap_release(&m);
 	run_vec_release(&gaps);
