@@ -79,7 +79,7 @@ static void usage(void)
  * skipping the writes below the allocated end (see the top of the file).
  * @return 0 or -errno with @failed_at set to the write's logical offset.
  */
-static int write_sequentially(const struct file_params *fp, struct devalloc *a,
+static int write_sequentially(const struct file_params *fp, struct devalloc *a, unsigned dev,
 			      struct extent_map *map, struct run_vec *gaps, uint64_t size,
 			      uint64_t *failed_at)
 {
@@ -91,7 +91,7 @@ static int write_sequentially(const struct file_params *fp, struct devalloc *a,
 	while ((end = extmap_end(map)) < size) {
 		uint64_t chunk = size - end < block ? size - end : block;
 
-		rc = layout_allocate(fp, a, map, gaps, end, chunk, &plan);
+		rc = layout_allocate_on(fp, a, dev, map, gaps, end, chunk, &plan);
 		if (rc == 0 && extmap_end(map) <= end)
 			rc = -EIO; /* the planner did not cover the write: a bug, do not spin */
 		if (rc < 0) {
@@ -248,6 +248,14 @@ int main(int argc, char **argv)
 	device_size = forced_size     ? forced_size
 		      : c.device.size ? c.device.size
 				      : DEFAULT_DEVICE_SIZE;
+	/*
+	 * A [device "NAME"] section's backing is not opened: its size is its
+	 * size key, else --device-size, else the default, as for main.
+	 */
+	for (size_t i = 0; i < c.ndevices; i++)
+		c.devices[i].effective_size = c.devices[i].size ? c.devices[i].size
+					      : forced_size	? forced_size
+								: DEFAULT_DEVICE_SIZE;
 	rc = config_finish(&c, device_size, err, sizeof(err));
 	if (rc < 0) {
 		if (err[0] != '\0')
@@ -257,22 +265,30 @@ int main(int argc, char **argv)
 		goto out_config;
 	}
 	fp = config_for_path(&c, path);
+	/* The file's device: main, or the [device "NAME"] its rule names. */
+	int di = config_device_index(&c, fp->device);
+	uint32_t block_size = di > 0 ? c.devices[di - 1].block_size : c.device.block_size;
+	if (di > 0)
+		device_size = c.devices[di - 1].effective_size;
 
-	rc = devalloc_create(device_size, c.device.block_size, &a);
+	rc = devalloc_create(device_size, block_size, &a);
 	if (rc < 0) {
 		fprintf(stderr, "scatterfs-plan: device of %llu bytes, blocks of %u: %s\n",
-			(unsigned long long)device_size, c.device.block_size, strerror(-rc));
+			(unsigned long long)device_size, block_size, strerror(-rc));
 		goto out_config;
 	}
 	extmap_init(&map);
-	rc = write_sequentially(fp, a, &map, &gaps, size, &failed_at);
+	rc = write_sequentially(fp, a, (unsigned)di, &map, &gaps, size, &failed_at);
 	if (rc < 0) {
 		fprintf(stderr, "scatterfs-plan: %s: cannot allocate at logical offset %llu: %s\n",
 			path, (unsigned long long)failed_at, strerror(-rc));
 		goto out_map;
 	}
-	/* The same CSV as MOUNTPOINT/.scatterfs/extents/PATH. */
-	rc = extmap_write_csv(&map, stdout);
+	/* The same CSV as MOUNTPOINT/.scatterfs/extents/PATH (a device column with several). */
+	const char *names[CONFIG_MAX_DEVICES + 1] = {"main"};
+	for (size_t i = 0; i < c.ndevices; i++)
+		names[i + 1] = c.devices[i].name;
+	rc = extmap_write_csv_devices(&map, names, (unsigned)c.ndevices + 1, stdout);
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = -errno;
 	if (rc < 0) {
@@ -285,7 +301,7 @@ int main(int argc, char **argv)
 	 */
 	struct layout_stats ls;
 	char line[256];
-	if (layout_score_extmap(&map, c.device.block_size, &ls) == 0) {
+	if (layout_score_extmap(&map, block_size, &ls) == 0) {
 		layout_stats_format(&ls, line, sizeof(line));
 		fprintf(stderr, "# %s\n", line);
 	}

@@ -15,8 +15,16 @@
 
 struct catalog;
 
-/** What identifies the backing device a catalog belongs to. */
+/**
+ * What identifies a backing device of the catalog: main's is the
+ * catalog's own (meta keys backing_path, backing_id, block_size,
+ * device_size); each [device "NAME"] has the same under
+ * device.NAME.* plus device.NAME.index, its number in the dev columns.
+ */
 struct catalog_identity {
+	const char *name; /* "main", or the [device "NAME"] section's name */
+	unsigned index;	  /* the device's number in this mount's dev columns */
+	int recorded;	  /* the number the catalog records (catalog_check_device()); -1 = new */
 	uint64_t device_size;     /* bytes */
 	uint32_t block_size;      /* bytes */
 	const char *backing_path; /* absolute */
@@ -38,12 +46,58 @@ struct catalog_identity {
 int catalog_open(const char *path, const struct catalog_identity *id, uid_t root_uid,
 		 gid_t root_gid, struct catalog **out, char *err, size_t errlen);
 /**
- * catalog_adopt() - once the mount succeeded: records @id (backing path
- * and id, device size) and deletes the orphans found at open (inodes no
- * directory names, left by a daemon killed while they were open).
- * catalog_used_runs() already leaves the orphans out.
+ * catalog_check_device() - checks the named device @id (not main) against
+ * what the catalog records of it, without writing: the same block size, a
+ * backing at least as large as recorded, and the same backing (its path
+ * or its id, as for main).  Sets @id->recorded to the device's recorded
+ * number, or -1 when the catalog does not know the device.
+ * @err: one line naming the device.  @return 0, -EINVAL, -EIO.
  */
-int catalog_adopt(struct catalog *cat, const struct catalog_identity *id);
+int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char *err,
+			 size_t errlen);
+
+/**
+ * catalog_recorded_devices() - calls @fn for each named device the catalog
+ * records (name, recorded number, backing path, bytes of extents and gaps
+ * it holds) until @fn returns non-zero, which is returned.
+ * @return 0, -EIO, or @fn's value.
+ */
+int catalog_recorded_devices(struct catalog *cat,
+			     int (*fn)(void *opaque, const char *name, unsigned index,
+				       const char *backing_path, uint64_t used),
+			     void *opaque);
+
+/**
+ * catalog_file_devices() - calls @fn for each (inode, recorded device
+ * number) pair of the extents of the files that directories name, until
+ * @fn returns non-zero, which is returned.  @return 0, -EIO, or @fn's value.
+ */
+int catalog_file_devices(struct catalog *cat, int (*fn)(void *opaque, uint64_t ino, unsigned dev),
+			 void *opaque);
+
+/**
+ * catalog_subtree_devices() - calls @fn for @ino (relpath "") and each
+ * file below it when @ino is a directory (relpath from @ino, "a/b"), with
+ * the device number of its extents, for those with extents, until @fn
+ * returns non-zero, which is returned.  Extents not flushed yet are not
+ * seen.  @return 0, -ENOMEM, -EIO, or @fn's value.
+ */
+int catalog_subtree_devices(struct catalog *cat, uint64_t ino,
+			    int (*fn)(void *opaque, const char *relpath, unsigned dev),
+			    void *opaque);
+
+/**
+ * catalog_adopt() - once the mount succeeded: records the @n identities
+ * of @ids (ids[0] is main; its backing path and id, device size; each
+ * named device's under device.NAME.*), renumbers the dev columns of the
+ * extents and gaps of each named device whose recorded number differs
+ * from its number in this mount, forgets the named devices the mount does
+ * not have (they hold nothing: the mount refuses otherwise), and deletes
+ * the orphans found at open (inodes no directory names, left by a daemon
+ * killed while they were open).  catalog_used_runs() already leaves the
+ * orphans out.  One transaction.  @return 0, -EIO.
+ */
+int catalog_adopt(struct catalog *cat, const struct catalog_identity *ids, unsigned n);
 /** catalog_close() - checkpoints and closes. */
 void catalog_close(struct catalog *cat);
 

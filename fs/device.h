@@ -1,12 +1,16 @@
 /*
  * Backing devices and their layer stacks.
  *
- * A mount has one or more backing devices (device 0, "main", is the
- * command line's BACKING).  Each is a struct device: its file descriptor,
- * size, block size, allocator and counters, and a stack of layers through
- * which every device I/O of the I/O path goes, in the manner of nbdkit's
- * filters: each layer implements the same byte-range operations (struct
- * dev_ops) and passes them on to the layer below it.
+ * A mount has one or more backing devices: device 0, "main", is the
+ * command line's BACKING ([device] and [disk] sections), devices 1.. are
+ * the [device "NAME"] sections in their order (fs/device_open.c opens and
+ * checks them).  A file's extents are all on one device, the one its
+ * [layout] device names when it gets its first extent.  Each is a struct
+ * device: its file descriptor, size, block size, allocator and counters,
+ * and a stack of layers through which every device I/O of the I/O path
+ * goes, in the manner of nbdkit's filters: each layer implements the same
+ * byte-range operations (struct dev_ops) and passes them on to the layer
+ * below it.
  *
  *     I/O path (io.c)
  *       -> accounting (dev_account.c): the request's device I/Os for the
@@ -43,6 +47,8 @@
 
 /** Backing devices a mount can have (struct extent's dev field holds 8 bits). */
 #define SFS_MAX_DEVICES 16
+_Static_assert(SFS_MAX_DEVICES == CONFIG_MAX_DEVICES + 1,
+	       "main and the [device \"NAME\"] sections");
 
 /**
  * The device I/Os of one request: for the request log (the runs, in the
@@ -153,8 +159,10 @@ struct dev_counters {
 /** One backing device. */
 struct device {
 	unsigned index;      /* into sfs.dev[]; the dev field of extents and runs */
-	const char *name;    /* "main" for the command line's BACKING */
-	char *path;          /* the backing, absolute */
+	const char *name;    /* "main" for the command line's BACKING, else the section's NAME */
+	char *path;          /* the backing, absolute (main's: sfs.backing_path; others own it) */
+	bool created;        /* this mount created the backing: removed if the mount is refused */
+	int recorded;        /* its number in the catalog at mount; -1 = new to the catalog */
 	int fd;              /* backing device (owned by the base layer after dev_stack_build()) */
 	bool direct;         /* fd has O_DIRECT */
 	uint64_t size;       /* bytes managed by the allocator, a multiple of block_size */

@@ -128,15 +128,16 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 	struct device *d = inode_device(fs, in);
 	pthread_mutex_lock(&d->alloc_lock);
 	uint64_t alloc_end = extmap_end(&in->map);
-	int err = layout_allocate(in->params, d->alloc, &in->map, &in->gaps, off, len, &plan);
+	int err = layout_allocate_on(in->params, d->alloc, d->index, &in->map, &in->gaps, off, len,
+				     &plan);
 	bool pending = d->pending_free.n > 0;
 	pthread_mutex_unlock(&d->alloc_lock);
 	if (err == -ENOSPC && pending) {
 		/* Space freed but not yet durable: make it so, then try again. */
 		if (dev_flush(d, NULL) == 0 && sfs_sync(fs, in) == 0) {
 			pthread_mutex_lock(&d->alloc_lock);
-			err = layout_allocate(in->params, d->alloc, &in->map, &in->gaps, off, len,
-					      &plan);
+			err = layout_allocate_on(in->params, d->alloc, d->index, &in->map,
+						 &in->gaps, off, len, &plan);
 			pthread_mutex_unlock(&d->alloc_lock);
 		}
 	}
@@ -579,6 +580,23 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	return err;
 }
 
+/*
+ * Flushes every device: the catalog sync that follows makes other files'
+ * new extents durable too.  Only the file's own device's flush is the
+ * request's (its modelled time and the log).
+ */
+static int fsync_devices(struct sfs *fs, struct inode *in, struct dev_req *r)
+{
+	struct device *mine = inode_device(fs, in);
+	int err = dev_flush(mine, r);
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		int e = fs->dev[i] == mine ? 0 : dev_flush(fs->dev[i], NULL);
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
 int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 {
 	struct dev_req r;
@@ -591,7 +609,7 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 	if (commit) {
 		/* Data and zero-fill first, then the catalog that points at them,
 		 * under the lock: no write may add extents in between. */
-		err = sfs_flush_devices(fs, &r);
+		err = fsync_devices(fs, in, &r);
 		if (!err)
 			err = datasync && in->attr.size == in->stored_size ? inode_flush_extents(fs, in)
 									   : inode_flush(fs, in);
@@ -601,14 +619,14 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 	} else {
 		/*
 		 * Nothing of this file to commit (a file overwritten in place):
-		 * the device flush needs no lock, so writes to the file go on
-		 * while it lasts, as on ext4 (a database's group commit relies
-		 * on that).  Then what the catalog already holds of the file,
-		 * made durable when it is not yet.
+		 * the device flush needs no lock, so reads and other requests
+		 * of the file go on while it lasts, as on ext4.  Then what the
+		 * catalog already holds of the file, made durable when it is
+		 * not yet.
 		 */
 		uint64_t seq = datasync ? in->data_seq : UINT64_MAX;
 		pthread_rwlock_unlock(&in->lock);
-		err = sfs_flush_devices(fs, &r);
+		err = fsync_devices(fs, in, &r);
 		if (!err)
 			err = catalog_sync_upto(fs->cat, seq);
 		pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */

@@ -30,6 +30,7 @@
 #include "build_config.h"
 #include "catalog.h"
 #include "config.h"
+#include "device_open.h"
 #include "reqlog.h"
 #include "sfs.h"
 #include "size.h"
@@ -333,22 +334,28 @@ static void prefetch(int fd)
 	free(buf);
 }
 
-/* Rebuilds the allocator of device @d from the catalog's runs in use. */
+/*
+ * Rebuilds the allocator of device @d from the catalog's runs in use, found
+ * under the number the catalog records for @d (catalog_adopt() renumbers
+ * them later); a device new to the catalog has none.
+ */
 static int reserve_used(struct sfs *fs, struct device *d)
 {
 	struct run_vec used = {0};
 	struct run bad = {0};
-	int err = catalog_used_runs(fs->cat, d->index, &used);
+	if (d->recorded < 0)
+		return 0;
+	int err = catalog_used_runs(fs->cat, (unsigned)d->recorded, &used);
 	if (!err)
 		err = devalloc_reserve_all(d->alloc, used.v, used.n, &bad);
 	run_vec_release(&used);
 	if (err == -EEXIST || err == -EINVAL)
 		fprintf(stderr,
-			"scatterfs: catalog %s is inconsistent: device range %llu+%llu is %s; "
-			"refusing to mount\n",
+			"scatterfs: catalog %s is inconsistent: device range %llu+%llu is %s (device "
+			"'%s'); refusing to mount\n",
 			fs->meta_path, (unsigned long long)bad.device,
 			(unsigned long long)bad.length,
-			err == -EEXIST ? "used twice" : "outside the device");
+			err == -EEXIST ? "used twice" : "outside the device", d->name);
 	else if (err)
 		fprintf(stderr, "scatterfs: cannot load the catalog's extents %s: %s\n",
 			fs->meta_path, strerror(-err));
@@ -479,6 +486,7 @@ int main(int argc, char *argv[])
 	d->index = 0;
 	d->name = "main";
 	d->fd = -1;
+	d->recorded = 0; /* main is device 0 of every catalog */
 	pthread_mutex_init(&d->alloc_lock, NULL);
 	fs->entry_timeout = 60.0;
 	fs->backing_path = realpath(cl.backing, NULL);
@@ -534,6 +542,12 @@ int main(int argc, char *argv[])
 			fs->backing_path = rp;
 		}
 	}
+	/* The other devices' sizes, for config_finish()'s checks of the rules on them. */
+	err[0] = '\0';
+	if (devices_open(fs, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err[0] ? err : "out of memory");
+		goto out;
+	}
 	if (config_finish(&fs->cfg, dev_size, err, sizeof err)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
 		goto out;
@@ -576,7 +590,11 @@ int main(int argc, char *argv[])
 	}
 	struct stat bst0;
 	fstat(d->fd, &bst0);
+	struct catalog_identity ids[SFS_MAX_DEVICES];
 	struct catalog_identity id = {
+		.name = "main",
+		.index = 0,
+		.recorded = 0,
 		.device_size = d->size,
 		.block_size = d->block_size,
 		.backing_path = fs->backing_path,
@@ -597,6 +615,12 @@ int main(int argc, char *argv[])
 			"scatterfs: warning: catalog %s is readable by other users (mode %04o) and "
 			"holds every file's name, owner, size and extents: chmod 600 it\n",
 			fs->meta_path, (unsigned)(cst.st_mode & 07777));
+	ids[0] = id;
+	err[0] = '\0';
+	if (devices_check(fs, ids, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err[0] ? err : "out of memory");
+		goto out;
+	}
 	if (meta_fd < 0) {
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
@@ -605,28 +629,41 @@ int main(int argc, char *argv[])
 			goto out;
 		}
 	}
-	if (devalloc_create(d->size, d->block_size, &d->alloc)) {
-		fprintf(stderr, "scatterfs: cannot create the allocator\n");
-		goto out;
-	}
-	if (reserve_used(fs, d))
-		goto out;
 	pthread_mutex_init(&fs->itable_lock, NULL);
-	if (dev_stack_build(d, &fs->cfg.disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
-			    err, sizeof err)) {
-		fprintf(stderr, "scatterfs: %s\n", err);
-		goto out;
+	fs->splice_replies = true;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct device *dv = fs->dev[i];
+		if (devalloc_create(dv->size, dv->block_size, &dv->alloc)) {
+			fprintf(stderr, "scatterfs: cannot create the allocator\n");
+			goto out;
+		}
+		if (reserve_used(fs, dv))
+			goto out;
+		/* Each device its own model: its own head, its own queue of I/Os. */
+		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
+		if (dev_stack_build(dv, disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
+				    err, sizeof err)) {
+			if (i)
+				fprintf(stderr, "scatterfs: device '%s': %s\n", dv->name, err);
+			else
+				fprintf(stderr, "scatterfs: %s\n", err);
+			goto out;
+		}
+		fs->model_on |= dv->model_on;
+		fs->splice_replies &= !dv->direct && !dv->model_on;
 	}
-	fs->model_on = d->model_on;
-	fs->splice_replies = !d->direct && !d->model_on;
 
 	/* Everything checked: now change things. */
-	struct stat bst;
-	if (fstat(d->fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
-	    (uint64_t)bst.st_size < dev_size && ftruncate(d->fd, (off_t)dev_size)) {
-		fprintf(stderr, "scatterfs: cannot grow backing %s to %llu bytes: %s\n",
-			fs->backing_path, (unsigned long long)dev_size, strerror(errno));
-		goto out;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct device *dv = fs->dev[i];
+		uint64_t want = i ? fs->cfg.devices[i - 1].effective_size : dev_size;
+		struct stat bst;
+		if (fstat(dv->fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
+		    (uint64_t)bst.st_size < want && ftruncate(dv->fd, (off_t)want)) {
+			fprintf(stderr, "scatterfs: cannot grow backing %s to %llu bytes: %s\n",
+				dv->path, (unsigned long long)want, strerror(errno));
+			goto out;
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &fs->start_mono);
 	clock_gettime(CLOCK_REALTIME, &fs->start_realtime);
@@ -660,7 +697,7 @@ int main(int argc, char *argv[])
 	mounted = true;
 	dev_set_yield_fd(fuse_session_fd(fs->se));
 	/* Durable now, so that an idle mount writes nothing more. */
-	if (catalog_adopt(fs->cat, &id) || catalog_sync(fs->cat)) {
+	if (catalog_adopt(fs->cat, ids, fs->ndev) || catalog_sync(fs->cat)) {
 		fprintf(stderr, "scatterfs: cannot update catalog %s\n", fs->meta_path);
 		goto out_unmount;
 	}
@@ -672,6 +709,9 @@ int main(int argc, char *argv[])
 				strerror(-e));
 			goto out_unmount;
 		}
+		for (unsigned i = 0; i < fs->ndev; i++)
+			fs->dev_names[i] = fs->dev[i]->name;
+		reqlog_set_devices(fs->log, fs->dev_names, fs->ndev);
 	}
 	if (!opts.foreground) {
 		setsid();
@@ -738,8 +778,12 @@ out:
 	if (ret && created && !mounted)
 		unlink(fs->backing_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
+		if (ret && fs->dev[i]->created && !mounted)
+			unlink(fs->dev[i]->path);
 		devalloc_destroy(fs->dev[i]->alloc);
 		run_vec_release(&fs->dev[i]->pending_free);
+		if (i)
+			free(fs->dev[i]->path);
 		free(fs->dev[i]);
 	}
 	report_ready(ret ? ret : 1);

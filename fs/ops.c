@@ -416,6 +416,64 @@ static void sfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	do_unlink(req, parent, name, 1);
 }
 
+struct move_check {
+	struct sfs *fs;
+	const char *to; /* the new path of the inode checked */
+};
+
+static int move_one(void *opaque, const char *relpath, unsigned dev)
+{
+	struct move_check *m = opaque;
+	char *p;
+	if (asprintf(&p, "%s%s%s", m->to, *relpath ? "/" : "", relpath) < 0)
+		return -ENOMEM;
+	struct device *want = sfs_rule_device(m->fs, config_for_path(&m->fs->cfg, p));
+	free(p);
+	return want->index == dev ? 0 : -EXDEV;
+}
+
+/*
+ * With several devices: -EXDEV when @ino (a file, or a directory and what
+ * lies below it) would get a path whose rule names another device than the
+ * one its extents are on.  A file never moves between devices, and the
+ * next mount refuses a file its rule would put elsewhere; EXDEV is what a
+ * rename across file systems returns, so mv(1) copies the file instead,
+ * which puts its new extents on the device its new rule names.
+ */
+static int check_move(struct sfs *fs, uint64_t ino, fuse_ino_t newparent, const char *newname)
+{
+	if (fs->ndev < 2 || !ino)
+		return 0;
+	int e;
+	struct inode *np = iget(fs, newparent, &e);
+	if (!np)
+		return 0; /* the rename itself reports it */
+	ensure_path(fs, np);
+	if (!np->path)
+		return 0;
+	char *to;
+	if (asprintf(&to, "%s%s%s", np->path, *np->path ? "/" : "", newname) < 0)
+		return -ENOMEM;
+	struct move_check m = {fs, to};
+	struct inode *in = inode_find(fs, ino);
+	e = 0;
+	if (in && !S_ISDIR(in->attr.mode) && in->map_loaded) {
+		/* A file whose map is in memory: the map says, the catalog may lag. */
+		pthread_rwlock_rdlock(&in->lock);
+		if (in->map.n)
+			e = move_one(&m, "", in->map.v[0].dev);
+		pthread_rwlock_unlock(&in->lock);
+	} else {
+		/* Below a directory, extents still in memory reach the catalog first. */
+		if (!in || S_ISDIR(in->attr.mode))
+			e = inode_flush_all(fs, false, NULL);
+		if (!e)
+			e = catalog_subtree_devices(fs->cat, ino, move_one, &m);
+	}
+	free(to);
+	return e;
+}
+
 static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		       const char *newname, unsigned int flags)
 {
@@ -427,7 +485,11 @@ static void sfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	uint64_t src_ino = 0, dst_ino = 0, replaced;
 	catalog_lookup(fs->cat, parent, name, &src_ino);
 	catalog_lookup(fs->cat, newparent, newname, &dst_ino);
-	int err = catalog_rename(fs->cat, parent, name, newparent, newname, flags, &replaced);
+	int err = check_move(fs, src_ino, newparent, newname);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = check_move(fs, dst_ino, parent, name);
+	if (!err)
+		err = catalog_rename(fs->cat, parent, name, newparent, newname, flags, &replaced);
 	if (!err) {
 		int e2;
 		struct inode *np = iget(fs, newparent, &e2), *op = iget(fs, parent, &e2);
@@ -484,7 +546,9 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	struct sfs *fs = fuse_req_userdata(req);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	int err = catalog_link(fs->cat, newparent, newname, ino, &now);
+	int err = check_move(fs, ino, newparent, newname);
+	if (!err)
+		err = catalog_link(fs->cat, newparent, newname, ino, &now);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;

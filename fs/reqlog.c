@@ -81,6 +81,12 @@ static const char reqlog_header[] = LOG_HEADER_BASE "\n";
 struct reqlog {
 	int fd;
 	unsigned ops; /* LOG_* mask, read-only after open */
+	/*
+	 * With more than one: each device_io item is NAME:offset+length, the
+	 * name of the run's dev.  Set before the first row, read-only after.
+	 */
+	const char *const *dev_names;
+	unsigned ndev_names;
 	char *path;   /* for the message at close */
 
 	pthread_mutex_t lock;
@@ -434,6 +440,12 @@ void reqlog_append(struct reqlog *log, const struct reqlog_row *row)
 	for (size_t i = 0; i < row->ndevice_io; i++) {
 		if (i > 0)
 			rb_char(&rb, ';');
+		if (log->ndev_names > 1) {
+			unsigned dev = row->device_io[i].dev;
+			const char *name = dev < log->ndev_names ? log->dev_names[dev] : "?";
+			rb_bytes(&rb, name, strlen(name));
+			rb_char(&rb, ':');
+		}
 		rb_u64(&rb, row->device_io[i].device);
 		rb_char(&rb, '+');
 		rb_u64(&rb, row->device_io[i].length);
@@ -566,6 +578,14 @@ fail_fd:
 int reqlog_open(const char *path, unsigned ops, struct reqlog **out)
 {
 	return reqlog_open_ring(path, ops, REQLOG_RING_BYTES, out);
+}
+
+void reqlog_set_devices(struct reqlog *log, const char *const *names, unsigned n)
+{
+	if (!log)
+		return;
+	log->dev_names = names;
+	log->ndev_names = n;
 }
 
 bool reqlog_wants(const struct reqlog *log, enum log_op op)

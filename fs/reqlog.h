@@ -42,6 +42,14 @@ struct reqlog_row {
  */
 int reqlog_open(const char *path, unsigned ops, struct reqlog **out);
 
+/**
+ * reqlog_set_devices() - names the mount's @n devices (@names[dev], kept
+ * by the caller until reqlog_close()), before the first row: with more than
+ * one, each device_io item is written NAME:offset+length; with one the
+ * log is as before, offset+length.  A NULL log is ignored.
+ */
+void reqlog_set_devices(struct reqlog *log, const char *const *names, unsigned n);
+
 /** reqlog_wants() - whether rows of @op are logged (false for a NULL log). */
 bool reqlog_wants(const struct reqlog *log, enum log_op op);
 

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <uthash.h>
 
@@ -86,9 +87,15 @@ struct sfs {
 	struct sfs_config cfg;
 	char *backing_path;
 	char *meta_path;
-	/* The backing devices; dev[0] is main, the command line's BACKING. */
+	/*
+	 * The backing devices; dev[0] is main, the command line's BACKING,
+	 * dev[i] the configuration's devices[i - 1] ([device "NAME"]), and i
+	 * is the device's number in the catalog's dev columns (catalog_adopt()
+	 * renumbers the rows when the sections' order changed).
+	 */
 	struct device *dev[SFS_MAX_DEVICES];
 	unsigned ndev;
+	const char *dev_names[SFS_MAX_DEVICES]; /* dev[i]->name, for the request log */
 	bool model_on;       /* some device has a timing model */
 	bool splice_replies; /* every device's stack lets replies splice from the backing */
 
@@ -181,12 +188,30 @@ int sfs_flush_devices(struct sfs *fs, struct dev_req *r);
  * waiting for a durable catalog counts as free, as it is for statfs).
  */
 void sfs_space(struct sfs *fs, uint64_t *total, uint64_t *free_bytes);
-/** inode_device() - the backing device that holds @in's extents (main for now). */
-static inline struct device *inode_device(struct sfs *fs, const struct inode *in)
+/**
+ * sfs_rule_device() - the device that [layout] device of @fp names (the
+ * configuration was checked: every name is a device of the mount).
+ */
+static inline struct device *sfs_rule_device(struct sfs *fs, const struct file_params *fp)
 {
-	(void)in;
+	for (unsigned i = 1; i < fs->ndev; i++)
+		if (strcmp(fs->dev[i]->name, fp->device) == 0)
+			return fs->dev[i];
 	return fs->dev[0];
 }
+
+/**
+ * inode_device() - the backing device that holds @in's extents: the one
+ * its extents are on, else the one its rule names.  A file never moves: a
+ * rename or link under a rule naming another device gets EXDEV (ops.c).
+ */
+static inline struct device *inode_device(struct sfs *fs, const struct inode *in)
+{
+	if (in->map_loaded && in->map.n)
+		return fs->dev[in->map.v[0].dev];
+	return sfs_rule_device(fs, in->params);
+}
+
 /**
  * sfs_sync() - flushes every inode's attributes and extents to the
  * catalog, makes the catalog durable, then releases the runs that were

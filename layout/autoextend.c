@@ -86,6 +86,7 @@ struct planner {
 	struct extent_map *map;
 	struct run_vec *gaps;
 	struct alloc_plan *plan;
+	unsigned dev; /* the device index new extents and gaps get */
 };
 
 static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
@@ -96,7 +97,7 @@ static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t lengt
 /* Places, maps and records one extent of @length bytes at logical @logical. */
 static int add_extent(struct planner *pl, uint64_t logical, uint64_t length)
 {
-	const unsigned flags = EXTENT_UNWRITTEN | EXTENT_START;
+	const unsigned flags = EXTENT_UNWRITTEN | EXTENT_START | EXTENT_DEV(pl->dev);
 	struct placement_result r = {0};
 	int rc;
 
@@ -113,6 +114,7 @@ static int add_extent(struct planner *pl, uint64_t logical, uint64_t length)
 		rc = run_vec_push(pl->gaps, r.gap_device, r.gap_length);
 		if (rc < 0)
 			goto out_unplan;
+		pl->gaps->v[pl->gaps->n - 1].dev = pl->dev;
 	}
 	return 0;
 
@@ -284,6 +286,13 @@ static int fill_tail(struct planner *pl, uint64_t old_end, uint64_t start, uint6
 int layout_allocate(const struct file_params *fp, struct devalloc *a, struct extent_map *map,
 		    struct run_vec *gaps, uint64_t offset, uint64_t length, struct alloc_plan *plan)
 {
+	return layout_allocate_on(fp, a, 0, map, gaps, offset, length, plan);
+}
+
+int layout_allocate_on(const struct file_params *fp, struct devalloc *a, unsigned dev,
+		       struct extent_map *map, struct run_vec *gaps, uint64_t offset,
+		       uint64_t length, struct alloc_plan *plan)
+{
 	const uint32_t block = devalloc_block_size(a);
 	const uint64_t max_size = fp->autoextend.max_size;
 	const uint64_t next = fp->autoextend.next;
@@ -296,6 +305,7 @@ int layout_allocate(const struct file_params *fp, struct devalloc *a, struct ext
 	    .map = map,
 	    .gaps = gaps,
 	    .plan = plan,
+	    .dev = dev,
 	};
 	uint64_t start, end, cap;
 	int rc;

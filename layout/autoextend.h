@@ -59,4 +59,14 @@ int layout_allocate(const struct file_params *fp, struct devalloc *a, struct ext
 		    struct run_vec *gaps, uint64_t offset, uint64_t length,
 		    struct alloc_plan *plan);
 
+/**
+ * layout_allocate_on() - layout_allocate() on device @dev (0 to 255, the
+ * dev field of struct extent and struct run): the new extents and gaps
+ * carry @dev, and @a must be that device's allocator.  layout_allocate()
+ * is this with @dev 0 (main).  Same return values.
+ */
+int layout_allocate_on(const struct file_params *fp, struct devalloc *a, unsigned dev,
+		       struct extent_map *map, struct run_vec *gaps, uint64_t offset,
+		       uint64_t length, struct alloc_plan *plan);
+
 #endif

@@ -105,8 +105,19 @@ struct cache_params {
 	uint64_t readahead; /* bytes, <= 1 MiB */
 };
 
+/* [device "NAME"] sections a configuration may have (main is one more). */
+#define CONFIG_MAX_DEVICES 15
+
+/* Bytes of a device name, its NUL included ([layout] device, [device "NAME"]). */
+#define CONFIG_NAME_MAX 32
+
 /** The keys a file rule can set: [layout], [autoextend], [cache]. */
 struct file_params {
+	/*
+	 * [layout] device: the backing device that holds the file's extents,
+	 * "main" (the command line's BACKING) or a [device "NAME"] section's.
+	 */
+	char device[CONFIG_NAME_MAX];
 	struct layout_params layout;
 	struct autoextend_params autoextend;
 	struct cache_params cache;
@@ -129,6 +140,29 @@ struct disk_params {
 	enum disk_rotation rotation;
 	double prefetch;       /* read-ahead after each I/O, in multiples of its length; 0 = off */
 	uint64_t prefetch_max; /* bytes: the read-ahead never goes further than this */
+};
+
+/*
+ * One [device "NAME"] section: a backing device besides main.  Its keys
+ * start from the built-in defaults (not from [device] and [disk], which
+ * are main's); keys of the [device] and [disk] sections' tables set the
+ * fields below through the key rows (struct key_entry's dev_offset).
+ */
+struct device_conf {
+	char name[CONFIG_NAME_MAX]; /* [A-Za-z0-9_-], not "main" */
+	char *backing;		    /* absolute, or relative to the working directory (malloc'd) */
+	uint64_t size;		    /* bytes; 0 = the backing's current size */
+	uint32_t block_size;	    /* bytes, power of two in [512, 1M] */
+	bool direct;		    /* O_DIRECT on the backing */
+	struct disk_params disk;    /* the device's own timing model */
+	/*
+	 * Bytes of the backing, for config_finish()'s checks of the rules on
+	 * this device: set by the caller once the backing is open (size when
+	 * set); 0 = not known.
+	 */
+	uint64_t effective_size;
+	const char *file; /* where the section was first declared (the state's copy) */
+	unsigned line;
 };
 
 /** One [file "GLOB"] section: the keys it set, over the global ones. */
@@ -171,6 +205,8 @@ struct sfs_config {
 	struct disk_params disk;
 	struct file_rule *rules; /* in file order, then the built-in ones */
 	size_t nrules;
+	struct device_conf *devices; /* [device "NAME"] sections, in the order declared */
+	size_t ndevices;
 	char *source; /* the INI file's path, or NULL */
 	/*
 	 * Private to the configuration module (config_i.h): which keys
@@ -267,6 +303,12 @@ char *config_write_ini(const struct sfs_config *c);
 /** config_free() - frees everything @c owns. */
 void config_free(struct sfs_config *c);
 
+/**
+ * config_device_index() - which device @name is: 0 for "main", 1 + its
+ * index in c->devices for a [device "NAME"] section; -ENOENT when none.
+ */
+int config_device_index(const struct sfs_config *c, const char *name);
+
 /** Names of enum values, as written in INI files ("?" for none). */
 const char *pattern_name(const struct placement_ops *p);
 const char *zero_fill_name(enum zero_fill z);
@@ -286,6 +328,7 @@ enum config_type {
 	CONFIG_PATTERN, /* const struct placement_ops *, a registered pattern's name */
 	CONFIG_MODEL,	/* const struct disk_model_ops *, "none" (NULL) or a registered model's name */
 	CONFIG_PATH,	/* char * (malloc'd), no control characters; NULL = unset */
+	CONFIG_NAME,	/* char[CONFIG_NAME_MAX]: 1 to 31 of [A-Za-z0-9_-] */
 	CONFIG_CUSTOM,	/* parse() and format() of the row */
 };
 

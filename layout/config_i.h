@@ -29,6 +29,7 @@ enum section {
 	SEC_LOG,
 	SEC_DISK,
 	SEC_FILE,
+	SEC_NAMED_DEVICE, /* [device "NAME"] */
 };
 #define NGLOBAL_SECTIONS SEC_FILE
 
@@ -47,6 +48,7 @@ enum core_key {
 	CK_ASYNC_READS,
 	CK_PATTERN,
 	CK_EXTENT_SIZE,
+	CK_LAYOUT_DEVICE,
 	CK_NEXT,
 	CK_MAX_SIZE,
 	CK_ZERO_FILL,
@@ -66,7 +68,15 @@ struct key_entry {
 	const struct disk_model_ops *model;  /* the disk model whose key it is; NULL = core */
 	enum section sec;
 	size_t offset; /* into struct sfs_config (CONFIG_GLOBAL) or struct file_params */
+	/*
+	 * Into struct device_conf, for the keys a [device "NAME"] section
+	 * can set: size, block_size, direct, and every [disk] key (a disk
+	 * model's row points into sfs_config.disk, and so has the same place
+	 * in a device's own struct disk_params); NO_DEV_OFFSET for the others.
+	 */
+	size_t dev_offset;
 };
+#define NO_DEV_OFFSET ((size_t)-1)
 
 /* config_keys.c */
 size_t config_nkeys(void);
@@ -101,6 +111,12 @@ int config_parse_enum(const char *s, const char *const *names, unsigned *out);
 int config_parse_double(const char *s, double *out);
 void config_next_item(const char **s, char sep, char *buf, size_t len);
 void config_format_double(double v, char *buf, size_t len);
+/* 0 when @value is a valid device name, else -EINVAL with @why set. */
+int config_check_name(const char *value, char *why, size_t len);
+/* Parses @value for key @k into @field (the key's value, wherever it lives). */
+int config_parse_value(unsigned k, void *field, const char *value, char sep, char *why, size_t len);
+/* Writes the value at @field of key @k as an INI file spells it. */
+void config_format_field(unsigned k, const void *field, char *buf, size_t len);
 /* The value of key @k: global keys in @c, the others in @fp. */
 void *config_field(struct sfs_config *c, struct file_params *fp, unsigned k);
 /* Parses @value for key @k (see struct config_key); 0, -EINVAL with @why set, -ENOMEM. */
@@ -123,6 +139,15 @@ struct origin {
 	unsigned line;
 	unsigned long seq;
 	char *option; /* the -o assignment as the user wrote it (malloc'd); NULL from a file */
+};
+
+/* Where the keys of one [device "NAME"] section were written. */
+struct device_state {
+	uint64_t set;			/* BIT(key) for each key the sections wrote */
+	unsigned line[CONFIG_MAX_KEYS]; /* ... and the line */
+	const char *kfile[CONFIG_MAX_KEYS];
+	unsigned backing_line, preset_line; /* 0 = not written */
+	const char *backing_file, *preset_file;
 };
 
 struct rule_state {
@@ -151,6 +176,8 @@ struct config_state {
 	uint64_t autoset;	   /* global keys config_finish() resolved from 0 (auto) */
 	struct rule_state *rules;  /* parallel to sfs_config.rules */
 	size_t cap;		   /* of both rule arrays */
+	struct device_state *devices; /* parallel to sfs_config.devices */
+	size_t devcap;		      /* of both device arrays */
 	struct config_file *files; /* every file read, for origins and config_write_ini() */
 	size_t nfiles;
 	unsigned long seq; /* the last origin.seq given */
@@ -171,11 +198,20 @@ __attribute__((format(printf, 3, 4))) void config_seterr(char *err, size_t errle
 /* "[layout]" or "[file "GLOB"]" */
 const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len);
 
-/* config_rules.c: a scope of checks, the global values (rule < 0) or one rule. */
+/* Appends a [device "@name"] section's device with built-in values; its index or -ENOMEM. */
+long config_add_device(struct sfs_config *c, const char *name, unsigned line, const char *file);
+
+/*
+ * config_rules.c: a scope of checks, the global values (rule < 0 and
+ * device 0), one rule, or one [device "NAME"] section's keys (device > 0).
+ */
 struct config_scope {
 	const struct sfs_config *c;
 	struct config_state *st;
 	long rule;
+	size_t device; /* 1 + index in c->devices for a [device "NAME"] scope; 0 otherwise */
+	/* The [disk] values this scope checks: &c->disk (or NULL for it), or the device's. */
+	const struct disk_params *disk;
 	struct file_params *fp;
 	uint64_t set;	   /* keys written in this scope */
 	uint64_t *autoset; /* where the scope records keys resolved from 0 (auto) */

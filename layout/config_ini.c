@@ -52,6 +52,8 @@ const char *config_section_label(enum section sec, const char *glob, char *buf, 
 {
 	if (sec == SEC_FILE)
 		snprintf(buf, len, "[file \"%s\"]", glob);
+	else if (sec == SEC_NAMED_DEVICE)
+		snprintf(buf, len, "[device \"%s\"]", glob);
 	else if (sec == SEC_NONE)
 		snprintf(buf, len, "(no section)");
 	else
@@ -104,6 +106,7 @@ void config_state_free(struct config_state *st)
 		free(st->notes[i]);
 	free(st->notes);
 	free(st->rules);
+	free(st->devices);
 	free(st);
 }
 
@@ -161,10 +164,51 @@ long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, cons
 	return (long)c->nrules++;
 }
 
+long config_add_device(struct sfs_config *c, const char *name, unsigned line, const char *file)
+{
+	struct config_state *st = config_state_get(c);
+	struct sfs_config builtin;
+	struct device_conf *d;
+
+	if (!st)
+		return -ENOMEM;
+	if (c->ndevices == st->devcap) {
+		size_t cap = st->devcap ? 2 * st->devcap : 4;
+		struct device_conf *nd = realloc(c->devices, cap * sizeof(*nd));
+		struct device_state *ns;
+
+		if (!nd)
+			return -ENOMEM;
+		c->devices = nd;
+		ns = realloc(st->devices, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		st->devices = ns;
+		st->devcap = cap;
+	}
+	/* The built-in values, not main's: each device is described by its own section. */
+	config_init(&builtin);
+	d = &c->devices[c->ndevices];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->size = builtin.device.size;
+	d->block_size = builtin.device.block_size;
+	d->direct = builtin.device.direct;
+	d->disk = builtin.disk;
+	d->file = file;
+	d->line = line;
+	config_free(&builtin);
+	memset(&st->devices[c->ndevices], 0, sizeof(st->devices[0]));
+	return (long)c->ndevices++;
+}
+
 void config_free(struct sfs_config *c)
 {
 	size_t i;
 
+	for (i = 0; i < c->ndevices; i++)
+		free(c->devices[i].backing);
+	free(c->devices);
 	for (i = 0; i < c->nrules; i++)
 		free(c->rules[i].glob);
 	free(c->rules);
@@ -187,15 +231,17 @@ struct parse_ctx {
 	const char *file; /* state's copy, for origins */
 	const char *buf;
 	size_t len, pos;
-	unsigned line;			     /* of the line last handed to inih */
-	bool content;			     /* a section or key seen */
-	enum section sec;		     /* current section */
-	long rule;			     /* current rule index in [file] sections */
-	unsigned sec_line[NGLOBAL_SECTIONS]; /* where each global section began; 0 = not seen */
-	uint64_t sec_keys;		     /* keys the current section wrote */
-	unsigned key_line[CONFIG_MAX_KEYS];  /* ... and where */
-	size_t *opened;			     /* the rules this file has a section of (malloc'd) */
-	unsigned *opened_line;		     /* ... and where each section began */
+	unsigned line;			       /* of the line last handed to inih */
+	bool content;			       /* a section or key seen */
+	enum section sec;		       /* current section */
+	long rule;			       /* current rule index in [file] sections */
+	long device;			       /* current index in c->devices in [device "NAME"] */
+	unsigned dev_line[CONFIG_MAX_DEVICES]; /* where this file's section of each began; 0 */
+	unsigned sec_line[NGLOBAL_SECTIONS];   /* where each global section began; 0 = not seen */
+	uint64_t sec_keys;		       /* keys the current section wrote */
+	unsigned key_line[CONFIG_MAX_KEYS];    /* ... and where */
+	size_t *opened;			       /* the rules this file has a section of (malloc'd) */
+	unsigned *opened_line;		       /* ... and where each section began */
 	size_t nopened;
 	char *err;
 	size_t errlen;
@@ -284,6 +330,64 @@ static int remember_rule(struct parse_ctx *x, size_t r)
 	return 0;
 }
 
+/*
+ * A [device "NAME"] header, from the opening quote @q: makes the device
+ * current, declaring it unless an earlier file did (its keys are then
+ * overridden one by one, as a later file's [disk] overrides the earlier).
+ */
+static int parse_device_header(struct parse_ctx *x, const char *q, const char *end)
+{
+	const char *close = memchr(q + 1, '"', (size_t)(end - q - 1)), *p;
+	char name[CONFIG_NAME_MAX + 8], why[200];
+	long d;
+
+	if (!close) {
+		parse_fail(x, "[device \"...: missing closing '\"' of the name");
+		return x->rc;
+	}
+	p = close + 1;
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end || *p != ']' || !header_tail_ok(p + 1, end)) {
+		parse_fail(x, "[device \"NAME\"]: expected ']' after the name and nothing but a "
+			      "comment after it");
+		return x->rc;
+	}
+	snprintf(name, sizeof(name), "%.*s",
+		 (int)(close - q - 1 < CONFIG_NAME_MAX + 4 ? close - q - 1 : CONFIG_NAME_MAX + 4),
+		 q + 1);
+	if (config_check_name(name, why, sizeof(why))) {
+		parse_fail(x, "[device \"%s\"]: %s", name, why);
+		return x->rc;
+	}
+	if (strcmp(name, "main") == 0) {
+		parse_fail(x, "[device \"main\"]: main is the command line's BACKING, configured "
+			      "by the plain [device] and [disk] sections; name the other devices "
+			      "differently");
+		return x->rc;
+	}
+	d = config_device_index(x->c, name) - 1;
+	if (d >= 0 && x->dev_line[d]) {
+		parse_fail(x, "duplicated section [device \"%s\"] (first at line %u)", name,
+			   x->dev_line[d]);
+		return x->rc;
+	}
+	if (d < 0) {
+		if (x->c->ndevices == CONFIG_MAX_DEVICES) {
+			parse_fail(x, "[device \"%s\"]: at most %d [device \"NAME\"] sections",
+				   name, CONFIG_MAX_DEVICES);
+			return x->rc;
+		}
+		d = config_add_device(x->c, name, x->line, x->file);
+		if (d < 0)
+			return x->rc = (int)d;
+	}
+	x->dev_line[d] = x->line;
+	x->sec = SEC_NAMED_DEVICE;
+	x->device = d;
+	return 0;
+}
+
 /* Parses the header in [@s, @end) (starting at '[') and makes it current.  Returns 0 or -errno. */
 static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 {
@@ -355,6 +459,13 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 		x->rule = r;
 		return 0;
 	}
+	if (end - p >= 6 && memcmp(p, "device", 6) == 0) {
+		q = p + 6;
+		while (q < end && is_blank(*q))
+			q++;
+		if (q < end && *q == '"')
+			return parse_device_header(x, q, end);
+	}
 	close = memchr(p, ']', (size_t)(end - p));
 	if (!close) {
 		parse_fail(x, "section header without ']'");
@@ -376,7 +487,7 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 	if (i == NGLOBAL_SECTIONS) {
 		parse_fail(x,
 			   "unknown section [%s]; allowed: [device], [layout], [autoextend], "
-			   "[cache], [log], [disk], [file \"GLOB\"]",
+			   "[cache], [log], [disk], [file \"GLOB\"], [device \"NAME\"]",
 			   name);
 		return x->rc;
 	}
@@ -454,11 +565,160 @@ static char *reader(char *str, int num, void *stream)
 
 static int include(struct parse_ctx *x, const char *value);
 
+/* @value relative to the directory of @x's file unless absolute (malloc'd; NULL on ENOMEM). */
+static char *beside(const struct parse_ctx *x, const char *value)
+{
+	const char *slash = strrchr(x->path, '/');
+	char *path;
+
+	if (value[0] == '/' || !slash)
+		return strdup(value);
+	if (asprintf(&path, "%.*s/%s", (int)(slash - x->path), x->path, value) < 0)
+		return NULL;
+	return path;
+}
+
+/*
+ * preset = FILE in [device "NAME"]: the [disk] section of FILE (a preset
+ * such as conf/hdd-7200.ini) becomes the device's model.  The file is
+ * read as a configuration of its own, so its errors name its lines; its
+ * other sections are not used.
+ */
+static int device_preset(struct parse_ctx *x, struct device_conf *d, struct device_state *ds,
+			 const char *label, const char *value)
+{
+	struct sfs_config tmp;
+	char *path, why[768];
+	unsigned k;
+	int rc;
+
+	if (!*value) {
+		parse_fail(x, "%s preset = : expected the name of a configuration file", label);
+		return 0;
+	}
+	for (k = 0; k < config_nkeys(); k++)
+		if ((x->sec_keys & BIT(k)) && config_key(k)->sec == SEC_DISK)
+			break;
+	if (k < config_nkeys()) {
+		parse_fail(x,
+			   "%s preset = %s: write preset = before the section's model keys "
+			   "(it sets every [disk] key)",
+			   label, value);
+		return 0;
+	}
+	path = beside(x, value);
+	if (!path) {
+		x->rc = -ENOMEM;
+		return 0;
+	}
+	config_init(&tmp);
+	rc = config_load_file(&tmp, path, why, sizeof(why));
+	if (rc == -ENOMEM) {
+		x->rc = rc;
+	} else if (rc) {
+		parse_fail(x, "%s preset = %s: %s", label, value, why);
+	} else {
+		d->disk = tmp.disk;
+		ds->preset_line = x->line;
+		ds->preset_file = x->file;
+		/* Each [disk] key is the preset's now, at this line. */
+		for (k = 0; k < config_nkeys(); k++)
+			if (config_key(k)->sec == SEC_DISK) {
+				ds->set |= BIT(k);
+				ds->line[k] = x->line;
+				ds->kfile[k] = x->file;
+			}
+	}
+	config_free(&tmp);
+	free(path);
+	return x->rc ? 0 : 1;
+}
+
+/* One key of a [device "NAME"] section: backing, preset, or a [device] or [disk] key. */
+static int device_key(struct parse_ctx *x, const char *label, const char *name, const char *value)
+{
+	struct device_conf *d = &x->c->devices[x->device];
+	struct device_state *ds = &x->st->devices[x->device];
+	char why[256], list[600];
+	unsigned k;
+	int rc;
+
+	if (strcmp(name, "backing") == 0) {
+		char *path;
+
+		if (ds->backing_file == x->file && ds->backing_line) {
+			parse_fail(x, "%s duplicated key 'backing' (first at line %u)", label,
+				   ds->backing_line);
+			return 0;
+		}
+		if (!*value) {
+			parse_fail(x, "%s backing = : expected the path of a file or block device",
+				   label);
+			return 0;
+		}
+		for (const char *p = value; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+				parse_fail(x,
+					   "%s backing: control characters are not allowed in a "
+					   "path",
+					   label);
+				return 0;
+			}
+		path = beside(x, value);
+		if (!path) {
+			x->rc = -ENOMEM;
+			return 0;
+		}
+		free(d->backing);
+		d->backing = path;
+		ds->backing_line = x->line;
+		ds->backing_file = x->file;
+		return 1;
+	}
+	if (strcmp(name, "preset") == 0) {
+		if (ds->preset_file == x->file && ds->preset_line) {
+			parse_fail(x, "%s duplicated key 'preset' (first at line %u)", label,
+				   ds->preset_line);
+			return 0;
+		}
+		return device_preset(x, d, ds, label, value);
+	}
+	k = config_find_key(SEC_NAMED_DEVICE, name);
+	if (k == config_nkeys()) {
+		config_allowed_keys(SEC_NAMED_DEVICE, list, sizeof(list));
+		parse_fail(x, "%s unknown key '%s'; allowed: %s", label, name, list);
+		return 0;
+	}
+	if (x->sec_keys & BIT(k)) {
+		parse_fail(x, "%s duplicated key '%s' (first at line %u)", label, name,
+			   x->key_line[k]);
+		return 0;
+	}
+	x->sec_keys |= BIT(k);
+	x->key_line[k] = x->line;
+	rc = config_parse_value(k, (char *)d + config_key(k)->dev_offset, value, ',', why,
+				sizeof(why));
+	if (rc == -ENOMEM) {
+		x->rc = rc;
+		return 0;
+	}
+	if (rc) {
+		parse_fail(x, "%s %s = %s: %s", label, name, value, why);
+		return 0;
+	}
+	ds->set |= BIT(k);
+	ds->line[k] = x->line;
+	ds->kfile[k] = x->file;
+	return 1;
+}
+
 static int handler(void *user, const char *inih_section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
 	struct config_state *st = x->st;
-	const char *glob = x->sec == SEC_FILE ? x->c->rules[x->rule].glob : NULL;
+	const char *glob = x->sec == SEC_FILE		? x->c->rules[x->rule].glob
+			   : x->sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].name
+							: NULL;
 	char label[300], why[256], list[300];
 	unsigned k;
 	int rc;
@@ -480,6 +740,8 @@ static int handler(void *user, const char *inih_section, const char *name, const
 		return 0;
 	}
 	config_section_label(x->sec, glob, label, sizeof(label));
+	if (x->sec == SEC_NAMED_DEVICE)
+		return device_key(x, label, name, value);
 	k = config_find_key(x->sec, name);
 	if (k == config_nkeys()) {
 		config_allowed_keys(x->sec, list, sizeof(list));
@@ -758,6 +1020,13 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 	for (sec = 0; sec < NGLOBAL_SECTIONS; sec++)
 		if (strcmp(secname, config_section_names[sec]) == 0)
 			break;
+	if (strncmp(secname, "device ", 7) == 0 || strncmp(secname, "device\"", 7) == 0) {
+		config_seterr(err, errlen,
+			      "option -o %s: [device \"NAME\"] sections can only be written in the "
+			      "configuration file",
+			      option);
+		return -EINVAL;
+	}
 	if (strcmp(secname, "file") == 0 || strncmp(secname, "file ", 5) == 0) {
 		config_seterr(err, errlen,
 			      "option -o %s: [file \"GLOB\"] rules can only be written in the "

@@ -28,7 +28,7 @@
 #define STR(x)	STR_(x)
 
 const char *const config_section_names[] = {"device", "layout", "autoextend", "cache",
-					    "log",    "disk",	"file"};
+					    "log",    "disk",	"file",	      "device"};
 
 static const char *const zero_fill_names[] = {"write", "fallocate", "none", NULL};
 static const char *const cache_mode_names[] = {"none", "kernel", NULL};
@@ -115,6 +115,9 @@ static const struct config_key core_keys[CK__COUNT] = {
 			.flags = CONFIG_AUTO | CONFIG_HAS_MIN | CONFIG_BLOCK_MULTIPLE, .min = 1,
 			.range_why = "must be > 0 (or auto)", .def = "1M",
 			.help = "bytes per extent, or auto (Oracle AUTOALLOCATE sizes)"},
+    [CK_LAYOUT_DEVICE] = {"layout", "device", CONFIG_NAME, PER_FILE(device), .def = "main",
+			  .help = "backing device of the extents: main (BACKING) or a [device "
+				  "\"NAME\"] section's name"},
     [CK_NEXT] = {"autoextend", "next", CONFIG_SIZE, PER_FILE(autoextend.next),
 		 .flags = CONFIG_BLOCK_MULTIPLE | CONFIG_WITHIN_DEVICE, .def = "0",
 		 .help = "bytes added per growth (AUTOEXTEND NEXT); 0 = one extent"},
@@ -173,6 +176,31 @@ static __attribute__((noreturn, format(printf, 1, 2))) void broken(const char *f
 	abort();
 }
 
+/*
+ * Where a key lives in struct device_conf (NO_DEV_OFFSET: not a key of
+ * [device "NAME"] sections).  A [disk] row points into sfs_config.disk, so
+ * its place in a device's struct disk_params is the same distance from
+ * the struct's start: a disk model's new key works in [device "NAME"]
+ * sections without a row of its own.
+ */
+static size_t dev_offset_of(const struct config_key *row, enum section sec)
+{
+	const size_t disk = offsetof(struct sfs_config, disk);
+
+	if (sec == SEC_DEVICE && row->home == CONFIG_GLOBAL) {
+		if (row->offset == offsetof(struct sfs_config, device.size))
+			return offsetof(struct device_conf, size);
+		if (row->offset == offsetof(struct sfs_config, device.block_size))
+			return offsetof(struct device_conf, block_size);
+		if (row->offset == offsetof(struct sfs_config, device.direct))
+			return offsetof(struct device_conf, direct);
+	}
+	if (sec == SEC_DISK && row->home == CONFIG_GLOBAL && row->offset >= disk &&
+	    row->offset < disk + sizeof(struct disk_params))
+		return offsetof(struct device_conf, disk) + (row->offset - disk);
+	return NO_DEV_OFFSET;
+}
+
 static void add_entry(const struct config_key *row, const struct placement_ops *pattern,
 		      const struct disk_model_ops *model)
 {
@@ -186,6 +214,7 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e->model = model;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
+	e->dev_offset = dev_offset_of(row, e->sec);
 	if (row->home == CONFIG_PATTERN_DATA) {
 		size_t base = placement_data_offset(pattern);
 
@@ -233,11 +262,28 @@ __attribute__((constructor)) static void build_key_list(void)
 				if (s != SEC_DISK || m->keys[i].home != CONFIG_GLOBAL)
 					broken("disk model %s: key %s must be a global [disk] key",
 					       m->name, m->keys[i].name);
-				if (s == sec)
-					add_entry(&m->keys[i], NULL, m);
+				if (s != sec)
+					continue;
+				add_entry(&m->keys[i], NULL, m);
+				if (entries[nentries - 1].dev_offset == NO_DEV_OFFSET)
+					broken("disk model %s: key %s must point into "
+					       "sfs_config.disk",
+					       m->name, m->keys[i].name);
 			}
 		}
 	}
+}
+
+int config_device_index(const struct sfs_config *c, const char *name)
+{
+	size_t i;
+
+	if (strcmp(name, "main") == 0)
+		return 0;
+	for (i = 0; i < c->ndevices; i++)
+		if (strcmp(c->devices[i].name, name) == 0)
+			return (int)i + 1;
+	return -ENOENT;
 }
 
 size_t config_nkeys(void)
@@ -295,7 +341,10 @@ unsigned config_find_key(enum section sec, const char *name)
 		const char *kn = entries[k].row->name;
 		size_t snlen = strlen(sn);
 
-		if (sec == SEC_FILE) {
+		if (sec == SEC_NAMED_DEVICE) {
+			if (entries[k].dev_offset != NO_DEV_OFFSET && strcmp(name, kn) == 0)
+				return k;
+		} else if (sec == SEC_FILE) {
 			if (!config_rule_key(k))
 				continue;
 			if (strcmp(name, kn) == 0 ||
@@ -315,8 +364,12 @@ void config_allowed_keys(enum section sec, char *buf, size_t len)
 	unsigned k;
 
 	buf[0] = '\0';
+	if (sec == SEC_NAMED_DEVICE)
+		used = (size_t)snprintf(buf, len, "backing, preset");
 	for (k = 0; k < nentries && used < len; k++) {
-		if (sec == SEC_FILE ? !config_rule_key(k) : entries[k].sec != sec)
+		if (sec == SEC_NAMED_DEVICE ? entries[k].dev_offset == NO_DEV_OFFSET
+		    : sec == SEC_FILE	    ? !config_rule_key(k)
+					    : entries[k].sec != sec)
 			continue;
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 					 entries[k].row->name);

@@ -50,6 +50,9 @@
 
 const char *config_label(const struct config_scope *s, unsigned k, char *buf, size_t len)
 {
+	if (s->device)
+		return config_section_label(SEC_NAMED_DEVICE, s->c->devices[s->device - 1].name,
+					    buf, len);
 	return config_section_label(s->glob ? SEC_FILE : config_key(k)->sec, s->glob, buf, len);
 }
 
@@ -63,7 +66,15 @@ const char *config_where(const struct config_scope *s, unsigned k, char *buf, si
 	const struct config_state *st = s->st;
 
 	buf[0] = '\0';
-	if (s->rule >= 0 && st && (st->rules[s->rule].set & BIT(k)))
+	if (s->device && st) {
+		const struct device_state *ds = &st->devices[s->device - 1];
+		const struct device_conf *d = &s->c->devices[s->device - 1];
+
+		if (ds->set & BIT(k))
+			snprintf(buf, len, "%s:%u: ", ds->kfile[k], ds->line[k]);
+		else
+			snprintf(buf, len, "%s:%u: ", d->file, d->line);
+	} else if (s->rule >= 0 && st && (st->rules[s->rule].set & BIT(k)))
 		snprintf(buf, len, "%s:%u: ", st->rules[s->rule].kfile[k],
 			 st->rules[s->rule].line[k]);
 	else if (st && (st->set & BIT(k)) && st->origin[k].option)
@@ -305,7 +316,9 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 	const struct sfs_config *c = s->c;
 	const struct file_params *fp = s->fp;
 	const struct placement_ops *pat = fp->layout.pattern;
-	uint32_t bs = c->device.block_size;
+	int di = config_device_index(c, fp->device);
+	/* A rule's extents are on its device: its block size and size bound them. */
+	uint32_t bs = di > 0 ? c->devices[di - 1].block_size : c->device.block_size;
 	uint64_t ext = fp->layout.extent_size ? fp->layout.extent_size : AUTO_FIRST_EXTENT;
 	char at[400], v[64], w[64], x[64], bsbuf[32], lb[300];
 	unsigned k;
@@ -322,9 +335,10 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 			continue;
 		config_format_value(c, fp, k, v, sizeof(v));
 		config_seterr(
-		    err, errlen, "%s%s %s = %s%s: not a multiple of [device] block_size (%s)",
+		    err, errlen, "%s%s %s = %s%s: not a multiple of %s block_size (%s)",
 		    config_where(s, config_scope_wrote(s, k) ? k : K_BLOCK_SIZE, at, sizeof(at)),
-		    config_label(s, k, lb, sizeof(lb)), r->name, v, config_dflt(s, k), bsbuf);
+		    config_label(s, k, lb, sizeof(lb)), r->name, v, config_dflt(s, k),
+		    di > 0 ? "its device's" : "[device]", bsbuf);
 		return -EINVAL;
 	}
 	if (device) {
@@ -380,20 +394,71 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 	return 0;
 }
 
-/* Each registered disk model's check of its keys, whichever model is selected. */
+/*
+ * Each registered disk model's check of its keys, whichever model is
+ * selected: of [disk] (main), then of each [device "NAME"] section.
+ */
 static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
 {
-	struct config_scope s = {.c = c, .st = st, .rule = -1, .set = st ? st->set : 0};
-	size_t i;
+	struct config_scope s = {
+	    .c = c, .st = st, .rule = -1, .set = st ? st->set : 0, .disk = &c->disk};
+	size_t i, d;
 	int rc;
 
-	for (i = 0; i < disk_model_count(); i++) {
-		const struct disk_model_ops *m = disk_model_at(i);
+	for (d = 0; d <= c->ndevices; d++) {
+		if (d) {
+			s.device = d;
+			s.disk = &c->devices[d - 1].disk;
+			s.set = st->devices[d - 1].set;
+		}
+		for (i = 0; i < disk_model_count(); i++) {
+			const struct disk_model_ops *m = disk_model_at(i);
 
-		if (m->check && (rc = m->check(&s, err, errlen)))
-			return rc;
+			if (m->check && (rc = m->check(&s, err, errlen)))
+				return rc;
+		}
 	}
 	return 0;
+}
+
+/* Every [device "NAME"] has a backing; @fp (of rule @rule, -1: global) names a known device. */
+static int check_devices(const struct sfs_config *c, const struct config_state *st, char *err,
+			 size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < c->ndevices; i++) {
+		const struct device_conf *d = &c->devices[i];
+
+		if (!d->backing) {
+			config_seterr(err, errlen,
+				      "%s:%u: [device \"%s\"] has no backing = PATH (a file or "
+				      "block device); every [device \"NAME\"] section needs one",
+				      d->file, d->line, d->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int check_rule_device(const struct config_scope *s, char *err, size_t errlen)
+{
+	unsigned k = config_core_id(CK_LAYOUT_DEVICE);
+	char at[400], lb[300], list[CONFIG_NAME_MAX * (CONFIG_MAX_DEVICES + 1) + 64];
+	size_t used, i;
+
+	if (config_device_index(s->c, s->fp->device) >= 0)
+		return 0;
+	used = (size_t)snprintf(list, sizeof(list), "main");
+	for (i = 0; i < s->c->ndevices && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, ", %s",
+					 s->c->devices[i].name);
+	config_seterr(err, errlen,
+		      "%s%s device = %s: no such device; allowed: %s (main is BACKING, the others "
+		      "[device \"NAME\"] sections)",
+		      config_where(s, k, at, sizeof(at)), config_label(s, k, lb, sizeof(lb)),
+		      s->fp->device, list);
+	return -EINVAL;
 }
 
 /*
@@ -408,8 +473,9 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 	struct sfs_config builtin;
 	struct file_params raw;
 	struct config_scope s;
-	uint64_t device;
+	uint64_t device, rdev;
 	bool have_shm = false;
+	int di;
 	size_t i;
 	long r;
 	int rc;
@@ -426,6 +492,8 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 	config_init(&builtin); /* the built-in values; owns nothing */
 	unresolve(&c->defaults, &st->autoset);
 	rc = check_disk(c, st, err, errlen);
+	if (!rc)
+		rc = check_devices(c, st, err, errlen);
 	if (rc)
 		return rc;
 	s = (struct config_scope){.c = c,
@@ -439,7 +507,9 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 		return rc;
 	raw = c->defaults;
 	resolve_auto(&s, &c->defaults, device);
-	rc = check_scope(&s, device, err, errlen);
+	rc = check_rule_device(&s, err, errlen);
+	if (!rc)
+		rc = check_scope(&s, device, err, errlen);
 	if (rc)
 		return rc;
 	for (i = 0; i < c->nrules; i++)
@@ -477,8 +547,15 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 		rc = drop_unused_keys(&s, &raw, err, errlen);
 		if (rc)
 			return rc;
-		resolve_auto(&s, &c->defaults, device);
-		rc = check_scope(&s, device, err, errlen);
+		rc = check_rule_device(&s, err, errlen);
+		if (rc)
+			return rc;
+		di = config_device_index(c, rule->params.device);
+		rdev = di > 0 ? (c->devices[di - 1].size ? c->devices[di - 1].size
+							 : c->devices[di - 1].effective_size)
+			      : device;
+		resolve_auto(&s, &c->defaults, rdev);
+		rc = check_scope(&s, rdev, err, errlen);
 		if (rc)
 			return rc;
 	}

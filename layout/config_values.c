@@ -253,11 +253,47 @@ void *config_field(struct sfs_config *c, struct file_params *fp, unsigned k)
 	return (char *)fp + e->offset;
 }
 
+/*
+ * A device name: what a [device "NAME"] header and [layout] device take,
+ * short and plain so that it reads well in the log's NAME:offset+length
+ * items and in messages.
+ */
+int config_check_name(const char *value, char *why, size_t len)
+{
+	size_t n = strlen(value), i;
+
+	if (n == 0 || n >= CONFIG_NAME_MAX) {
+		snprintf(why, len, "a device name has 1 to %d characters", CONFIG_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)value[i]) && value[i] != '_' && value[i] != '-') {
+			snprintf(why, len,
+				 "a device name has only letters, digits, '_' and '-' (it appears "
+				 "in the log as NAME:offset+length)");
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int parse_name_value(const char *value, char *field, char *why, size_t len)
+{
+	int rc = config_check_name(value, why, len);
+
+	if (!rc)
+		memcpy(field, value, strlen(value) + 1);
+	return rc;
+}
+
 int config_apply_value(struct sfs_config *c, struct file_params *fp, unsigned k, const char *value,
 		       char sep, char *why, size_t len)
 {
+	return config_parse_value(k, config_field(c, fp, k), value, sep, why, len);
+}
+
+int config_parse_value(unsigned k, void *field, const char *value, char sep, char *why, size_t len)
+{
 	const struct config_key *r = config_key(k)->row;
-	void *field = config_field(c, fp, k);
 	const struct placement_ops *ops;
 	const struct disk_model_ops *model;
 	char list[256];
@@ -326,6 +362,8 @@ int config_apply_value(struct sfs_config *c, struct file_params *fp, unsigned k,
 		return -EINVAL;
 	case CONFIG_PATH:
 		return parse_path_value(value, field, why, len);
+	case CONFIG_NAME:
+		return parse_name_value(value, field, why, len);
 	case CONFIG_CUSTOM:
 		return r->parse(field, value, sep, why, len);
 	}
@@ -352,6 +390,8 @@ static size_t size_of_type(enum config_type t)
 		return sizeof(const struct placement_ops *);
 	case CONFIG_MODEL:
 		return sizeof(const struct disk_model_ops *);
+	case CONFIG_NAME:
+		return CONFIG_NAME_MAX;
 	case CONFIG_PATH:
 	case CONFIG_CUSTOM:
 		break;
@@ -399,8 +439,13 @@ void config_format_double(double v, char *buf, size_t len)
 void config_format_value(const struct sfs_config *c, const struct file_params *fp, unsigned k,
 			 char *buf, size_t len)
 {
+	config_format_field(k, config_field((struct sfs_config *)c, (struct file_params *)fp, k),
+			    buf, len);
+}
+
+void config_format_field(unsigned k, const void *field, char *buf, size_t len)
+{
 	const struct config_key *r = config_key(k)->row;
-	const void *field = config_field((struct sfs_config *)c, (struct file_params *)fp, k);
 	uint64_t u;
 
 	switch (r->type) {
@@ -438,6 +483,9 @@ void config_format_value(const struct sfs_config *c, const struct file_params *f
 	}
 	case CONFIG_PATH:
 		snprintf(buf, len, "%s", *(char *const *)field ? *(char *const *)field : "");
+		return;
+	case CONFIG_NAME:
+		snprintf(buf, len, "%s", (const char *)field);
 		return;
 	case CONFIG_CUSTOM:
 		r->format(field, buf, len);

@@ -92,6 +92,44 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 	}
 }
 
+/* [device "NAME"] section @i: its backing, then every key it can set, with their origins. */
+static void write_device(FILE *f, const struct sfs_config *c, size_t i)
+{
+	const struct device_conf *d = &c->devices[i];
+	const struct device_state *ds = c->state ? &c->state->devices[i] : NULL;
+	char v[64], *text;
+	unsigned k;
+
+	fprintf(f, "\n[device \"%s\"]\n", d->name);
+	if (ds && ds->backing_line)
+		fprintf(f, "# set at %s:%u\n", ds->backing_file, ds->backing_line);
+	text = strdup(d->backing ? d->backing : "");
+	if (text)
+		config_one_line(text);
+	fprintf(f, "backing = %s\n", text ? text : "?");
+	free(text);
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct key_entry *e = config_key(k);
+
+		if (e->dev_offset == NO_DEV_OFFSET)
+			continue;
+		if (k == K_DEVICE_SIZE && !d->size && d->effective_size) {
+			format_size(d->effective_size, v, sizeof(v));
+			fprintf(f, "# the backing's size\n");
+		} else {
+			config_format_field(k, (const char *)d + e->dev_offset, v, sizeof(v));
+		}
+		if (ds && (ds->set & BIT(k))) {
+			text = strdup(ds->kfile[k]);
+			if (text)
+				config_one_line(text);
+			fprintf(f, "# set at %s:%u\n", text ? text : "?", ds->line[k]);
+			free(text);
+		}
+		fprintf(f, "%s = %s\n", e->row->name, v);
+	}
+}
+
 char *config_write_ini(const struct sfs_config *c)
 {
 	char *out = NULL, v[64];
@@ -163,6 +201,8 @@ char *config_write_ini(const struct sfs_config *c)
 			write_origin(f, c, -1, k);
 			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
 		}
+	for (i = 0; i < c->ndevices; i++)
+		write_device(f, c, i);
 	for (i = 0; i < c->nrules; i++) {
 		const struct file_rule *r = &c->rules[i];
 

@@ -296,11 +296,11 @@ enum { HDD_SEEK_TRACK = 1, HDD_SEEK_AVG = 2, HDD_SEEK_FULL = 3 };
 
 static int hdd_check(const struct config_scope *s, char *err, size_t errlen)
 {
-	const struct disk_params *d = &s->c->disk;
+	const struct disk_params *d = s->disk ? s->disk : &s->c->disk;
 	unsigned track = config_key_id(&hdd_keys[HDD_SEEK_TRACK]);
 	unsigned avg = config_key_id(&hdd_keys[HDD_SEEK_AVG]);
 	unsigned full = config_key_id(&hdd_keys[HDD_SEEK_FULL]);
-	char at[400], a[32], b[32], m[32];
+	char at[400], lb[300], a[32], b[32], m[32];
 	unsigned k;
 
 	if (d->seek_track_ms <= d->seek_avg_ms && d->seek_avg_ms <= d->seek_full_ms)
@@ -313,9 +313,10 @@ static int hdd_check(const struct config_scope *s, char *err, size_t errlen)
 	config_format_double(d->seek_avg_ms, m, sizeof(m));
 	config_format_double(d->seek_full_ms, b, sizeof(b));
 	config_seterr(err, errlen,
-		      "%s[disk] %s: seek times must grow: seek_track_ms (%s) <= seek_avg_ms (%s) <= "
+		      "%s%s %s: seek times must grow: seek_track_ms (%s) <= seek_avg_ms (%s) <= "
 		      "seek_full_ms (%s)",
-		      config_where(s, k, at, sizeof(at)), config_key(k)->row->name, a, m, b);
+		      config_where(s, k, at, sizeof(at)), config_label(s, k, lb, sizeof(lb)),
+		      config_key(k)->row->name, a, m, b);
 	return -EINVAL;
 }
 

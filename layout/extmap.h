@@ -132,4 +132,12 @@ const struct extent *extmap_prev(const struct extent_map *m, uint64_t logical);
  */
 int extmap_write_csv(const struct extent_map *m, FILE *f);
 
+/**
+ * extmap_write_csv_devices() - extmap_write_csv(), and with more than one
+ * of the @n device names (@names[dev]) a fourth column "device", the name
+ * of each extent's device.  @return 0, -EIO on a write error.
+ */
+int extmap_write_csv_devices(const struct extent_map *m, const char *const *names, unsigned n,
+			     FILE *f);
+
 #endif

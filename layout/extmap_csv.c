@@ -7,7 +7,15 @@
 
 int extmap_write_csv(const struct extent_map *m, FILE *f)
 {
-	if (fputs("logical_offset,device_offset,length\n", f) == EOF)
+	return extmap_write_csv_devices(m, NULL, 0, f);
+}
+
+int extmap_write_csv_devices(const struct extent_map *m, const char *const *names, unsigned n,
+			     FILE *f)
+{
+	if (fputs(n > 1 ? "logical_offset,device_offset,length,device\n"
+			: "logical_offset,device_offset,length\n",
+		  f) == EOF)
 		return -EIO;
 	size_t i = 0;
 	while (i < m->n) {
@@ -21,8 +29,11 @@ int extmap_write_csv(const struct extent_map *m, FILE *f)
 			len += m->v[j].length;
 			j++;
 		}
-		if (fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", e->logical, e->device,
-			    len) < 0)
+		if (fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64, e->logical, e->device, len) < 0)
+			return -EIO;
+		if (n > 1 && fprintf(f, ",%s", e->dev < n ? names[e->dev] : "?") < 0)
+			return -EIO;
+		if (fputc('\n', f) == EOF)
 			return -EIO;
 		i = j;
 	}

@@ -479,7 +479,8 @@ Test(config, error_unknown_key_exact_message)
 
 	cr_assert_eq(rc, -EINVAL);
 	snprintf(want, sizeof(want),
-		 "%s:3: [layout] unknown key 'gapp'; allowed: pattern, extent_size, initial_size, "
+		 "%s:3: [layout] unknown key 'gapp'; allowed: pattern, extent_size, device, "
+		 "initial_size, "
 		 "gap, gap_max, contiguous_ratio, seed, layout_score, map, map_format, map_base, "
 		 "map_then",
 		 path);
@@ -518,10 +519,11 @@ Test(config, error_unknown_section)
 Test(config, error_unknown_key_in_rule)
 {
 	load_fails("[file \"*.dbf\"]\npattern = random\nblock_size = 2K\n", 3, "block_size");
-	assert_has(errbuf, "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
-			   "extent_size, initial_size, gap, gap_max, contiguous_ratio, seed, "
-			   "layout_score, map, map_format, map_base, map_then, next, max_size, "
-			   "zero_fill, sparse, mode, readahead");
+	assert_has(errbuf,
+		   "[file \"*.dbf\"] unknown key 'block_size'; allowed: pattern, "
+		   "extent_size, device, initial_size, gap, gap_max, contiguous_ratio, seed, "
+		   "layout_score, map, map_format, map_base, map_then, next, max_size, "
+		   "zero_fill, sparse, mode, readahead");
 }
 
 Test(config, error_bad_enums)
@@ -1588,7 +1590,8 @@ Test(config, two_files_later_wins_per_key_origins_shown)
 	assert_has(text, want);
 	snprintf(want, sizeof(want),
 		 "\n[layout]\n# set at %s:2\npattern = interleaved\n# set at %s:2\n"
-		 "extent_size = 32K\n# initial_size = 0 (only the single pattern reads it)\n"
+		 "extent_size = 32K\ndevice = main\n# initial_size = 0 (only the single pattern "
+		 "reads it)\n"
 		 "# set at %s:4\ngap = 128K\n",
 		 a, b, a);
 	assert_has(text, want);
@@ -1600,11 +1603,12 @@ Test(config, two_files_later_wins_per_key_origins_shown)
 	snprintf(want, sizeof(want),
 		 "\n[disk]\n# set at %s:4\nmodel = hdd\n# set at %s:5\nrpm = 5400\n", b, b);
 	assert_has(text, want);
-	snprintf(want, sizeof(want),
-		 "\n[file \"*.db\"]\npattern = interleaved\n# set at %s:8\nextent_size = 128K\n"
-		 "# initial_size = 0 (only the single pattern reads it)\n# set at %s:9\n"
-		 "gap = 256K\n",
-		 a, b);
+	snprintf(
+	    want, sizeof(want),
+	    "\n[file \"*.db\"]\npattern = interleaved\n# set at %s:8\nextent_size = 128K\n"
+	    "device = main\n# initial_size = 0 (only the single pattern reads it)\n# set at %s:9\n"
+	    "gap = 256K\n",
+	    a, b);
 	assert_has(text, want);
 	snprintf(want, sizeof(want), "\n[file \"x*\"]\n# set at %s:7\npattern = contiguous\n", b);
 	assert_has(text, want);
@@ -1825,5 +1829,167 @@ Test(config, decimal_size_units_refused_binary_accepted)
 	cr_assert_eq(c.defaults.layout.extent_size, 64 * KiB);
 	cr_assert_eq(c.defaults.autoextend.next, MiB);
 	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
+	config_free(&c);
+}
+
+/* ---- [device "NAME"] sections and [layout] device ---- */
+
+Test(config, device_sections_and_rule_device)
+{
+	struct sfs_config c;
+	char want[256];
+	const char *path;
+	int rc = load_text(&c,
+			   "[device \"wal\"]\n"
+			   "backing = wal.img\n"
+			   "size = 64M\n"
+			   "block_size = 8K\n"
+			   "direct = true\n"
+			   "model = hdd\n"
+			   "rpm = 5400\n"
+			   "[device \"data2\"]\n"
+			   "backing = /var/tmp/d2.img\n"
+			   "[file \"pg_wal/*\"]\n"
+			   "device = wal\n"
+			   "extent_size = 16M\n",
+			   &path);
+
+	cr_assert_eq(rc, 0, "%s", errbuf);
+	finish_ok(&c, 1 * GiB);
+	cr_assert_eq(c.ndevices, 2);
+	cr_assert_str_eq(c.devices[0].name, "wal");
+	snprintf(want, sizeof(want), "%s/wal.img", tmpdir);
+	cr_assert_str_eq(c.devices[0].backing, want);
+	cr_assert_eq(c.devices[0].size, 64 * MiB);
+	cr_assert_eq(c.devices[0].block_size, 8 * KiB);
+	cr_assert_eq(c.devices[0].direct, true);
+	cr_assert_eq(c.devices[0].disk.model, DISK_HDD);
+	cr_assert_eq(c.devices[0].disk.rpm, 5400);
+	cr_assert_eq(c.devices[0].disk.seek_avg_ms, 8.5); /* the built-in default */
+	/* The second device takes the built-in values, not main's nor wal's. */
+	cr_assert_str_eq(c.devices[1].backing, "/var/tmp/d2.img");
+	cr_assert_eq(c.devices[1].size, 0);
+	cr_assert_eq(c.devices[1].block_size, 4 * KiB);
+	cr_assert_eq(c.devices[1].direct, false);
+	cr_assert_null(c.devices[1].disk.model);
+	cr_assert_null(c.disk.model);
+	cr_assert_str_eq(config_for_path(&c, "pg_wal/000000010000000000000001")->device, "wal");
+	cr_assert_str_eq(config_for_path(&c, "base/1/1259")->device, "main");
+	cr_assert_eq(config_device_index(&c, "main"), 0);
+	cr_assert_eq(config_device_index(&c, "wal"), 1);
+	cr_assert_eq(config_device_index(&c, "data2"), 2);
+	cr_assert_eq(config_device_index(&c, "nope"), -ENOENT);
+	config_free(&c);
+}
+
+Test(config, device_preset_takes_the_disk_section)
+{
+	struct sfs_config c;
+
+	write_ini("p.ini", "[layout]\npattern = random\n[disk]\nmodel = hdd\nrpm = 10000\n"
+			   "seek_avg_ms = 4.5\n");
+	load_ok(&c, "[device \"wal\"]\nbacking = w.img\npreset = p.ini\nseek_avg_ms = 5\n");
+	finish_ok(&c, 1 * GiB);
+	cr_assert_eq(c.devices[0].disk.model, DISK_HDD);
+	cr_assert_eq(c.devices[0].disk.rpm, 10000);
+	cr_assert_eq(c.devices[0].disk.seek_avg_ms, 5);
+	/* Only its [disk] section: main's pattern and model are untouched. */
+	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
+	cr_assert_null(c.disk.model);
+	config_free(&c);
+}
+
+Test(config, device_written_back_and_loaded_again)
+{
+	struct sfs_config c, d;
+	char *text, want[512];
+
+	load_ok(&c, "[device \"wal\"]\nbacking = /var/tmp/w.img\nblock_size = 8K\nmodel = hdd\n"
+		    "[file \"pg_wal/*\"]\ndevice = wal\n");
+	finish_ok(&c, 1 * GiB);
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	snprintf(want, sizeof(want),
+		 "\n[device \"wal\"]\n# set at %s/t.ini:2\nbacking = /var/tmp/w.img\nsize = 0\n"
+		 "# set at %s/t.ini:3\nblock_size = 8K\ndirect = false\n# set at %s/t.ini:4\n"
+		 "model = hdd\nrpm = 7200\n",
+		 tmpdir, tmpdir, tmpdir);
+	assert_has(text, want);
+	assert_has(text, "\n[file \"pg_wal/*\"]\npattern = contiguous\nextent_size = 1M\n"
+			 "# set at ");
+	load_ok(&d, text);
+	finish_ok(&d, 1 * GiB);
+	cr_assert_eq(d.ndevices, 1);
+	cr_assert_eq(d.devices[0].block_size, 8 * KiB);
+	cr_assert_eq(d.devices[0].disk.model, DISK_HDD);
+	cr_assert_str_eq(config_for_path(&d, "pg_wal/x")->device, "wal");
+	free(text);
+	config_free(&c);
+	config_free(&d);
+}
+
+/* Loads and finishes @text; expects -EINVAL with exactly @want after "DIR/t.ini". */
+static void device_error(const char *text, const char *want)
+{
+	struct sfs_config c;
+	char full[1024];
+	int rc = load_text(&c, text, NULL);
+
+	if (rc == 0)
+		rc = config_finish(&c, 1 * GiB, errbuf, sizeof(errbuf));
+	cr_assert_eq(rc, -EINVAL, "accepted: %s", text);
+	snprintf(full, sizeof(full), "%s/t.ini%s", tmpdir, want);
+	cr_assert_str_eq(errbuf, full);
+	config_free(&c);
+}
+
+Test(config, device_errors_exact_messages)
+{
+	device_error("[device \"wal\"]\nsize = 1G\n",
+		     ":1: [device \"wal\"] has no backing = PATH (a file or block device); every "
+		     "[device \"NAME\"] section needs one");
+	device_error("[device \"wal\"]\nbacking = w.img\n[file \"pg_wal/*\"]\ndevice = wall\n",
+		     ":4: [file \"pg_wal/*\"] device = wall: no such device; allowed: main, wal "
+		     "(main is BACKING, the others [device \"NAME\"] sections)");
+	device_error("[layout]\ndevice = wal\n",
+		     ":2: [layout] device = wal: no such device; allowed: main (main is BACKING, "
+		     "the others [device \"NAME\"] sections)");
+	device_error("[device \"main\"]\nbacking = w.img\n",
+		     ":1: [device \"main\"]: main is the command line's BACKING, configured by the "
+		     "plain [device] and [disk] sections; name the other devices differently");
+	device_error("[device \"w al\"]\nbacking = w.img\n",
+		     ":1: [device \"w al\"]: a device name has only letters, digits, '_' and '-' "
+		     "(it appears in the log as NAME:offset+length)");
+	device_error("[device \"wal\"]\nbacking = w.img\npoll_us = 0\n",
+		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
+		     "block_size, direct, model, rpm, seek_track_ms, seek_avg_ms, seek_full_ms, "
+		     "transfer_mib_s, capacity, rotation, prefetch, prefetch_max");
+	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
+		     ":3: duplicated section [device \"wal\"] (first at line 1)");
+	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",
+		     ":4: [device \"wal\"] preset = p.ini: write preset = before the section's "
+		     "model keys (it sets every [disk] key)");
+	device_error("[device \"wal\"]\nbacking = w.img\nmodel = hdd\nseek_track_ms = 9\n",
+		     ":4: [device \"wal\"] seek_track_ms: seek times must grow: seek_track_ms (9) "
+		     "<= seek_avg_ms (8.5) <= seek_full_ms (18)");
+	device_error("[device \"wal\"]\nbacking = w.img\nblock_size = 64K\n[file \"w/*\"]\n"
+		     "device = wal\nextent_size = 16K\n",
+		     ":6: [file \"w/*\"] extent_size = 16K: not a multiple of its device's "
+		     "block_size (64K)");
+}
+
+Test(config, device_sections_not_by_option)
+{
+	struct sfs_config c;
+
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "device \"wal\".backing=/x", errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o device \"wal\".backing=/x: [device \"NAME\"] sections "
+				 "can only be written in the configuration file");
+	cr_assert_eq(config_set(&c, "layout.device=wal", errbuf, sizeof(errbuf)), 0);
+	cr_assert_eq(config_finish(&c, 1 * GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o layout.device=wal: [layout] device = wal: no such "
+				 "device; allowed: main (main is BACKING, the others [device "
+				 "\"NAME\"] sections)");
 	config_free(&c);
 }

@@ -59,7 +59,7 @@ Test(newpattern, listed_after_the_built_in_ones)
 	cr_assert_eq(config_set(&c, "layout.nope=1", errbuf, sizeof(errbuf)), -EINVAL);
 	cr_assert_str_eq(
 	    errbuf, "option -o layout.nope=1: [layout] unknown key 'nope'; allowed: "
-		    "pattern, extent_size, initial_size, gap, gap_max, "
+		    "pattern, extent_size, device, initial_size, gap, gap_max, "
 		    "contiguous_ratio, seed, layout_score, map, map_format, map_base, map_then, "
 		    "stripes");
 	config_free(&c);

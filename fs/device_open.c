@@ -1,0 +1,380 @@
+/*
+ * Opening the backings of the [device "NAME"] sections and checking them,
+ * at mount, against each other and against the catalog.
+ *
+ * Order (main.c): devices_open() before config_finish(), so that the rules
+ * on a device are checked against its size; devices_check() after
+ * catalog_open(), because what a missing backing means depends on whether
+ * the catalog knows the device.  Nothing is written until every check has
+ * passed, except a backing file that does not exist yet and has a size to
+ * be created with: main.c removes it again when the mount is refused
+ * (struct device's created), as it does main's.
+ *
+ * A device is identified, as main is, by its backing's path and its id
+ * (inode number, or device number for a block device): the catalog keeps
+ * both under device.NAME.* and accepts a backing that kept one of them (a
+ * moved or a copied file).  Two devices on one backing are found by the
+ * id before any lock is taken (flock on the second open of one file
+ * would wait for the first).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "device_open.h"
+
+/* What makes two backings one: the device number of a block device, else the file's inode. */
+struct backing_key {
+	dev_t dev;
+	ino_t ino;
+};
+
+static struct backing_key key_of(const struct stat *st)
+{
+	if (S_ISBLK(st->st_mode))
+		return (struct backing_key){st->st_rdev, 0};
+	return (struct backing_key){st->st_dev, st->st_ino};
+}
+
+static uint64_t id_of(const struct stat *st)
+{
+	return S_ISBLK(st->st_mode) ? (uint64_t)st->st_rdev : (uint64_t)st->st_ino;
+}
+
+/* @path made absolute without resolving it (it may not exist yet); malloc'd or NULL. */
+static char *absolute(const char *path)
+{
+	char *rp = realpath(path, NULL), cwd[PATH_MAX], *out;
+
+	if (rp || path[0] == '/')
+		return rp ? rp : strdup(path);
+	if (!getcwd(cwd, sizeof cwd))
+		return NULL;
+	if (asprintf(&out, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return out;
+}
+
+/* Takes @fd's lock, waiting up to 5 s for a daemon that is still closing it. */
+static int lock_backing(int fd)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		usleep(100000);
+	}
+	return -EWOULDBLOCK;
+}
+
+/* Opens and locks @d's existing backing; *@size gets its bytes (or the size it is to have). */
+static int open_one(struct device *d, const struct device_conf *dc, uint64_t *size, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	uint64_t bytes;
+	int rc;
+
+	d->fd = open(d->path, O_RDWR | O_CLOEXEC | (dc->direct ? O_DIRECT : 0));
+	if (d->fd < 0) {
+		snprintf(err, errlen, "device '%s': cannot open backing %s: %s", d->name, d->path,
+			 strerror(errno));
+		return -errno;
+	}
+	rc = lock_backing(d->fd);
+	if (rc) {
+		snprintf(err, errlen,
+			 "device '%s': backing %s is in use by another scatterfs mount; refused",
+			 d->name, d->path);
+		return rc;
+	}
+	if (fstat(d->fd, &st)) {
+		snprintf(err, errlen, "device '%s': fstat %s: %s", d->name, d->path,
+			 strerror(errno));
+		return -errno;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes)) {
+			snprintf(err, errlen, "device '%s': BLKGETSIZE64 on %s: %s", d->name,
+				 d->path, strerror(errno));
+			return -errno;
+		}
+		if (dc->size && dc->size != bytes) {
+			snprintf(err, errlen,
+				 "device '%s': backing %s is a block device of %llu bytes; size "
+				 "applies only to a regular-file backing",
+				 d->name, d->path, (unsigned long long)bytes);
+			return -EINVAL;
+		}
+		*size = bytes;
+		return 0;
+	}
+	*size = (uint64_t)st.st_size;
+	if (dc->size && dc->size < *size) {
+		snprintf(err, errlen,
+			 "device '%s': backing %s is %llu bytes, larger than its size = %llu; "
+			 "scatterfs never shrinks a backing (that would cost data)",
+			 d->name, d->path, (unsigned long long)*size, (unsigned long long)dc->size);
+		return -EINVAL;
+	}
+	if (dc->size)
+		*size = dc->size;
+	return 0;
+}
+
+int devices_open(struct sfs *fs, char *err, size_t errlen)
+{
+	struct backing_key keys[SFS_MAX_DEVICES];
+	struct stat st;
+
+	if (fstat(fs->dev[0]->fd, &st)) {
+		snprintf(err, errlen, "fstat backing %s: %s", fs->backing_path, strerror(errno));
+		return -errno;
+	}
+	keys[0] = key_of(&st);
+	for (size_t i = 0; i < fs->cfg.ndevices; i++) {
+		struct device_conf *dc = &fs->cfg.devices[i];
+		struct device *d = calloc(1, sizeof *d);
+		uint64_t size = dc->size;
+
+		if (!d)
+			return -ENOMEM;
+		d->index = (unsigned)i + 1;
+		d->name = dc->name;
+		d->fd = -1;
+		d->recorded = -1;
+		pthread_mutex_init(&d->alloc_lock, NULL);
+		fs->dev[d->index] = d;
+		fs->ndev = d->index + 1;
+		if (!dc->backing)
+			continue; /* config_finish() refuses it, naming the section */
+		d->path = absolute(dc->backing);
+		if (!d->path)
+			return -ENOMEM;
+		/* .scatterfs/config shows the path that was used. */
+		free(dc->backing);
+		dc->backing = strdup(d->path);
+		if (!dc->backing)
+			return -ENOMEM;
+		if (stat(d->path, &st)) {
+			if (errno != ENOENT) {
+				snprintf(err, errlen, "device '%s': backing %s: %s", d->name,
+					 d->path, strerror(errno));
+				return -errno;
+			}
+			/* Not there yet: two devices can still name one path. */
+			for (unsigned j = 0; j < d->index; j++) {
+				const char *other = j ? fs->dev[j]->path : fs->backing_path;
+				if (!other || strcmp(other, d->path) != 0)
+					continue;
+				snprintf(err, errlen,
+					 "devices '%s' and '%s' are one backing (%s): give each "
+					 "device a backing of its own",
+					 fs->dev[j]->name, d->name, d->path);
+				return -EINVAL;
+			}
+			dc->effective_size = size; /* devices_check() creates it, or refuses */
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+			snprintf(err, errlen,
+				 "device '%s': backing %s is neither a regular file nor a block "
+				 "device",
+				 d->name, d->path);
+			return -EINVAL;
+		}
+		keys[d->index] = key_of(&st);
+		for (unsigned j = 0; j < d->index; j++) {
+			if (keys[j].dev != keys[d->index].dev ||
+			    keys[j].ino != keys[d->index].ino || (j && fs->dev[j]->fd < 0))
+				continue;
+			snprintf(err, errlen,
+				 "devices '%s' and '%s' are one backing (%s): give each device a "
+				 "backing of its own",
+				 fs->dev[j]->name, d->name, d->path);
+			return -EINVAL;
+		}
+		int rc = open_one(d, dc, &size, err, errlen);
+		if (rc)
+			return rc;
+		dc->effective_size = size;
+	}
+	return 0;
+}
+
+struct check_ctx {
+	struct sfs *fs;
+	int map[256]; /* recorded device number -> number in this mount; -1 = unknown */
+	char *err;
+	size_t errlen;
+};
+
+static int on_recorded(void *opaque, const char *name, unsigned index, const char *backing_path,
+		       uint64_t used)
+{
+	struct check_ctx *x = opaque;
+	int ci = config_device_index(&x->fs->cfg, name);
+
+	if (ci > 0) {
+		x->fs->dev[ci]->recorded = (int)index;
+		if (index < 256)
+			x->map[index] = ci;
+		return 0;
+	}
+	if (used == 0)
+		return 0; /* nothing on it: catalog_adopt() forgets it */
+	snprintf(x->err, x->errlen,
+		 "the catalog has %llu bytes of files on device '%s' (backing %s), but the "
+		 "configuration has no [device \"%s\"]; add the section back",
+		 (unsigned long long)used, name, backing_path, name);
+	return -EINVAL;
+}
+
+static int on_file(void *opaque, uint64_t ino, unsigned dev)
+{
+	struct check_ctx *x = opaque;
+	struct sfs *fs = x->fs;
+	int have = dev < 256 ? x->map[dev] : -1, want;
+	char *path = NULL;
+
+	if (have < 0) {
+		snprintf(x->err, x->errlen,
+			 "catalog %s is inconsistent: inode %llu has extents on device number %u, "
+			 "which it does not record; refusing to mount",
+			 fs->meta_path, (unsigned long long)ino, dev);
+		return -EINVAL;
+	}
+	if (catalog_path_of(fs->cat, ino, &path))
+		return 0; /* no name (an orphan): catalog_adopt() deletes it */
+	want = config_device_index(&fs->cfg, config_for_path(&fs->cfg, path)->device);
+	if (want != have) {
+		snprintf(x->err, x->errlen,
+			 "file '%s' has its extents on device '%s' but the configuration's rules "
+			 "put it on '%s'; a file's device cannot change: keep its old rule, or "
+			 "copy the file once mounted",
+			 path, fs->dev[have]->name, fs->dev[want]->name);
+		free(path);
+		return -EINVAL;
+	}
+	free(path);
+	return 0;
+}
+
+/* Creates @d's backing, which does not exist, with @dc's size. */
+static int create_one(struct device *d, const struct device_conf *dc, char *err, size_t errlen)
+{
+	d->fd = open(d->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | (dc->direct ? O_DIRECT : 0),
+		     0600);
+	if (d->fd < 0) {
+		snprintf(err, errlen, "device '%s': cannot create backing %s: %s", d->name, d->path,
+			 strerror(errno));
+		return -errno;
+	}
+	d->created = true;
+	if (lock_backing(d->fd)) {
+		snprintf(err, errlen, "device '%s': cannot lock backing %s", d->name, d->path);
+		return -EIO;
+	}
+	return 0;
+}
+
+int devices_check(struct sfs *fs, struct catalog_identity *ids, char *err, size_t errlen)
+{
+	struct check_ctx x = {.fs = fs, .err = err, .errlen = errlen};
+	struct stat st, mst;
+	int rc;
+
+	for (unsigned i = 0; i < 256; i++)
+		x.map[i] = -1;
+	x.map[0] = 0;
+	rc = catalog_recorded_devices(fs->cat, on_recorded, &x);
+	if (rc)
+		return rc;
+	for (unsigned i = 1; i < fs->ndev; i++) {
+		struct device *d = fs->dev[i];
+		const struct device_conf *dc = &fs->cfg.devices[i - 1];
+		uint64_t size = dc->effective_size;
+
+		if (d->fd < 0) {
+			if (d->recorded >= 0) {
+				snprintf(
+				    err, errlen,
+				    "device '%s': backing %s is missing, and the catalog "
+				    "records the device; restore the backing or name the right "
+				    "one in [device \"%s\"]",
+				    d->name, d->path, d->name);
+				return -ENOENT;
+			}
+			if (!dc->size) {
+				snprintf(err, errlen,
+					 "device '%s': backing %s: %s (set size = BYTES in [device "
+					 "\"%s\"] to create it)",
+					 d->name, d->path, strerror(ENOENT), d->name);
+				return -ENOENT;
+			}
+			rc = create_one(d, dc, err, errlen);
+			if (rc)
+				return rc;
+		}
+		d->direct = dc->direct;
+		d->block_size = dc->block_size;
+		d->size = size / d->block_size * d->block_size;
+		if (d->size == 0) {
+			snprintf(err, errlen,
+				 "device '%s': backing %s is empty; set size = BYTES in [device "
+				 "\"%s\"] to make it usable",
+				 d->name, d->path, d->name);
+			return -EINVAL;
+		}
+		if (fstat(d->fd, &st))
+			return -errno;
+		if (d->recorded < 0 && !d->created) {
+			/* A backing with a catalog of its own beside it is another file system's.
+			 */
+			char *beside;
+			struct stat cst;
+
+			if (asprintf(&beside, "%s.scatterfs", d->path) < 0)
+				return -ENOMEM;
+			if (stat(beside, &cst) == 0 &&
+			    (stat(fs->meta_path, &mst) || cst.st_dev != mst.st_dev ||
+			     cst.st_ino != mst.st_ino)) {
+				snprintf(err, errlen,
+					 "device '%s': backing %s belongs to another catalog (%s); "
+					 "give each file system its own backings",
+					 d->name, d->path, beside);
+				free(beside);
+				return -EINVAL;
+			}
+			free(beside);
+		}
+		ids[i] = (struct catalog_identity){
+		    .name = d->name,
+		    .index = i,
+		    .recorded = d->recorded,
+		    .device_size = d->size,
+		    .block_size = d->block_size,
+		    .backing_path = d->path,
+		    .backing_id = id_of(&st),
+		};
+		rc = catalog_check_device(fs->cat, &ids[i], err, errlen);
+		if (rc)
+			return rc;
+		if (d->recorded >= 0 && d->recorded < 256)
+			x.map[d->recorded] = (int)i;
+	}
+	/* Only where a file could be on another device than its rule says. */
+	if (fs->ndev > 1)
+		rc = catalog_file_devices(fs->cat, on_file, &x);
+	return rc;
+}

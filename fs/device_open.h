@@ -1,0 +1,42 @@
+/*
+ * Opening and checking the backings of a mount's [device "NAME"] sections
+ * (device_open.c); main's backing is main.c's.
+ */
+#ifndef SCATTERFS_DEVICE_OPEN_H
+#define SCATTERFS_DEVICE_OPEN_H
+
+#include <stddef.h>
+
+#include "sfs.h"
+
+struct catalog_identity;
+
+/**
+ * devices_open() - makes fs->dev[1..] for the configuration's [device
+ * "NAME"] sections (after main's backing is open in fs->dev[0], before
+ * config_finish()): makes each backing's path absolute (also in the
+ * configuration), refuses two devices on one backing (one inode, or one
+ * block device; main's included) and a backing that is neither a regular
+ * file nor a block device, and opens and locks each existing backing,
+ * recording its size in the configuration's effective_size.  A missing
+ * backing is left to devices_check().
+ * @err: one line naming the device.  @return 0, -EINVAL, -ENOMEM, -errno.
+ */
+int devices_open(struct sfs *fs, char *err, size_t errlen);
+
+/**
+ * devices_check() - after config_finish() and catalog_open(): checks the
+ * devices against the catalog and fills @ids[1..ndev-1] (ids[0], main's,
+ * is the caller's).  Refused, with one line naming the device or the
+ * file: a device the catalog records with files on it that the
+ * configuration lacks; a missing backing of a device the catalog records
+ * (a missing backing of a new device is created when its size is set);
+ * an empty backing; a new device's backing with a catalog of its own
+ * beside it (BACKING.scatterfs); a backing that catalog_check_device()
+ * refuses (another block size, smaller than recorded, another backing);
+ * a file whose extents are on another device than its rule now names.
+ * @return 0, -EINVAL, -ENOENT, -ENOMEM, -EIO.
+ */
+int devices_check(struct sfs *fs, struct catalog_identity *ids, char *err, size_t errlen);
+
+#endif
