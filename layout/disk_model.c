@@ -363,13 +363,14 @@ static uint64_t destage_one(struct disk_model *m, uint64_t start_ns)
 /* The background destage of the idle head between busy_until_ns and @now_ns. */
 static uint64_t destage_idle(struct disk_model *m, uint64_t now_ns)
 {
-	uint64_t high = m->p.cache_size / 2, low = m->p.cache_size / 4, ns = 0;
+	uint64_t low = m->p.cache_size / 4, ns = 0;
 
-	while (m->ndirty && m->busy_until_ns < now_ns) {
-		if (!m->destaging && m->dirty_bytes < high)
+	while (m->destaging && m->ndirty) {
+		/* Idle since the head was last busy, but with nothing to do before the high mark was reached. */
+		uint64_t t = m->busy_until_ns > m->destage_from_ns ? m->busy_until_ns : m->destage_from_ns;
+		if (t >= now_ns)
 			break;
-		m->destaging = true;
-		ns += destage_one(m, m->busy_until_ns);
+		ns += destage_one(m, t);
 		if (m->dirty_bytes <= low)
 			m->destaging = false;
 	}
@@ -416,6 +417,11 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 			c.complete_ns = ready + c.transfer_ns;
 			c.cache_hit = true;
 			m->link_free_ns = c.complete_ns;
+			if (!m->destaging && m->dirty_bytes >= m->p.cache_size / 2) {
+				/* The high water mark: background destage from when these bytes are in. */
+				m->destaging = true;
+				m->destage_from_ns = c.complete_ns;
+			}
 			*cost = c;
 			return c.complete_ns;
 		}

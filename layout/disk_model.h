@@ -54,7 +54,9 @@
  *    Writes", FAST 2005): below the high mark, dirty data waits, so that
  *    small writes close together merge before they cost the head anything.
  *    The model is lazy: each call at time now first runs the background
- *    destage the idle head would have done between busy_until_ns and now.
+ *    destage the idle head would have done before now, from the later of
+ *    busy_until_ns and the completion of the write that reached the high
+ *    mark.
  *  - A read that lies wholly in dirty ranges is served from the cache: link
  *    time only, no media time, the head untouched.  Any other read goes to
  *    the media when the head is free.
@@ -89,6 +91,7 @@ struct disk_model {
 	uint64_t dirty_bytes;	 /* sum of the ranges' lengths */
 	uint64_t link_free_ns;	 /* when the host link is free */
 	bool destaging;		 /* between the high and the low water mark */
+	uint64_t destage_from_ns; /* when the dirty bytes last reached the high mark */
 };
 
 /** A byte range [off, end) of the device. */

@@ -678,6 +678,29 @@ Test(disk_model, idle_destage_between_water_marks)
 	disk_model_release(&m);
 }
 
+/* The head cannot destage bytes before they reached the cache, however long it was idle. */
+Test(disk_model, idle_destage_starts_when_the_high_mark_is_reached)
+{
+	struct disk_model m = cache_disk(256 * KiB, 0);
+	struct disk_io_cost c;
+	const uint64_t t0 = 1000000000; /* the head has been idle for 1 s */
+
+	for (uint64_t i = 1; i <= 4; i++)
+		disk_model_submit(&m, t0, i * MiB, 32 * KiB, DISK_WRITE, &c);
+	/* The fourth reached the high mark at t0 + 4 * 156,250 = t0 + 625,000. */
+	cr_assert_eq(c.complete_ns, t0 + 625000);
+	cr_assert_eq(m.destage_from_ns, t0 + 625000);
+	/*
+	 * A read at t0 + 10 ms: the first destage ran from t0 + 625,000 to
+	 * t0 + 6,937,500, the second began before the read came and ends at
+	 * t0 + 13,250,000, when the read starts.
+	 */
+	disk_model_submit(&m, t0 + 10000000, 512 * MiB, 4 * KiB, DISK_READ, &c);
+	cr_assert_eq(c.destage_ns, 12625000);
+	cr_assert_eq(c.start_ns, t0 + 13250000);
+	disk_model_release(&m);
+}
+
 Test(disk_model, cached_write_keeps_the_read_stream)
 {
 	struct disk_model m = cache_disk(MiB, 4);
