@@ -99,13 +99,18 @@ static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 /*
  * The drive's SYNCHRONIZE CACHE: @r waits until the model has destaged
  * every dirty byte of this device (at once for a model without a flush).
+ * A flush no request owns (@r NULL: the syncer's periodic one, which makes
+ * the backing durable before the catalog, or the one before reusing freed
+ * space) is scatterfs's own bookkeeping, not the workload's: it is not
+ * charged, or every mount would model a drive whose cache is flushed every
+ * SYNC_INTERVAL_S seconds.
  */
 static int timing_flush(struct dev_layer *l, struct dev_req *r)
 {
 	struct dev_timing *t = timing_of(l);
-	if (t->ops->flush) {
+	if (t->ops->flush && r) {
 		struct disk_io_cost c;
-		uint64_t now = r ? r->arrival_ns : mono_ns();
+		uint64_t now = r->arrival_ns;
 		pthread_mutex_lock(&t->lock);
 		uint64_t done = t->ops->flush(t->model, now, &c);
 		pthread_mutex_unlock(&t->lock);

@@ -121,7 +121,11 @@ struct dev_ops {
 	/** Makes [off, off+len) read as zeros as @mode says (zero-fill; ZERO_FILL_NONE does nothing). */
 	int (*zero)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
 		    enum zero_fill mode);
-	/** Makes every write completed before it durable (fdatasync; a drive's SYNCHRONIZE CACHE). */
+	/**
+	 * Makes every write completed before it durable (fdatasync; a drive's
+	 * SYNCHRONIZE CACHE: the timing layer makes @r wait for the modelled
+	 * write cache's destage; with @r NULL nothing is charged).
+	 */
 	int (*flush)(struct dev_layer *l, struct dev_req *r);
 	/**
 	 * Queued submission: starts the @n reads of @ios and returns at once;
