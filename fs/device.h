@@ -266,7 +266,9 @@ static inline int dev_flush(struct device *d, struct dev_req *r)
  * allocated on @d: the first layer from the top with a charge_metadata op
  * does it (the timing model: one block, a forced-unit-access write at
  * [disk] metadata_offset, so it bypasses the drive's write cache, as a
- * file system's journal commit of its allocation bitmap does).  Nothing is
+ * journaling file system's commit of its allocation update does: ext4's
+ * jbd2 and XFS write their commit records with REQ_PREFLUSH | REQ_FUA, see
+ * the Linux kernel's Documentation/block/writeback_cache_control.rst).  Nothing is
  * written to the backing and nothing is logged as a device I/O; without a
  * timing model nothing happens.  @return 0 or -errno.
  */
