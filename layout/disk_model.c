@@ -398,8 +398,10 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 		*cost = c;
 		return c.complete_ns;
 	}
-	if (dir == DISK_READ)
-		return media_submit(m, now_ns, offset, length, dir, (*cost = c, cost));
+	if (dir == DISK_READ) {
+		*cost = c; /* media_submit() adds to the destage time */
+		return media_submit(m, now_ns, offset, length, dir, cost);
+	}
 	if (dir == DISK_WRITE && length <= m->p.cache_size) {
 		uint64_t ready;
 
