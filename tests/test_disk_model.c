@@ -1013,3 +1013,21 @@ Test(disk_model, hdd_explains_a_refusal)
 			      "prefetch = 0) give a revolution or a track the model cannot "
 			      "represent (from under one unit to 10^18 ns or bytes)");
 }
+
+/* A metadata_offset past the disk is refused, and the message names the key and what is allowed. */
+Test(disk_model, hdd_explains_a_metadata_offset_past_the_disk)
+{
+	struct disk_params p = params(7200, 1.0, 8.5, 18, 150, 150, GiB, ROTATION_PHASE);
+	void *m = NULL;
+	char why[256];
+
+	p.metadata_io = true;
+	p.metadata_offset = GiB;
+	cr_assert_eq(hdd_model.create(&p, GiB, &m), -EINVAL);
+	hdd_model.explain(&p, why, sizeof(why));
+	cr_assert_str_eq(why, "[disk] metadata_offset = 1073741824 is not below the disk's capacity "
+			      "(1073741824 bytes); allowed: 0 to capacity - 1, or metadata_io = false");
+	p.metadata_offset = GiB - 4096;
+	cr_assert_eq(hdd_model.create(&p, GiB, &m), 0);
+	hdd_model.destroy(m);
+}
