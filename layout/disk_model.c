@@ -549,7 +549,7 @@ static const struct config_key hdd_keys[] = {
     {"disk", "write_cache", CONFIG_BOOL, GLOBAL(write_cache), .def = "true",
 			.help = "the drive's write cache (WCE): writes complete in its buffer"},
     {"disk", "cache_size", CONFIG_SIZE, GLOBAL(cache_size),
-		       .flags = CONFIG_HAS_MIN | CONFIG_MIN_OPEN, .min = 0, .def = "8M",
+		       .flags = CONFIG_HAS_MIN, .min = 1, .range_why = "must be > 0", .def = "8M",
 		       .help = "bytes of dirty data the write cache holds"},
     {"disk", "interface_mib_s", CONFIG_DOUBLE, GLOBAL(interface_mib_s),
 			    .flags = CONFIG_HAS_MIN | CONFIG_MIN_OPEN, .min = 0, .def = "286",
@@ -611,16 +611,6 @@ static void hdd_explain(const struct disk_params *p, char *buf, size_t len)
 			 "[disk] metadata_offset = %llu is not below the disk's capacity (%llu "
 			 "bytes); allowed: 0 to capacity - 1, or metadata_io = false",
 			 (unsigned long long)p->metadata_offset, (unsigned long long)p->capacity);
-		return;
-	}
-	if (p->metadata_io && p->metadata_offset) {
-		snprintf(buf, len,
-			 "the [disk] parameters (rpm = %g, transfer_mib_s = %g,%g, prefetch = %g) give "
-			 "a revolution or a track the model cannot represent (from under one unit to "
-			 "10^18 ns or bytes), or metadata_offset = %llu is not below the backing "
-			 "device's size (allowed: 0 to its size - 1, or metadata_io = false)",
-			 p->rpm, p->transfer_outer_mib_s, p->transfer_inner_mib_s, p->prefetch,
-			 (unsigned long long)p->metadata_offset);
 		return;
 	}
 	snprintf(buf, len,
