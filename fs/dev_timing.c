@@ -11,6 +11,10 @@
  * layer refuses to let a read be spliced from the backing (pread_fd) and
  * never queues reads (submit_reads): both would only hide the time the
  * reply must wait.
+ *
+ * A flush is the drive's SYNCHRONIZE CACHE: it waits for the model's write
+ * cache to be destaged.  charge_metadata is the file system's allocation
+ * metadata update for one new extent, a FUA write (see fs/device.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,11 +27,30 @@ struct dev_timing {
 	pthread_mutex_t lock;
 	const struct disk_model_ops *ops;
 	void *model; /* the model's state, under lock */
+	bool metadata_io;	  /* [disk] metadata_io */
+	uint64_t metadata_offset; /* [disk] metadata_offset */
+	uint64_t metadata_room;	  /* bytes of the disk from metadata_offset on */
 };
 
 static struct dev_timing *timing_of(struct dev_layer *l)
 {
 	return (struct dev_timing *)l;
+}
+
+/*
+ * Adds the head time of @c to the device's busy time (a write taken into
+ * the write cache costs the head only the destages it caused) and makes @r
+ * wait until @done.
+ */
+static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io_cost *c,
+		      uint64_t done)
+{
+	uint64_t head = c->destage_ns;
+	if (!c->cache_hit)
+		head += c->complete_ns - c->start_ns;
+	atomic_fetch_add(&l->dev->counters.busy_ns, head);
+	if (r && done > r->complete_ns)
+		r->complete_ns = done;
 }
 
 /* Charges [off, off+len) on the model for @r (its arrival is the submission time). */
@@ -42,9 +65,7 @@ static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_
 	pthread_mutex_lock(&t->lock);
 	uint64_t done = t->ops->submit(t->model, now, off, len, dir, &c);
 	pthread_mutex_unlock(&t->lock);
-	atomic_fetch_add(&l->dev->counters.busy_ns, c.complete_ns - c.start_ns);
-	if (r && done > r->complete_ns)
-		r->complete_ns = done;
+	note_cost(l, r, &c, done);
 }
 
 static int timing_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint64_t len,
@@ -75,9 +96,45 @@ static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 	return l->next->ops->zero(l->next, r, len, off, mode);
 }
 
+/*
+ * The drive's SYNCHRONIZE CACHE: @r waits until the model has destaged
+ * every dirty byte of this device (at once for a model without a flush).
+ * A flush no request owns (@r NULL: the syncer's periodic one, which makes
+ * the backing durable before the catalog, or the one before reusing freed
+ * space) is scatterfs's own bookkeeping, not the workload's: it is not
+ * charged, or every mount would model a drive whose cache is flushed every
+ * SYNC_INTERVAL_S seconds.
+ */
 static int timing_flush(struct dev_layer *l, struct dev_req *r)
 {
+	struct dev_timing *t = timing_of(l);
+	if (t->ops->flush && r) {
+		struct disk_io_cost c;
+		uint64_t now = r->arrival_ns;
+		pthread_mutex_lock(&t->lock);
+		uint64_t done = t->ops->flush(t->model, now, &c);
+		pthread_mutex_unlock(&t->lock);
+		c.cache_hit = true; /* only its destages took the head */
+		note_cost(l, r, &c, done);
+	}
 	return l->next->ops->flush(l->next, r);
+}
+
+/*
+ * One new extent's metadata write: a forced-unit-access write of one
+ * block at [disk] metadata_offset, charged on the model only (nothing is
+ * written to the backing: the catalog holds the metadata).
+ */
+static int timing_charge_metadata(struct dev_layer *l, struct dev_req *r)
+{
+	struct dev_timing *t = timing_of(l);
+	if (!t->metadata_io)
+		return 0;
+	uint64_t len = l->dev->block_size;
+	if (len > t->metadata_room)
+		len = t->metadata_room;
+	charge(l, r, len, t->metadata_offset, DISK_WRITE_FUA);
+	return 0;
 }
 
 static int timing_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios,
@@ -101,6 +158,7 @@ static const struct dev_ops timing_ops = {
 	.pwrite = timing_pwrite,
 	.zero = timing_zero,
 	.flush = timing_flush,
+	.charge_metadata = timing_charge_metadata,
 	.submit_reads = timing_submit_reads,
 	.close = timing_close,
 };
@@ -119,6 +177,10 @@ struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
 		free(t);
 		return NULL;
 	}
+	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
+	t->metadata_io = disk->metadata_io && disk->metadata_offset < capacity;
+	t->metadata_offset = disk->metadata_offset;
+	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;
 	pthread_mutex_init(&t->lock, NULL);
 	t->l = (struct dev_layer){.ops = &timing_ops, .next = next, .dev = d};
 	return &t->l;

@@ -85,6 +85,14 @@ int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t p
 					 "emulated disk",
 					 (unsigned long long)disk->capacity,
 					 (unsigned long long)d->size);
+			else if (disk->metadata_io &&
+				 disk->metadata_offset >= (disk->capacity ? disk->capacity : d->size))
+				snprintf(err, errlen,
+					 "[disk] metadata_offset = %llu is not below the %s disk's size "
+					 "(%llu bytes); allowed: 0 to %llu, or metadata_io = false",
+					 (unsigned long long)disk->metadata_offset, d->name,
+					 (unsigned long long)(disk->capacity ? disk->capacity : d->size),
+					 (unsigned long long)((disk->capacity ? disk->capacity : d->size) - 1));
 			else if (disk->model->explain)
 				disk->model->explain(disk, err, errlen);
 			else

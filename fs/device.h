@@ -17,7 +17,8 @@
  *          log, and the device's counters
  *       -> [a fault layer goes here]
  *       -> timing model (dev_timing.c): what the I/O would cost on the
- *          modelled disk, when [disk] model is not none
+ *          modelled disk, when [disk] model is not none, with the drive's
+ *          write cache; a flush waits for its destage
  *       -> base (dev_base.c): the system calls on the backing's fd
  *          (O_DIRECT, polled and queued aio reads)
  *
@@ -29,6 +30,12 @@
  * completion to the request (struct dev_req), and the I/O path waits once,
  * for the latest completion, before it replies (dev_req_wait()), so the
  * real I/O overlaps the modelled time.
+ *
+ * Allocation metadata: each new extent is also charged one metadata write
+ * (dev_charge_metadata()), as a file system's bitmap or journal update for
+ * an allocation costs one I/O.  It is a seam of its own, not a pwrite,
+ * because it has no bytes on the backing: only the timing layer implements
+ * it, and the layers that do not simply lack the op.
  */
 #ifndef SCATTERFS_DEVICE_H
 #define SCATTERFS_DEVICE_H
@@ -120,7 +127,11 @@ struct dev_ops {
 	/** Makes [off, off+len) read as zeros as @mode says (zero-fill; ZERO_FILL_NONE does nothing). */
 	int (*zero)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
 		    enum zero_fill mode);
-	/** Makes every write completed before it durable (fdatasync; a drive's SYNCHRONIZE CACHE). */
+	/**
+	 * Makes every write completed before it durable (fdatasync; a drive's
+	 * SYNCHRONIZE CACHE: the timing layer makes @r wait for the modelled
+	 * write cache's destage; with @r NULL nothing is charged).
+	 */
 	int (*flush)(struct dev_layer *l, struct dev_req *r);
 	/**
 	 * Queued submission: starts the @n reads of @ios and returns at once;
@@ -131,6 +142,14 @@ struct dev_ops {
 	int (*submit_reads)(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios, size_t n);
 	/** Optional: frees what the layer holds besides its struct (dev_stack_free() frees that). */
 	void (*close)(struct dev_layer *l);
+	/**
+	 * Optional (NULL = this layer has nothing to charge; dev_charge_metadata()
+	 * asks the layer below): the file system's metadata update for one new
+	 * extent of this device, charged to @r without touching the backing.
+	 * The timing layer charges one block written with FUA at [disk]
+	 * metadata_offset (unless metadata_io is false).
+	 */
+	int (*charge_metadata)(struct dev_layer *l, struct dev_req *r);
 };
 
 /** One layer of a device's stack. */
@@ -248,6 +267,25 @@ static inline int dev_zero(struct device *d, struct dev_req *r, uint64_t len, ui
 static inline int dev_flush(struct device *d, struct dev_req *r)
 {
 	return d->top->ops->flush(d->top, r);
+}
+
+/**
+ * dev_charge_metadata() - charges @r the metadata write of one extent newly
+ * allocated on @d: the first layer from the top with a charge_metadata op
+ * does it (the timing model: one block, a forced-unit-access write at
+ * [disk] metadata_offset, so it bypasses the drive's write cache, as a
+ * journaling file system's commit of its allocation update does: ext4's
+ * jbd2 and XFS write their commit records with REQ_PREFLUSH | REQ_FUA, see
+ * the Linux kernel's Documentation/block/writeback_cache_control.rst).  Nothing is
+ * written to the backing and nothing is logged as a device I/O; without a
+ * timing model nothing happens.  @return 0 or -errno.
+ */
+static inline int dev_charge_metadata(struct device *d, struct dev_req *r)
+{
+	for (struct dev_layer *l = d->top; l; l = l->next)
+		if (l->ops->charge_metadata)
+			return l->ops->charge_metadata(l, r);
+	return 0;
 }
 
 static inline int dev_submit_reads(struct device *d, struct dev_req *r, struct dev_aio *ios,

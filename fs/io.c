@@ -158,6 +158,14 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 	if (plan.n) {
 		mark_dirty(in, plan.v[0].logical);
 		err = zero_fill_plan(fs, in, &plan, skip_from, skip_to, pid, r);
+		/*
+		 * Each new extent's metadata update, after its zero-fill (as a
+		 * journaling file system commits an allocation after the data
+		 * it covers): charged to the request, not to the extend row,
+		 * whose latency is the zero-fill alone.
+		 */
+		for (size_t i = 0; i < plan.n && !err; i++)
+			err = dev_charge_metadata(fs->dev[plan.v[i].dev], r);
 	}
 	alloc_plan_release(&plan);
 	return err;

@@ -140,6 +140,13 @@ struct disk_params {
 	enum disk_rotation rotation;
 	double prefetch;       /* read-ahead after each I/O, in multiples of its length; 0 = off */
 	uint64_t prefetch_max; /* bytes: the read-ahead never goes further than this */
+	/* The drive's write cache (disk_model.h): WCE of the Caching mode page. */
+	bool write_cache;
+	uint64_t cache_size;	/* bytes of dirty data the cache holds */
+	double interface_mib_s; /* host link rate in MiB/s */
+	/* One forced-unit-access metadata write per new extent (fs/device.h). */
+	bool metadata_io;
+	uint64_t metadata_offset; /* device offset of that write */
 };
 
 /*

@@ -45,8 +45,18 @@
  *   previous I/O ended.  A real disk would have to wait for the sector to
  *   come round again, but its read-ahead segment usually already holds the
  *   data; this model stands for that cache and nothing else.
- * - No command overhead, no write-back cache, no head switch or settle
- *   difference between reads and writes.
+ * - No command overhead, no head switch or settle difference between reads
+ *   and writes.
+ * - The write cache is one pool of dirty bytes, not a drive's fixed
+ *   segments; its destage policy (C-SCAN between a high and a low water
+ *   mark, see disk_model.h) is a common one, not any one drive's firmware,
+ *   which vendors do not publish.
+ *
+ * Write cache.  The dirty data is a sorted array of disjoint, non-adjacent
+ * byte ranges (merged on insert), searched by bisection: a cache of a few
+ * MiB holds at most a few thousand ranges, and a destage takes the first
+ * bytes of one range, so it never splits one.  Only a FUA write into the
+ * middle of a dirty range splits it, and the array grows by doubling.
  */
 #include <errno.h>
 #include <limits.h>
@@ -106,6 +116,10 @@ int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t 
 	    p->seek_full_ms * NS_PER_MS >= 1e18)
 		return -EINVAL;
 	if (!isfinite(p->prefetch) || p->prefetch < 0 || p->prefetch > DISK_PREFETCH_MAX)
+		return -EINVAL;
+	if (p->write_cache && (p->cache_size == 0 || !positive(p->interface_mib_s)))
+		return -EINVAL;
+	if (p->metadata_io && p->metadata_offset >= capacity)
 		return -EINVAL;
 
 	rev = 60.0 * NS_PER_S / p->rpm;
@@ -174,10 +188,11 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
 	return round_u64((double)length * NS_PER_S / (rate * MIB_BYTES));
 }
 
-uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
-			   enum disk_dir dir, struct disk_io_cost *cost)
+/* The head serves one I/O on the media: the model without a write cache. */
+static uint64_t media_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset,
+			     uint64_t length, enum disk_dir dir, struct disk_io_cost *cost)
 {
-	struct disk_io_cost c = {0};
+	struct disk_io_cost c = *cost;
 
 	c.start_ns = now_ns > m->busy_until_ns ? now_ns : m->busy_until_ns;
 	/* prefetch_end > head_pos: the last I/O was a read, with a window. */
@@ -205,6 +220,248 @@ uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offse
 	    m->head_pos + (ahead < (double)m->p.prefetch_max ? (uint64_t)ahead : m->p.prefetch_max);
 	*cost = c;
 	return c.complete_ns;
+}
+
+
+/* ---- the write cache ---- */
+
+uint64_t disk_link_ns(const struct disk_model *m, uint64_t length)
+{
+	return round_u64((double)length * NS_PER_S / (m->p.interface_mib_s * MIB_BYTES));
+}
+
+/* Index of the first dirty range whose end is > @off (ranges are sorted and disjoint). */
+static size_t dirty_first_after(const struct disk_model *m, uint64_t off)
+{
+	size_t lo = 0, hi = m->ndirty;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->dirty[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Bytes of [off, end) already dirty. */
+static uint64_t dirty_overlap(const struct disk_model *m, uint64_t off, uint64_t end)
+{
+	uint64_t n = 0;
+	for (size_t i = dirty_first_after(m, off); i < m->ndirty && m->dirty[i].off < end; i++) {
+		uint64_t a = m->dirty[i].off > off ? m->dirty[i].off : off;
+		uint64_t b = m->dirty[i].end < end ? m->dirty[i].end : end;
+		n += b - a;
+	}
+	return n;
+}
+
+/* Drops [off, end) from the dirty ranges (it may split one: hence -ENOMEM). */
+static int dirty_remove(struct disk_model *m, uint64_t off, uint64_t end)
+{
+	size_t i = dirty_first_after(m, off);
+	if (i < m->ndirty && m->dirty[i].off < off && m->dirty[i].end > end) {
+		/* Strictly inside one range: split it in two. */
+		if (m->ndirty == m->capdirty) {
+			size_t cap = m->capdirty ? 2 * m->capdirty : 16;
+			struct disk_range *v = realloc(m->dirty, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			m->dirty = v;
+			m->capdirty = cap;
+		}
+		memmove(&m->dirty[i + 1], &m->dirty[i], (m->ndirty - i) * sizeof(m->dirty[0]));
+		m->ndirty++;
+		m->dirty[i].end = off;
+		m->dirty[i + 1].off = end;
+		m->dirty_bytes -= end - off;
+		return 0;
+	}
+	size_t j = i, keep_from;
+	if (i < m->ndirty && m->dirty[i].off < off) {
+		/* The range that begins before @off keeps its head. */
+		m->dirty_bytes -= m->dirty[i].end - off;
+		m->dirty[i].end = off;
+		j = ++i;
+	}
+	while (j < m->ndirty && m->dirty[j].end <= end) {
+		m->dirty_bytes -= m->dirty[j].end - m->dirty[j].off;
+		j++;
+	}
+	if (j < m->ndirty && m->dirty[j].off < end) {
+		m->dirty_bytes -= end - m->dirty[j].off;
+		m->dirty[j].off = end;
+	}
+	keep_from = j;
+	memmove(&m->dirty[i], &m->dirty[keep_from], (m->ndirty - keep_from) * sizeof(m->dirty[0]));
+	m->ndirty -= keep_from - i;
+	return 0;
+}
+
+/* Adds [off, end) to the dirty ranges, merging what overlaps or touches it. */
+static int dirty_add(struct disk_model *m, uint64_t off, uint64_t end)
+{
+	/* The first range that touches or follows [off, end): end >= off. */
+	size_t i = off ? dirty_first_after(m, off - 1) : 0;
+	size_t j = i;
+	uint64_t a = off, b = end;
+
+	while (j < m->ndirty && m->dirty[j].off <= end) {
+		if (m->dirty[j].off < a)
+			a = m->dirty[j].off;
+		if (m->dirty[j].end > b)
+			b = m->dirty[j].end;
+		m->dirty_bytes -= m->dirty[j].end - m->dirty[j].off;
+		j++;
+	}
+	if (j == i) {
+		if (m->ndirty == m->capdirty) {
+			size_t cap = m->capdirty ? 2 * m->capdirty : 16;
+			struct disk_range *v = realloc(m->dirty, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			m->dirty = v;
+			m->capdirty = cap;
+		}
+		memmove(&m->dirty[i + 1], &m->dirty[i], (m->ndirty - i) * sizeof(m->dirty[0]));
+		m->ndirty++;
+	} else if (j > i + 1) {
+		memmove(&m->dirty[i + 1], &m->dirty[j], (m->ndirty - j) * sizeof(m->dirty[0]));
+		m->ndirty -= j - i - 1;
+	}
+	m->dirty[i] = (struct disk_range){a, b};
+	m->dirty_bytes += b - a;
+	return 0;
+}
+
+/*
+ * Destages one piece at @start_ns: the first dirty range at or after the
+ * head (C-SCAN), else the lowest, at most DISK_DESTAGE_MAX bytes of its
+ * beginning.  Returns the head time it took.
+ */
+static uint64_t destage_one(struct disk_model *m, uint64_t start_ns)
+{
+	size_t i = dirty_first_after(m, m->head_pos);
+	/* The first range that begins at or after the head; past the last, the lowest. */
+	if (i < m->ndirty && m->dirty[i].off < m->head_pos)
+		i++;
+	if (i == m->ndirty)
+		i = 0;
+	uint64_t off = m->dirty[i].off;
+	uint64_t len = m->dirty[i].end - off;
+	struct disk_io_cost c = {0};
+
+	if (len > DISK_DESTAGE_MAX)
+		len = DISK_DESTAGE_MAX;
+	/* A write: it leaves no read-ahead window. */
+	media_submit(m, start_ns, off, len, DISK_WRITE, &c);
+	/* A range's first bytes: removing them never splits it, so cannot fail. */
+	(void)dirty_remove(m, off, off + len);
+	return c.complete_ns - c.start_ns;
+}
+
+/* The background destage of the idle head between busy_until_ns and @now_ns. */
+static uint64_t destage_idle(struct disk_model *m, uint64_t now_ns)
+{
+	uint64_t low = m->p.cache_size / 4, ns = 0;
+
+	while (m->destaging && m->ndirty) {
+		/* Idle since the head was last busy, but with nothing to do before the high mark was reached. */
+		uint64_t t = m->busy_until_ns > m->destage_from_ns ? m->busy_until_ns : m->destage_from_ns;
+		if (t >= now_ns)
+			break;
+		ns += destage_one(m, t);
+		if (m->dirty_bytes <= low)
+			m->destaging = false;
+	}
+	return ns;
+}
+
+uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
+			   enum disk_dir dir, struct disk_io_cost *cost)
+{
+	struct disk_io_cost c = {0};
+	uint64_t end = offset + length;
+
+	if (!m->p.write_cache) {
+		*cost = c;
+		return media_submit(m, now_ns, offset, length, dir, cost);
+	}
+	c.destage_ns = destage_idle(m, now_ns);
+	if (dir == DISK_READ && length && dirty_overlap(m, offset, end) == length) {
+		/* Every byte is dirty in the cache: it only crosses the link. */
+		c.start_ns = now_ns > m->link_free_ns ? now_ns : m->link_free_ns;
+		c.transfer_ns = disk_link_ns(m, length);
+		c.complete_ns = c.start_ns + c.transfer_ns;
+		c.cache_hit = true;
+		m->link_free_ns = c.complete_ns;
+		*cost = c;
+		return c.complete_ns;
+	}
+	if (dir == DISK_READ) {
+		*cost = c; /* media_submit() adds to the destage time */
+		return media_submit(m, now_ns, offset, length, dir, cost);
+	}
+	if (dir == DISK_WRITE && length <= m->p.cache_size) {
+		uint64_t ready;
+
+		c.start_ns = now_ns > m->link_free_ns ? now_ns : m->link_free_ns;
+		ready = c.start_ns;
+		/* Its bytes not yet dirty need room (a destage may take some that are). */
+		while (m->dirty_bytes + length - dirty_overlap(m, offset, end) > m->p.cache_size) {
+			/* No room: it waits for destages (at once when the head is free). */
+			c.destage_ns += destage_one(m, now_ns);
+			ready = m->busy_until_ns > ready ? m->busy_until_ns : ready;
+		}
+		if (dirty_add(m, offset, end) == 0) {
+			c.cache_wait_ns = ready - c.start_ns;
+			c.transfer_ns = disk_link_ns(m, length);
+			c.complete_ns = ready + c.transfer_ns;
+			c.cache_hit = true;
+			m->link_free_ns = c.complete_ns;
+			if (!m->destaging && m->dirty_bytes >= m->p.cache_size / 2) {
+				/* The high water mark: background destage from when these bytes are in. */
+				m->destaging = true;
+				m->destage_from_ns = c.complete_ns;
+			}
+			*cost = c;
+			return c.complete_ns;
+		}
+		c = (struct disk_io_cost){.destage_ns = c.destage_ns};
+	}
+	/* FUA, longer than the cache, or no memory: to the media; the newer bytes replace dirty ones. */
+	if (dirty_remove(m, offset, end)) {
+		/* Cannot split a range: destage it all first, then write through. */
+		while (m->ndirty)
+			c.destage_ns += destage_one(m, now_ns);
+	}
+	*cost = c;
+	return media_submit(m, now_ns, offset, length, dir, cost);
+}
+
+uint64_t disk_model_flush(struct disk_model *m, uint64_t now_ns, struct disk_io_cost *cost)
+{
+	struct disk_io_cost c = {.start_ns = now_ns, .complete_ns = now_ns};
+
+	if (m->p.write_cache) {
+		c.destage_ns = destage_idle(m, now_ns);
+		if (m->ndirty) {
+			while (m->ndirty)
+				c.destage_ns += destage_one(m, now_ns);
+			m->destaging = false;
+			c.complete_ns = m->busy_until_ns;
+		}
+	}
+	*cost = c;
+	return c.complete_ns;
+}
+
+void disk_model_release(struct disk_model *m)
+{
+	free(m->dirty);
+	m->dirty = NULL;
+	m->ndirty = m->capdirty = 0;
+	m->dirty_bytes = 0;
 }
 
 /* ---- registration: the hdd model's keys and table ---- */
@@ -289,6 +546,18 @@ static const struct config_key hdd_keys[] = {
 		     .def = "0", .help = "read-ahead after each I/O, in times its length"},
     {"disk", "prefetch_max", CONFIG_SIZE, GLOBAL(prefetch_max),
 			 .def = "512K", .help = "bytes the read-ahead goes at most"},
+    {"disk", "write_cache", CONFIG_BOOL, GLOBAL(write_cache), .def = "true",
+			.help = "the drive's write cache (WCE): writes complete in its buffer"},
+    {"disk", "cache_size", CONFIG_SIZE, GLOBAL(cache_size),
+		       .flags = CONFIG_HAS_MIN, .min = 1, .range_why = "must be > 0", .def = "8M",
+		       .help = "bytes of dirty data the write cache holds"},
+    {"disk", "interface_mib_s", CONFIG_DOUBLE, GLOBAL(interface_mib_s),
+			    .flags = CONFIG_HAS_MIN | CONFIG_MIN_OPEN, .min = 0, .def = "286",
+			    .help = "host link rate in MiB/s (286: SATA 3 Gb/s)"},
+    {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(metadata_io), .def = "true",
+			.help = "charge one FUA metadata write per new extent"},
+    {"disk", "metadata_offset", CONFIG_SIZE, GLOBAL(metadata_offset), .def = "0",
+			    .help = "device offset of the per-extent metadata write"},
 };
 
 /* Indexes in hdd_keys[] of the seek times, which must grow. */
@@ -338,6 +607,13 @@ static int hdd_create(const struct disk_params *p, uint64_t device_size, void **
 
 static void hdd_explain(const struct disk_params *p, char *buf, size_t len)
 {
+	if (p->metadata_io && p->capacity && p->metadata_offset >= p->capacity) {
+		snprintf(buf, len,
+			 "[disk] metadata_offset = %llu is not below the disk's capacity (%llu "
+			 "bytes); allowed: 0 to capacity - 1, or metadata_io = false",
+			 (unsigned long long)p->metadata_offset, (unsigned long long)p->capacity);
+		return;
+	}
 	snprintf(buf, len,
 		 "the [disk] parameters (rpm = %g, transfer_mib_s = %g,%g, prefetch = %g) give a "
 		 "revolution or a track the model cannot represent (from under one unit to 10^18 "
@@ -351,6 +627,17 @@ static uint64_t hdd_submit(void *model, uint64_t now_ns, uint64_t offset, uint64
 	return disk_model_submit(model, now_ns, offset, length, dir, cost);
 }
 
+static uint64_t hdd_flush(void *model, uint64_t now_ns, struct disk_io_cost *cost)
+{
+	return disk_model_flush(model, now_ns, cost);
+}
+
+static void hdd_destroy(void *model)
+{
+	disk_model_release(model);
+	free(model);
+}
+
 const struct disk_model_ops hdd_model = {
     .name = "hdd",
     .order = 1,
@@ -360,7 +647,8 @@ const struct disk_model_ops hdd_model = {
     .create = hdd_create,
     .explain = hdd_explain,
     .submit = hdd_submit,
-    .destroy = free,
+    .flush = hdd_flush,
+    .destroy = hdd_destroy,
 };
 DISK_MODEL_REGISTER(hdd_model);
 

@@ -23,6 +23,48 @@
  * when it already has).  A short forward skip then costs the time to read
  * through the skipped bytes, not a repositioning.
  *
+ * Write cache (write_cache = true, the drive's WCE bit: SBC-3, Caching mode
+ * page, section 6.4.5; drives ship with it set).  The cache holds up to
+ * cache_size bytes of dirty data, a sorted list of byte ranges, adjacent
+ * and overlapping ones merged.  The host link (interface_mib_s) carries one
+ * transfer at a time.
+ *  - A write is taken into the cache: it completes when its bytes have
+ *    crossed the link (length / interface rate, after any earlier link
+ *    transfer).  When the cache lacks room for its new bytes, the drive
+ *    first destages (below) until it has room, and the bytes cross the link
+ *    after that.  A write does not move the head and leaves the read-ahead
+ *    window alone: a read stream goes on past writes until a destage moves
+ *    the head ("immediate reporting", C. Ruemmler and J. Wilkes, "UNIX disk
+ *    access patterns", USENIX Winter 1993, section 5; "An introduction to
+ *    disk drive modeling", 1994, section "Caching").
+ *  - Writes bypass the cache when they cannot fit it at all (longer than
+ *    cache_size) or carry FUA (DISK_WRITE_FUA, the Force Unit Access bit of
+ *    SBC-3 WRITE(10)): they are written to the media as with the cache off,
+ *    and dirty bytes they overwrite are dropped.
+ *  - Destage: the head writes dirty data back to the media in C-SCAN order
+ *    (circular elevator: the dirty range at or after the head's position
+ *    with the lowest offset, wrapping to the lowest offset of all), at most
+ *    DISK_DESTAGE_MAX bytes per media write, each paying seek, rotation and
+ *    transfer as any I/O does and leaving the head at its end without a
+ *    read-ahead window.  In the background the drive destages only while
+ *    the head is idle (reads are never delayed by a destage that has not
+ *    begun; one that has begun finishes first), from the moment the dirty
+ *    bytes reach half the cache until they are down to a quarter (high and
+ *    low water marks, as in B. Gill and D. Modha, "WOW: Wise Ordering for
+ *    Writes", FAST 2005): below the high mark, dirty data waits, so that
+ *    small writes close together merge before they cost the head anything.
+ *    The model is lazy: each call at time now first runs the background
+ *    destage the idle head would have done before now, from the later of
+ *    busy_until_ns and the completion of the write that reached the high
+ *    mark.
+ *  - A read that lies wholly in dirty ranges is served from the cache: link
+ *    time only, no media time, the head untouched.  Any other read goes to
+ *    the media when the head is free.
+ *  - A flush (SYNCHRONIZE CACHE) completes when every dirty byte has been
+ *    destaged, in the order above; at once when none is dirty.
+ * With write_cache = false every write goes to the media as described
+ * above the cache, and a flush has nothing to wait for.
+ *
  * Pure computation: no clocks, no locks.  Times in nanoseconds unless a
  * name says otherwise; offsets and lengths in bytes.
  */
@@ -43,20 +85,44 @@ struct disk_model {
 	uint64_t head_pos;	/* device offset where the last I/O ended; 0 at first */
 	uint64_t busy_until_ns; /* when the head is free */
 	uint64_t prefetch_end;	/* the read-ahead window is [head_pos, prefetch_end] */
+	/* the write cache (p.write_cache) */
+	struct disk_range *dirty; /* sorted, disjoint, not adjacent; malloc'd */
+	size_t ndirty, capdirty;
+	uint64_t dirty_bytes;	 /* sum of the ranges' lengths */
+	uint64_t link_free_ns;	 /* when the host link is free */
+	bool destaging;		 /* between the high and the low water mark */
+	uint64_t destage_from_ns; /* when the dirty bytes last reached the high mark */
 };
+
+/** A byte range [off, end) of the device. */
+struct disk_range {
+	uint64_t off, end;
+};
+
+/** The most bytes one destage writes to the media (a range longer is destaged in pieces). */
+#define DISK_DESTAGE_MAX (UINT64_C(1) << 20)
 
 /** What an I/O does: only reads are served from the drive's read-ahead. */
 enum disk_dir {
 	DISK_READ,
 	DISK_WRITE,
+	DISK_WRITE_FUA, /* a write with Force Unit Access: to the media even with the write cache on */
 };
 
 /** The cost of one I/O, and when it completes. */
 struct disk_io_cost {
 	uint64_t start_ns; /* when the head takes it (>= submission) */
 	uint64_t seek_ns, rotation_ns, transfer_ns;
-	uint64_t complete_ns; /* start + seek + rotation + transfer */
+	/*
+	 * A write into the cache: the time it waited for destaging to make
+	 * room; transfer_ns is then the link transfer.  0 otherwise.
+	 */
+	uint64_t cache_wait_ns;
+	uint64_t complete_ns; /* start + cache_wait + seek + rotation + transfer */
 	bool prefetch_hit;    /* served by the read-ahead (a skip into it, or data already read) */
+	bool cache_hit;	      /* cached: a write taken into the cache, a read of dirty data */
+	/* Head time spent destaging during this call (background and forced). */
+	uint64_t destage_ns;
 };
 
 /**
@@ -66,9 +132,21 @@ struct disk_io_cost {
  * transferred in one revolution at the outer rate.
  * @return 0, -EINVAL when capacity < @device_size, a parameter is <= 0,
  * prefetch is outside [0, DISK_PREFETCH_MAX], or a revolution or a track
- * does not fit the model's integers.
+ * does not fit the model's integers; with write_cache, also when cache_size
+ * is 0 or interface_mib_s is not > 0; with metadata_io, when metadata_offset
+ * is not below the capacity.  The dirty list is allocated on first use:
+ * release it with disk_model_release().
  */
 int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t device_size);
+
+/** disk_model_release() - frees the write cache's dirty list (the struct stays usable, empty). */
+void disk_model_release(struct disk_model *m);
+
+/**
+ * disk_link_ns() - time for @length bytes to cross the host link:
+ * round(length * 1e9 / (interface_mib_s * 2^20)).
+ */
+uint64_t disk_link_ns(const struct disk_model *m, uint64_t length);
 
 /**
  * disk_seek_ns() - seek time for a head movement of @distance bytes: 0 for
@@ -99,10 +177,26 @@ uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t 
  * already); a read leaves a window of prefetch * @length (at most
  * prefetch_max) past its end.  A write (@dir DISK_WRITE) always pays its
  * transfer, and leaves no window: the drive reads ahead after reads only.
- * Fills @cost and returns cost->complete_ns.
+ * With the write cache on, first the background destage up to @now_ns
+ * runs, then a write (not FUA, at most cache_size bytes) is taken into the
+ * cache: it starts at max(@now_ns, link_free_ns), waits while the cache
+ * lacks room for its bytes not yet dirty (forced destages, from
+ * max(@now_ns, busy_until_ns)), then crosses the link (disk_link_ns()); and
+ * a read wholly in dirty ranges only crosses the link.  Everything else
+ * goes to the media as above.  Fills @cost and returns cost->complete_ns.
+ * When the dirty list cannot grow (no memory) the write goes to the media.
  */
 uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
 			   enum disk_dir dir, struct disk_io_cost *cost);
+
+/**
+ * disk_model_flush() - SYNCHRONIZE CACHE at @now_ns: runs the background
+ * destage up to @now_ns, then destages every dirty byte (C-SCAN order) from
+ * max(@now_ns, busy_until_ns).  Fills @cost (start_ns, destage_ns,
+ * complete_ns) and returns the completion: the last destage's end, or
+ * @now_ns when nothing is dirty (always so with the write cache off).
+ */
+uint64_t disk_model_flush(struct disk_model *m, uint64_t now_ns, struct disk_io_cost *cost);
 
 struct config_scope; /* config_i.h */
 
@@ -136,6 +230,12 @@ struct disk_model_ops {
 	/* Queues one I/O (see disk_model_submit()); returns its completion time in ns. */
 	uint64_t (*submit)(void *model, uint64_t now_ns, uint64_t offset, uint64_t length,
 			   enum disk_dir dir, struct disk_io_cost *cost);
+	/*
+	 * Optional (NULL = a flush has nothing to wait for): a flush of the
+	 * drive's write cache at @now_ns (see disk_model_flush()); returns
+	 * when it completes, in ns.
+	 */
+	uint64_t (*flush)(void *model, uint64_t now_ns, struct disk_io_cost *cost);
 	void (*destroy)(void *model);
 };
 

@@ -514,6 +514,281 @@ Test(disk_model, prefetch_not_for_writes)
 	cr_assert_eq(c.rotation_ns, 5000000);
 }
 
+/* ---- the write cache ---- */
+
+/*
+ * round_disk() on 3 GiB with average rotation and a write cache of
+ * @cache_size bytes over a 200 MiB/s link:
+ *   link time of 64 KiB = 65536e9 / (200 * 2^20) = 312,500 ns exactly;
+ *   media transfer of 64 KiB = 65536e9 / (100 * 2^20) = 625,000 ns;
+ *   a positioning within one track (1 MiB) = 1 ms seek + 5 ms rotation,
+ * so a 64 KiB media write within a track of the head costs 6,625,000 ns.
+ * The high water mark is cache_size / 2, the low one cache_size / 4.
+ */
+static struct disk_model cache_disk(uint64_t cache_size, double prefetch)
+{
+	struct disk_params p = params(6000, 1.0, 8.5, 18, 100, 100, 3 * GiB, ROTATION_AVERAGE);
+	struct disk_model m;
+
+	p.write_cache = true;
+	p.cache_size = cache_size;
+	p.interface_mib_s = 200;
+	p.prefetch = prefetch;
+	p.prefetch_max = MiB;
+	cr_assert_eq(disk_model_init(&m, &p, 3 * GiB), 0);
+	return m;
+}
+
+Test(disk_model, cached_write_completes_at_link_time)
+{
+	struct disk_model m = cache_disk(MiB, 0);
+	struct disk_io_cost c;
+
+	cr_assert_eq(disk_link_ns(&m, 64 * KiB), 312500);
+	/* Idle drive: the bytes cross the link, the head does not move. */
+	cr_assert_eq(disk_model_submit(&m, 1000, 512 * MiB, 64 * KiB, DISK_WRITE, &c), 313500);
+	cr_assert(c.cache_hit);
+	cr_assert_eq(c.start_ns, 1000);
+	cr_assert_eq(c.cache_wait_ns, 0);
+	cr_assert_eq(c.seek_ns + c.rotation_ns + c.destage_ns, 0);
+	cr_assert_eq(c.transfer_ns, 312500);
+	cr_assert_eq(m.head_pos, 0);
+	cr_assert_eq(m.busy_until_ns, 0);
+	cr_assert_eq(m.dirty_bytes, 64 * KiB);
+	/* A second write submitted at the same time waits for the link. */
+	cr_assert_eq(disk_model_submit(&m, 1000, 256 * MiB, 64 * KiB, DISK_WRITE, &c), 626000);
+	cr_assert_eq(c.start_ns, 313500);
+	/* Adjacent and overlapping writes merge into one dirty range. */
+	disk_model_submit(&m, 1000000, 256 * MiB + 64 * KiB, 64 * KiB, DISK_WRITE, &c);
+	disk_model_submit(&m, 2000000, 256 * MiB + 96 * KiB, 64 * KiB, DISK_WRITE, &c);
+	cr_assert_eq(m.ndirty, 2);
+	cr_assert_eq(m.dirty_bytes, 64 * KiB + 160 * KiB);
+	cr_assert_eq(m.dirty[0].off, 256 * MiB);
+	cr_assert_eq(m.dirty[0].end, 256 * MiB + 160 * KiB);
+	disk_model_release(&m);
+}
+
+Test(disk_model, full_cache_write_waits_for_destage)
+{
+	struct disk_model m = cache_disk(128 * KiB, 0);
+	struct disk_io_cost c;
+
+	/* Two writes fill the 128 KiB cache (no time passes: no idle destage). */
+	cr_assert_eq(disk_model_submit(&m, 0, MiB, 64 * KiB, DISK_WRITE, &c), 312500);
+	cr_assert_eq(disk_model_submit(&m, 0, 2 * MiB, 64 * KiB, DISK_WRITE, &c), 625000);
+	cr_assert_eq(m.dirty_bytes, 128 * KiB);
+	/*
+	 * The third needs 64 KiB of room: the head destages [1M, +64K) first
+	 * (C-SCAN from the head at 0), 1 MiB away: 1 + 5 + 0.625 ms, done at
+	 * 6,625,000; the bytes then cross the link: 6,937,500.
+	 */
+	cr_assert_eq(disk_model_submit(&m, 0, 3 * MiB, 64 * KiB, DISK_WRITE, &c), 6937500);
+	cr_assert_eq(c.start_ns, 625000);
+	cr_assert_eq(c.cache_wait_ns, 6000000);
+	cr_assert_eq(c.destage_ns, 6625000);
+	cr_assert_eq(c.transfer_ns, 312500);
+	cr_assert_eq(m.head_pos, MiB + 64 * KiB);
+	cr_assert_eq(m.busy_until_ns, 6625000);
+	cr_assert_eq(m.dirty_bytes, 128 * KiB);
+	cr_assert_eq(m.dirty[0].off, 2 * MiB);
+	/* Rewriting dirty bytes needs no room: no wait. */
+	cr_assert_eq(disk_model_submit(&m, 7000000, 2 * MiB, 64 * KiB, DISK_WRITE, &c), 7312500);
+	cr_assert_eq(c.cache_wait_ns, 0);
+	disk_model_release(&m);
+}
+
+Test(disk_model, flush_waits_for_all_dirty_data)
+{
+	struct disk_model m = cache_disk(MiB, 0);
+	struct disk_io_cost c;
+
+	/* Below the high water mark (512 KiB): nothing is destaged while idle. */
+	disk_model_submit(&m, 0, 2 * MiB, 64 * KiB, DISK_WRITE, &c);
+	disk_model_submit(&m, 0, MiB, 64 * KiB, DISK_WRITE, &c);
+	/*
+	 * Flush at 1 ms: C-SCAN from the head at 0 takes 1M first (1 MiB away:
+	 * 6,625,000, done at 7,625,000), then 2M (960 KiB on: 6,625,000 more).
+	 */
+	cr_assert_eq(disk_model_flush(&m, 1000000, &c), 14250000);
+	cr_assert_eq(c.destage_ns, 13250000);
+	cr_assert_eq(m.dirty_bytes, 0);
+	cr_assert_eq(m.head_pos, 2 * MiB + 64 * KiB);
+	/* Nothing dirty: a flush completes at once. */
+	cr_assert_eq(disk_model_flush(&m, 20000000, &c), 20000000);
+	cr_assert_eq(c.destage_ns, 0);
+	/*
+	 * C-SCAN wraps: with the head at 2M+64K, 3M comes before 1M, then
+	 * the head goes back to 1M (a seek of 2 MiB + 64 KiB on the curve).
+	 */
+	disk_model_submit(&m, 30000000, MiB, 64 * KiB, DISK_WRITE, &c);
+	disk_model_submit(&m, 30000000, 3 * MiB, 64 * KiB, DISK_WRITE, &c);
+	uint64_t back = disk_seek_ns(&m, 2 * MiB + 64 * KiB);
+	cr_assert_eq(disk_model_flush(&m, 31000000, &c),
+		     31000000 + 6625000 + back + 5000000 + 625000);
+	cr_assert_eq(m.head_pos, MiB + 64 * KiB);
+	disk_model_release(&m);
+}
+
+Test(disk_model, read_of_dirty_data_costs_no_media_time)
+{
+	struct disk_model m = cache_disk(MiB, 0);
+	struct disk_io_cost c;
+
+	disk_model_submit(&m, 0, MiB, 64 * KiB, DISK_WRITE, &c);
+	cr_assert_eq(disk_model_submit(&m, 1000000, MiB, 64 * KiB, DISK_READ, &c), 1312500);
+	cr_assert(c.cache_hit);
+	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
+	cr_assert_eq(c.transfer_ns, 312500);
+	cr_assert_eq(m.head_pos, 0);
+	cr_assert_eq(m.busy_until_ns, 0);
+	/* Part of it dirty: the media (1 MiB - 4 KiB away: 1 + 5 + 0.625 ms). */
+	cr_assert_eq(disk_model_submit(&m, 2000000, MiB - 4 * KiB, 64 * KiB, DISK_READ, &c),
+		     8625000);
+	cr_assert(!c.cache_hit);
+	cr_assert_eq(c.seek_ns, 1000000);
+	cr_assert_eq(m.head_pos, MiB + 60 * KiB);
+	disk_model_release(&m);
+}
+
+Test(disk_model, idle_destage_between_water_marks)
+{
+	struct disk_model m = cache_disk(256 * KiB, 0);
+	struct disk_io_cost c;
+
+	/* Four 32 KiB writes: 128 KiB dirty, the high water mark. */
+	for (uint64_t i = 1; i <= 4; i++)
+		disk_model_submit(&m, 0, i * MiB, 32 * KiB, DISK_WRITE, &c);
+	cr_assert_eq(m.dirty_bytes, 128 * KiB);
+	/*
+	 * A read at 100 ms: the idle head has destaged 1M (1 + 5 + 0.3125
+	 * ms) and 2M (1 MiB - 32 KiB on: the same), down to the low water
+	 * mark of 64 KiB, and stopped; the read then goes to 512 MiB.
+	 */
+	disk_model_submit(&m, 100000000, 512 * MiB, 4 * KiB, DISK_READ, &c);
+	cr_assert_eq(c.destage_ns, 12625000);
+	cr_assert_eq(m.dirty_bytes, 64 * KiB);
+	cr_assert_eq(m.ndirty, 2);
+	cr_assert_eq(m.dirty[0].off, 3 * MiB);
+	cr_assert_eq(c.start_ns, 100000000);
+	cr_assert_eq(c.seek_ns, disk_seek_ns(&m, 510 * MiB - 32 * KiB));
+	/* Below the high mark, more idle time destages nothing. */
+	disk_model_submit(&m, 500000000, 512 * MiB + 4 * KiB, 4 * KiB, DISK_READ, &c);
+	cr_assert_eq(c.destage_ns, 0);
+	cr_assert_eq(m.dirty_bytes, 64 * KiB);
+	disk_model_release(&m);
+}
+
+/* The head cannot destage bytes before they reached the cache, however long it was idle. */
+Test(disk_model, idle_destage_starts_when_the_high_mark_is_reached)
+{
+	struct disk_model m = cache_disk(256 * KiB, 0);
+	struct disk_io_cost c;
+	const uint64_t t0 = 1000000000; /* the head has been idle for 1 s */
+
+	for (uint64_t i = 1; i <= 4; i++)
+		disk_model_submit(&m, t0, i * MiB, 32 * KiB, DISK_WRITE, &c);
+	/* The fourth reached the high mark at t0 + 4 * 156,250 = t0 + 625,000. */
+	cr_assert_eq(c.complete_ns, t0 + 625000);
+	cr_assert_eq(m.destage_from_ns, t0 + 625000);
+	/*
+	 * A read at t0 + 10 ms: the first destage ran from t0 + 625,000 to
+	 * t0 + 6,937,500, the second began before the read came and ends at
+	 * t0 + 13,250,000, when the read starts.
+	 */
+	disk_model_submit(&m, t0 + 10000000, 512 * MiB, 4 * KiB, DISK_READ, &c);
+	cr_assert_eq(c.destage_ns, 12625000);
+	cr_assert_eq(c.start_ns, t0 + 13250000);
+	disk_model_release(&m);
+}
+
+Test(disk_model, cached_write_keeps_the_read_stream)
+{
+	struct disk_model m = cache_disk(MiB, 4);
+	struct disk_io_cost c;
+
+	/* 64 KiB read at 0: 625,000; window to 64K + 256K. */
+	cr_assert_eq(disk_model_submit(&m, 0, 0, 64 * KiB, DISK_READ, &c), 625000);
+	/* A write behind the head goes to the cache: 8 KiB cross the link in 39,062.5 -> 39,063. */
+	cr_assert_eq(disk_model_submit(&m, 700000, 0, 8 * KiB, DISK_WRITE, &c), 739063);
+	cr_assert_eq(m.prefetch_end, 320 * KiB);
+	/* The next read is still on the stream: 625,000 + 625,000. */
+	cr_assert_eq(disk_model_submit(&m, 800000, 64 * KiB, 64 * KiB, DISK_READ, &c), 1250000);
+	cr_assert_eq(c.seek_ns + c.rotation_ns, 0);
+	disk_model_release(&m);
+}
+
+Test(disk_model, fua_and_long_writes_bypass_the_cache)
+{
+	struct disk_model m = cache_disk(256 * KiB, 0);
+	struct disk_io_cost c;
+
+	/* 64 KiB dirty, under the high water mark of 128 KiB. */
+	disk_model_submit(&m, 0, MiB, 64 * KiB, DISK_WRITE, &c);
+	/*
+	 * The metadata write of an allocation: one 4 KiB block at 0 with FUA,
+	 * to the media as with the cache off: the head is at 0 already, so
+	 * 4096e9 / (100 * 2^20) = 39,062.5 -> 39,063 of transfer.
+	 */
+	cr_assert_eq(disk_model_submit(&m, 1000000, 0, 4 * KiB, DISK_WRITE_FUA, &c), 1039063);
+	cr_assert(!c.cache_hit);
+	cr_assert_eq(m.head_pos, 4 * KiB);
+	/* A FUA write into a dirty range replaces those bytes: the range splits. */
+	uint64_t seek = disk_seek_ns(&m, MiB);
+	cr_assert_eq(disk_model_submit(&m, 2000000, MiB + 4 * KiB, 4 * KiB, DISK_WRITE_FUA, &c),
+		     2000000 + seek + 5000000 + 39063);
+	cr_assert_eq(m.ndirty, 2);
+	cr_assert_eq(m.dirty_bytes, 60 * KiB);
+	/* Longer than the cache: to the media (512 KiB: 5,000,000 of transfer). */
+	uint64_t t = c.complete_ns;
+	disk_model_submit(&m, t, MiB + 8 * KiB, 512 * KiB, DISK_WRITE, &c);
+	cr_assert(!c.cache_hit);
+	cr_assert_eq(c.complete_ns, t + 5000000);
+	/* It replaced the dirty bytes after the FUA block; those before it stay. */
+	cr_assert_eq(m.ndirty, 1);
+	cr_assert_eq(m.dirty_bytes, 4 * KiB);
+	disk_model_release(&m);
+}
+
+Test(disk_model, cache_off_is_the_media_model)
+{
+	struct disk_params p = params(6000, 1.0, 8.5, 18, 100, 100, 3 * GiB, ROTATION_AVERAGE);
+	struct disk_model m;
+	struct disk_io_cost c;
+
+	p.write_cache = false;
+	p.cache_size = MiB;
+	p.interface_mib_s = 200;
+	cr_assert_eq(disk_model_init(&m, &p, 3 * GiB), 0);
+	/* The write of cached_write_completes_at_link_time pays the media. */
+	cr_assert_eq(disk_model_submit(&m, 0, MiB, 64 * KiB, DISK_WRITE, &c), 6625000);
+	cr_assert(!c.cache_hit);
+	cr_assert_eq(m.dirty_bytes, 0);
+	/* And a flush has nothing to wait for. */
+	cr_assert_eq(disk_model_flush(&m, 7000000, &c), 7000000);
+	cr_assert_eq(c.destage_ns, 0);
+	disk_model_release(&m);
+}
+
+Test(disk_model, write_cache_errors)
+{
+	struct disk_params p = params(6000, 1.0, 8.5, 18, 100, 100, GiB, ROTATION_AVERAGE);
+	struct disk_model m;
+
+	p.write_cache = true;
+	p.cache_size = 0;
+	p.interface_mib_s = 200;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p.cache_size = MiB;
+	p.interface_mib_s = 0;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p.interface_mib_s = 200;
+	p.metadata_io = true;
+	p.metadata_offset = GiB;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), -EINVAL);
+	p.metadata_io = false;
+	cr_assert_eq(disk_model_init(&m, &p, GiB), 0);
+}
+
 /* ---- parameters ---- */
 
 Test(disk_model, init_errors)
@@ -594,6 +869,11 @@ Test(disk_model, presets)
 	cr_assert_eq(c.disk.capacity, 0);
 	cr_assert_eq(c.disk.prefetch, 4);
 	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
+	cr_assert(c.disk.write_cache);
+	cr_assert_eq(c.disk.cache_size, 8 * MiB);
+	cr_assert_eq(c.disk.interface_mib_s, 286);
+	cr_assert(c.disk.metadata_io);
+	cr_assert_eq(c.disk.metadata_offset, 0);
 	cr_assert_eq(disk_model_init(&m, &c.disk, 10 * GiB), 0);
 	cr_assert_eq(m.capacity, 10 * GiB);
 	cr_assert_eq(m.track_bytes, 1310720);
@@ -622,6 +902,9 @@ Test(disk_model, presets)
 	cr_assert_eq(c.disk.transfer_outer_mib_s, 21);
 	cr_assert_eq(c.disk.transfer_inner_mib_s, 13.4);
 	cr_assert_eq(c.disk.capacity, 8 * GiB);
+	cr_assert(!c.disk.write_cache);
+	cr_assert_eq(c.disk.cache_size, 512 * KiB);
+	cr_assert_eq(c.disk.interface_mib_s, 9.5);
 	cr_assert_eq(c.disk.prefetch, 4);
 	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
 	/* A 1 GiB backing stands for the first GiB of the 8 GiB disk. */
@@ -691,7 +974,7 @@ Test(disk_model, registry_runs_the_hdd_model)
 	cr_assert_null(disk_model_find("none"));
 	cr_assert_eq(disk_model_at(0), &hdd_model);
 	cr_assert_null(disk_model_at(1));
-	cr_assert_eq(ops->nkeys, 9);
+	cr_assert_eq(ops->nkeys, 14); /* 9, and 5 of the write cache and metadata */
 	cr_assert_eq(ops->create(&p, 1 * GiB, &m), 0);
 	cr_assert_eq(disk_model_init(&direct, &p, 1 * GiB), 0);
 	/* The same I/Os cost the same through the table as through disk_model_submit(). */
@@ -729,4 +1012,22 @@ Test(disk_model, hdd_explains_a_refusal)
 	cr_assert_str_eq(why, "the [disk] parameters (rpm = 1e-12, transfer_mib_s = 150,150, "
 			      "prefetch = 0) give a revolution or a track the model cannot "
 			      "represent (from under one unit to 10^18 ns or bytes)");
+}
+
+/* A metadata_offset past the disk is refused, and the message names the key and what is allowed. */
+Test(disk_model, hdd_explains_a_metadata_offset_past_the_disk)
+{
+	struct disk_params p = params(7200, 1.0, 8.5, 18, 150, 150, GiB, ROTATION_PHASE);
+	void *m = NULL;
+	char why[256];
+
+	p.metadata_io = true;
+	p.metadata_offset = GiB;
+	cr_assert_eq(hdd_model.create(&p, GiB, &m), -EINVAL);
+	hdd_model.explain(&p, why, sizeof(why));
+	cr_assert_str_eq(why, "[disk] metadata_offset = 1073741824 is not below the disk's capacity "
+			      "(1073741824 bytes); allowed: 0 to capacity - 1, or metadata_io = false");
+	p.metadata_offset = GiB - 4096;
+	cr_assert_eq(hdd_model.create(&p, GiB, &m), 0);
+	hdd_model.destroy(m);
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bad input at mount time, table-driven: 45 malformed configuration files and
+# Bad input at mount time, table-driven: 48 malformed configuration files and
 # option sets, each refused with a non-zero exit and a message that names
 # the problem (the key, the value or the file), mounting nothing and
 # leaving the backing and its catalog byte for byte unchanged.
@@ -63,6 +63,9 @@ case_ max-below-extent "max_size" '[autoextend]\nmax_size = 4K\n'
 case_ seeks-out-of-order "seek" '[disk]\nmodel = hdd\nseek_avg_ms = 30\n'
 case_ zero-rpm "rpm" '[disk]\nmodel = hdd\nrpm = 0\n'
 case_ capacity-below-device "capacity" '[disk]\nmodel = hdd\ncapacity = 1M\n'
+case_ metadata-past-disk "metadata_offset = 1073741824 is not below the main disk's size \\(67108864 bytes\\); allowed: 0 to 67108863, or metadata_io = false" '[disk]\nmodel = hdd\nmetadata_offset = 1G\n'
+case_ zero-cache-size "cache_size" '[disk]\nmodel = hdd\ncache_size = 0\n'
+case_ bad-write-cache "write_cache.*sometimes" - "disk.write_cache=sometimes"
 case_ negative-prefetch "negative-prefetch.ini:3: \\[disk\\] prefetch = -1: must be >= 0" '[disk]\nmodel = hdd\nprefetch = -1\n'
 case_ bad-prefetch-max "prefetch_max.*lots" - "disk.prefetch_max=lots"
 # These two were refused with a wrong message about the capacity:

@@ -31,18 +31,18 @@ sfs_add_log "$out"
 cat "$out"
 assert_eq "$rc" 1 "exit status (two configurations could not run)"
 assert_eq "$(head -n 1 "$out")" \
-	"layout,layout.extent_size,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error" "CSV header"
+	"layout,layout.extent_size,read_size,runs,first_s,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error" "CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | paste -sd' ')" \
 	"contiguous,70K contiguous,140K my,70K my,140K missing,70K missing,140K bad,70K bad,140K" "rows"
 field() { awk -F, -v l="$1" -v e="$2" -v c="$3" '$1 == l && $2 == e { print $c }' "$out"; }
 for es in 70K 140K; do
-	assert_eq "$(field contiguous $es 11)" "" "contiguous $es: error"
-	assert_eq "$(field my $es 11)" "" "my $es: error"
-	assert_eq "$(field contiguous $es 10)" 1.00 "contiguous $es: vs_baseline"
-	assert_eq "$(field my $es 10)" "$(awk -v a="$(field my $es 6)" -v c="$(field contiguous $es 6)" 'BEGIN { printf "%.2f", a / c }')" \
+	assert_eq "$(field contiguous $es 12)" "" "contiguous $es: error"
+	assert_eq "$(field my $es 12)" "" "my $es: error"
+	assert_eq "$(field contiguous $es 11)" 1.00 "contiguous $es: vs_baseline"
+	assert_eq "$(field my $es 11)" "$(awk -v a="$(field my $es 7)" -v c="$(field contiguous $es 7)" 'BEGIN { printf "%.2f", a / c }')" \
 		"my $es: vs_baseline"
-	assert_eq "$(field missing $es 11)" "$T/missing.ini: no such file" "missing $es: error"
-	assert_eq "$(field bad $es 11)" "${msg//,/;}" "bad $es: error (the daemon's message)"
+	assert_eq "$(field missing $es 12)" "$T/missing.ini: no such file" "missing $es: error"
+	assert_eq "$(field bad $es 12)" "${msg//,/;}" "bad $es: error (the daemon's message)"
 	assert_eq "$(field bad $es 4)" "" "bad $es: runs"
 done
 grep -q "config 7/8 (bad layout.extent_size=70K) FAILED: " "$T/err" || fail "no FAILED progress line for bad.ini"

@@ -3,7 +3,7 @@
 # (it took 22 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/scan, the main job of README, at a tiny scale (2 read sizes, 2 runs,
 # CSV): it exits 0 and prints exactly the header
-# layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error and
+# layout,read_size,runs,first_s,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error and
 # one row per layout and read size; the dominant read size is the readahead
 # (kernel cache mode); min <= avg <= max; the fragmented layouts turn the
 # same scan into more device I/Os than the contiguous one; vs_baseline is
@@ -26,14 +26,14 @@ SCATTERFS_BUILD=$SFS_BUILD "$SCAN" --rows $ROWS --runs 2 --read-sizes 16K,96K --
 }
 sfs_add_log "$out"
 cat "$out"
-assert_eq "$(head -n 1 "$out")" "layout,read_size,runs,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error" "CSV header"
+assert_eq "$(head -n 1 "$out")" "layout,read_size,runs,first_s,min_s,avg_s,max_s,device_ios,dominant_read_size,vs_baseline,error" "CSV header"
 assert_eq "$(tail -n +2 "$out" | wc -l)" 8 "rows (4 layouts x 2 read sizes)"
 for layout in equi-fragmented random-fragmented contiguous single-extent; do
 	for rs in 16384 98304; do
 		row=$(awk -F, -v l="$layout" -v r="$rs" '$1 == l && $2 == r' "$out")
 		[[ -n $row ]] || fail "no row for $layout at $rs"
-		IFS=, read -r _ _ runs mn avg mx ios dom ratio err <<<"$row"
-		cavg=$(awk -F, -v r="$rs" '$1 == "contiguous" && $2 == r { print $5 }' "$out")
+		IFS=, read -r _ _ runs first mn avg mx ios dom ratio err <<<"$row"
+		cavg=$(awk -F, -v r="$rs" '$1 == "contiguous" && $2 == r { print $6 }' "$out")
 		assert_eq "$ratio" "$(awk -v a="$avg" -v c="$cavg" 'BEGIN { printf "%.2f", a / c }')" \
 			"$layout $rs: vs_baseline (avg_s over contiguous's)"
 		assert_eq "$err" "" "$layout $rs: error"
@@ -42,9 +42,10 @@ for layout in equi-fragmented random-fragmented contiguous single-extent; do
 		awk -v a="$mn" -v b="$avg" -v c="$mx" 'BEGIN { exit !(a <= b && b <= c) }' ||
 			fail "$layout $rs: min $mn avg $avg max $mx out of order"
 		[[ $ios =~ ^[1-9][0-9]*$ ]] || fail "$layout $rs: device_ios '$ios'"
+		[[ $first =~ ^[0-9]+\.[0-9]{3}$ ]] || fail "$layout $rs: first_s '$first'"
 	done
 done
-ios() { awk -F, -v l="$1" -v r="$2" '$1 == l && $2 == r { print $7 }' "$out"; }
+ios() { awk -F, -v l="$1" -v r="$2" '$1 == l && $2 == r { print $8 }' "$out"; }
 for rs in 16384 98304; do
 	(($(ios equi-fragmented $rs) > $(ios contiguous $rs))) ||
 		fail "at $rs the equi-fragmented scan did not take more device I/Os than the contiguous one"
