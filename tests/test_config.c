@@ -1963,7 +1963,8 @@ Test(config, device_errors_exact_messages)
 	device_error("[device \"wal\"]\nbacking = w.img\npoll_us = 0\n",
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
 		     "block_size, direct, model, rpm, seek_track_ms, seek_avg_ms, seek_full_ms, "
-		     "transfer_mib_s, capacity, rotation, prefetch, prefetch_max");
+		     "transfer_mib_s, capacity, rotation, prefetch, prefetch_max, write_cache, "
+		     "cache_size, interface_mib_s, metadata_io, metadata_offset");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",
