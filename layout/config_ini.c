@@ -130,6 +130,26 @@ static const char *state_add_file(struct config_state *st, const char *path, con
 	return copy;
 }
 
+/*
+ * Doubles (from @first) the capacity *@cap of two arrays kept side by side,
+ * *@a of @asize-byte items and *@b of @bsize-byte ones.  0 or -ENOMEM (both
+ * arrays still valid, *@cap unchanged).
+ */
+static int grow_pair(void **a, size_t asize, void **b, size_t bsize, size_t *cap, size_t first)
+{
+	size_t n = *cap ? 2 * *cap : first;
+	void *na = realloc(*a, n * asize);
+	if (!na)
+		return -ENOMEM;
+	*a = na;
+	void *nb = realloc(*b, n * bsize);
+	if (!nb)
+		return -ENOMEM;
+	*b = nb;
+	*cap = n;
+	return 0;
+}
+
 long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, const char *file)
 {
 	struct config_state *st = config_state_get(c);
@@ -138,20 +158,10 @@ long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, cons
 
 	if (!st)
 		return -ENOMEM;
-	if (c->nrules == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 8;
-		struct file_rule *nr = realloc(c->rules, cap * sizeof(*nr));
-		struct rule_state *ns;
-
-		if (!nr)
-			return -ENOMEM;
-		c->rules = nr;
-		ns = realloc(st->rules, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		st->rules = ns;
-		st->cap = cap;
-	}
+	if (c->nrules == st->cap &&
+	    grow_pair((void **)&c->rules, sizeof(*c->rules), (void **)&st->rules,
+		      sizeof(*st->rules), &st->cap, 8))
+		return -ENOMEM;
 	copy = strdup(glob);
 	if (!copy)
 		return -ENOMEM;
@@ -172,20 +182,10 @@ long config_add_device(struct sfs_config *c, const char *name, unsigned line, co
 
 	if (!st)
 		return -ENOMEM;
-	if (c->ndevices == st->devcap) {
-		size_t cap = st->devcap ? 2 * st->devcap : 4;
-		struct device_conf *nd = realloc(c->devices, cap * sizeof(*nd));
-		struct device_state *ns;
-
-		if (!nd)
-			return -ENOMEM;
-		c->devices = nd;
-		ns = realloc(st->devices, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		st->devices = ns;
-		st->devcap = cap;
-	}
+	if (c->ndevices == st->devcap &&
+	    grow_pair((void **)&c->devices, sizeof(*c->devices), (void **)&st->devices,
+		      sizeof(*st->devices), &st->devcap, 4))
+		return -ENOMEM;
 	/* The built-in values, not main's: each device is described by its own section. */
 	config_init(&builtin);
 	d = &c->devices[c->ndevices];

@@ -256,22 +256,30 @@ static uint64_t dirty_overlap(const struct disk_model *m, uint64_t off, uint64_t
 	return n;
 }
 
+/* Makes room for one range at index @i of the dirty ranges (moving the rest up).  0 or -ENOMEM. */
+static int dirty_open_slot(struct disk_model *m, size_t i)
+{
+	if (m->ndirty == m->capdirty) {
+		size_t cap = m->capdirty ? 2 * m->capdirty : 16;
+		struct disk_range *v = realloc(m->dirty, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->dirty = v;
+		m->capdirty = cap;
+	}
+	memmove(&m->dirty[i + 1], &m->dirty[i], (m->ndirty - i) * sizeof(m->dirty[0]));
+	m->ndirty++;
+	return 0;
+}
+
 /* Drops [off, end) from the dirty ranges (it may split one: hence -ENOMEM). */
 static int dirty_remove(struct disk_model *m, uint64_t off, uint64_t end)
 {
 	size_t i = dirty_first_after(m, off);
 	if (i < m->ndirty && m->dirty[i].off < off && m->dirty[i].end > end) {
 		/* Strictly inside one range: split it in two. */
-		if (m->ndirty == m->capdirty) {
-			size_t cap = m->capdirty ? 2 * m->capdirty : 16;
-			struct disk_range *v = realloc(m->dirty, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			m->dirty = v;
-			m->capdirty = cap;
-		}
-		memmove(&m->dirty[i + 1], &m->dirty[i], (m->ndirty - i) * sizeof(m->dirty[0]));
-		m->ndirty++;
+		if (dirty_open_slot(m, i))
+			return -ENOMEM;
 		m->dirty[i].end = off;
 		m->dirty[i + 1].off = end;
 		m->dirty_bytes -= end - off;
@@ -315,16 +323,8 @@ static int dirty_add(struct disk_model *m, uint64_t off, uint64_t end)
 		j++;
 	}
 	if (j == i) {
-		if (m->ndirty == m->capdirty) {
-			size_t cap = m->capdirty ? 2 * m->capdirty : 16;
-			struct disk_range *v = realloc(m->dirty, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			m->dirty = v;
-			m->capdirty = cap;
-		}
-		memmove(&m->dirty[i + 1], &m->dirty[i], (m->ndirty - i) * sizeof(m->dirty[0]));
-		m->ndirty++;
+		if (dirty_open_slot(m, i))
+			return -ENOMEM;
 	} else if (j > i + 1) {
 		memmove(&m->dirty[i + 1], &m->dirty[j], (m->ndirty - j) * sizeof(m->dirty[0]));
 		m->ndirty -= j - i - 1;

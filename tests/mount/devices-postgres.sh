@@ -39,82 +39,8 @@ EOF
 opts="allow_other,config=$SFS_ROOT/conf/postgres.ini,config=$T/wal.ini,log=$L"
 
 sfs_pg_setup 54341
-psql_val() { "$PGBIN/psql" -h "$S" -p "$PORT" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-
-pm_pid=
-writer_pid=
-bench_pid=
-# shellcheck disable=SC2016 # expanded when the hook runs
-sfs_on_exit 'for p in $writer_pid $bench_pid; do kill -9 $p; done; [[ -n $pm_pid ]] && kill -9 $pm_pid'
-
-pg_start() {
-	sfs_pg_start "$D" "$1"
-	pm_pid=$(head -n 1 "$D/postmaster.pid")
-}
-
-pg_stop() {
-	local out
-	out=$(as_pg "$PGBIN/pg_ctl" -D "$D" -w -t 120 -m fast stop 2>&1) || fail "$1: pg_ctl stop: $out"
-	pm_pid=
-}
-
-# pg_kill - the postmaster and its children after the daemon died: SIGQUIT, then SIGKILL.
-pg_kill() {
-	local kids p t
-	[[ -n $pm_pid ]] || return 0
-	kids=$(ps -o pid= --ppid "$pm_pid" || true)
-	kill -QUIT "$pm_pid" 2>/dev/null || true
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$pm_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$pm_pid" 2>/dev/null || true
-	for p in $kids; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-	done
-	pm_pid=
-}
-
-# One session, one INSERT per transaction; an id is acknowledged once its RETURNING line is back.
-cat >"$T/writer.sh" <<EOF
-#!/bin/bash
-n=\$("$PGBIN/psql" -h "$S" -p "$PORT" -U postgres -d postgres -XAtq -c 'SELECT coalesce(max(id), 0) FROM acked') || exit 2
-coproc P { exec "$PGBIN/psql" -h "$S" -p "$PORT" -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1 2>&1; }
-echo "SET synchronous_commit = on;" >&\${P[1]}
-while :; do
-	n=\$((n + 1))
-	echo "INSERT INTO acked VALUES (\$n, repeat(md5(\$n::text), 1 + \$n % 16)) RETURNING id;" >&\${P[1]} || break
-	IFS= read -r -t 60 line <&\${P[0]} || { echo "writer: no answer for id \$n"; exit 3; }
-	[[ \$line == "\$n" ]] || { echo "writer: id \$n: \$line"; exit 3; }
-	echo \$n >>"$T/ack"
-done
-EOF
-
-# check_db PHASE - every acknowledged id is there, payloads intact, pgbench balances agree
-check_db() {
-	local ack=0 out cnt mx bad a b t h
-	[[ -s $T/ack ]] && ack=$(tail -n 1 "$T/ack")
-	out=$(psql_val 'SELECT count(*), coalesce(max(id), 0),
-		count(*) FILTER (WHERE pad IS DISTINCT FROM repeat(md5(id::text), 1 + (id % 16)::int)) FROM acked') ||
-		fail "$1: querying acked: $out"
-	IFS='|' read -r cnt mx bad <<<"$out"
-	((mx >= ack)) || fail "$1: acknowledged inserts lost: max(id) = $mx, last acknowledged id = $ack"
-	((mx <= ack + 1)) || fail "$1: max(id) = $mx but only $ack were acknowledged (at most one in flight)"
-	assert_eq "$cnt" "$mx" "$1: count(*) of acked (ids 1..max(id) without gaps)"
-	assert_eq "$bad" 0 "$1: rows of acked whose payload differs from what was inserted"
-	((mx > ack)) && echo "$mx" >>"$T/ack"
-	out=$(psql_val 'SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(bbalance) FROM pgbench_branches),
-		(SELECT sum(tbalance) FROM pgbench_tellers), (SELECT coalesce(sum(delta), 0) FROM pgbench_history)') ||
-		fail "$1: querying the pgbench tables: $out"
-	IFS='|' read -r a b t h <<<"$out"
-	[[ $a == "$b" && $a == "$t" && $a == "$h" ]] ||
-		fail "$1: pgbench balances disagree: accounts $a, branches $b, tellers $t, history $h"
-	note "$1: $cnt rows acknowledged and there; pgbench balances $a"
-}
+# shellcheck source=SCRIPTDIR/../pg_crash.sh
+. "$SFS_ROOT/tests/pg_crash.sh"
 
 # check_dev_space PHASE - each device's used_bytes (stats, read first: it
 # flushes) against its extents and gaps in the catalog; read again each
