@@ -275,6 +275,8 @@ static int dirty_open_slot(struct disk_model *m, size_t i)
 /* Drops [off, end) from the dirty ranges (it may split one: hence -ENOMEM). */
 static int dirty_remove(struct disk_model *m, uint64_t off, uint64_t end)
 {
+	if (m->ndirty == 0)
+		return 0; /* nothing dirty: m->dirty may be NULL, which memmove() must not see */
 	size_t i = dirty_first_after(m, off);
 	if (i < m->ndirty && m->dirty[i].off < off && m->dirty[i].end > end) {
 		/* Strictly inside one range: split it in two. */

@@ -717,6 +717,25 @@ Test(disk_model, cached_write_keeps_the_read_stream)
 	disk_model_release(&m);
 }
 
+Test(disk_model, fua_write_with_nothing_dirty)
+{
+	/*
+	 * The first allocation's metadata write on an idle drive with the
+	 * cache on and nothing ever written: to the media, and the empty dirty
+	 * list (never allocated) stays empty (UBSan saw a memmove of its NULL
+	 * vector here).  Head at 0: 4096e9 / (100 * 2^20) = 39,062.5 -> 39,063.
+	 */
+	struct disk_model m = cache_disk(256 * KiB, 0);
+	struct disk_io_cost c;
+
+	cr_assert_null(m.dirty);
+	cr_assert_eq(disk_model_submit(&m, 1000000, 0, 4 * KiB, DISK_WRITE_FUA, &c), 1039063);
+	cr_assert(!c.cache_hit);
+	cr_assert_eq(m.ndirty, 0);
+	cr_assert_eq(m.dirty_bytes, 0);
+	disk_model_release(&m);
+}
+
 Test(disk_model, fua_and_long_writes_bypass_the_cache)
 {
 	struct disk_model m = cache_disk(256 * KiB, 0);
