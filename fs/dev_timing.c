@@ -177,8 +177,9 @@ struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
 		free(t);
 		return NULL;
 	}
+	/* create() refused a metadata_offset at or past the capacity. */
 	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
-	t->metadata_io = disk->metadata_io && disk->metadata_offset < capacity;
+	t->metadata_io = disk->metadata_io;
 	t->metadata_offset = disk->metadata_offset;
 	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;
 	pthread_mutex_init(&t->lock, NULL);

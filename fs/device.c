@@ -75,6 +75,7 @@ int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t p
 		int rc;
 		struct dev_layer *t = dev_timing_create(d, top, disk, &rc);
 		if (!t) {
+			uint64_t cap = disk->capacity ? disk->capacity : d->size;
 			free(base);
 			if (rc == -ENOMEM)
 				snprintf(err, errlen, "device %s: out of memory", d->name);
@@ -85,14 +86,12 @@ int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t p
 					 "emulated disk",
 					 (unsigned long long)disk->capacity,
 					 (unsigned long long)d->size);
-			else if (disk->metadata_io &&
-				 disk->metadata_offset >= (disk->capacity ? disk->capacity : d->size))
+			else if (disk->metadata_io && disk->metadata_offset >= cap)
 				snprintf(err, errlen,
 					 "[disk] metadata_offset = %llu is not below the %s disk's size "
 					 "(%llu bytes); allowed: 0 to %llu, or metadata_io = false",
 					 (unsigned long long)disk->metadata_offset, d->name,
-					 (unsigned long long)(disk->capacity ? disk->capacity : d->size),
-					 (unsigned long long)((disk->capacity ? disk->capacity : d->size) - 1));
+					 (unsigned long long)cap, (unsigned long long)(cap - 1));
 			else if (disk->model->explain)
 				disk->model->explain(disk, err, errlen);
 			else

@@ -139,7 +139,7 @@ int inode_flush(struct sfs *fs, struct inode *in)
 int inode_flush_extents(struct sfs *fs, struct inode *in)
 {
 	int err = 0;
-	if (in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty)) {
+	if (inode_extents_dirty(in)) {
 		err = catalog_store_extents(fs->cat, in->ino, &in->map, in->dirty_from,
 					    in->gaps_dirty ? &in->gaps : NULL);
 		if (!err) {
@@ -219,11 +219,11 @@ int sfs_sync(struct sfs *fs, struct inode *held)
 	return 0;
 }
 
-int sfs_flush_devices(struct sfs *fs, struct dev_req *r)
+int sfs_flush_devices(struct sfs *fs, struct device *mine, struct dev_req *r)
 {
 	int err = 0;
 	for (unsigned i = 0; i < fs->ndev; i++) {
-		int e = dev_flush(fs->dev[i], r);
+		int e = dev_flush(fs->dev[i], fs->dev[i] == mine ? r : NULL);
 		if (e && !err)
 			err = e;
 	}
@@ -255,7 +255,7 @@ static void *syncer_main(void *p)
 			break;
 		pthread_mutex_unlock(&fs->syncer_lock);
 		/* Data first, then the catalog that points at it. */
-		if (sfs_flush_devices(fs, NULL) == 0)
+		if (sfs_flush_devices(fs, NULL, NULL) == 0)
 			sfs_sync(fs, NULL);
 		pthread_mutex_lock(&fs->syncer_lock);
 	}

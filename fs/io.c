@@ -588,23 +588,6 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	return err;
 }
 
-/*
- * Flushes every device: the catalog sync that follows makes other files'
- * new extents durable too.  Only the file's own device's flush is the
- * request's (its modelled time and the log).
- */
-static int fsync_devices(struct sfs *fs, struct inode *in, struct dev_req *r)
-{
-	struct device *mine = inode_device(fs, in);
-	int err = dev_flush(mine, r);
-	for (unsigned i = 0; i < fs->ndev; i++) {
-		int e = fs->dev[i] == mine ? 0 : dev_flush(fs->dev[i], NULL);
-		if (e && !err)
-			err = e;
-	}
-	return err;
-}
-
 int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 {
 	struct dev_req r;
@@ -612,12 +595,12 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 	uint64_t ts = now_us(fs);
 	int err;
 	inode_wrlock(in);
-	bool extents = in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty);
-	bool commit = extents || (datasync ? in->attr.size != in->stored_size : in->attr_dirty);
+	bool commit = inode_extents_dirty(in) ||
+		      (datasync ? in->attr.size != in->stored_size : in->attr_dirty);
 	if (commit) {
 		/* Data and zero-fill first, then the catalog that points at them,
 		 * under the lock: no write may add extents in between. */
-		err = fsync_devices(fs, in, &r);
+		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
 		if (!err)
 			err = datasync && in->attr.size == in->stored_size ? inode_flush_extents(fs, in)
 									   : inode_flush(fs, in);
@@ -634,7 +617,7 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 		 */
 		uint64_t seq = datasync ? in->data_seq : UINT64_MAX;
 		pthread_rwlock_unlock(&in->lock);
-		err = fsync_devices(fs, in, &r);
+		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
 		if (!err)
 			err = catalog_sync_upto(fs->cat, seq);
 		pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */

@@ -179,10 +179,17 @@ void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_pa
 void sfs_defer_free(struct device *d, uint64_t off, uint64_t len);
 /**
  * sfs_flush_devices() - flushes every device (dev_flush()), so that data
- * and zero-fill are durable before the catalog that points at them.
- * @return 0, or the first -errno.
+ * and zero-fill are durable before the catalog that points at them (a
+ * catalog sync makes every file's new extents durable, not one file's).
+ * Only @mine's flush is @r's (its modelled time and the log); @mine and
+ * @r may be NULL.  @return 0, or the first -errno.
  */
-int sfs_flush_devices(struct sfs *fs, struct dev_req *r);
+int sfs_flush_devices(struct sfs *fs, struct device *mine, struct dev_req *r);
+/** inode_extents_dirty() - whether @in has extents or gaps the catalog does not hold yet. */
+static inline bool inode_extents_dirty(const struct inode *in)
+{
+	return in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty);
+}
 /**
  * sfs_space() - bytes of all devices, and of them free for files (space
  * waiting for a durable catalog counts as free, as it is for statfs).

@@ -635,11 +635,37 @@ static int device_preset(struct parse_ctx *x, struct device_conf *d, struct devi
 }
 
 /* One key of a [device "NAME"] section: backing, preset, or a [device] or [disk] key. */
+/*
+ * The key @name of section @sec (labelled @label in messages) on the
+ * current line: its index, marked as written in this section, or
+ * config_nkeys() after failing the parse (unknown, or written twice).
+ */
+static unsigned claim_key(struct parse_ctx *x, enum section sec, const char *label,
+			  const char *name)
+{
+	char list[600];
+	unsigned k = config_find_key(sec, name);
+
+	if (k == config_nkeys()) {
+		config_allowed_keys(sec, list, sizeof(list));
+		parse_fail(x, "%s unknown key '%s'; allowed: %s", label, name, list);
+		return k;
+	}
+	if (x->sec_keys & BIT(k)) {
+		parse_fail(x, "%s duplicated key '%s' (first at line %u)", label, name,
+			   x->key_line[k]);
+		return config_nkeys();
+	}
+	x->sec_keys |= BIT(k);
+	x->key_line[k] = x->line;
+	return k;
+}
+
 static int device_key(struct parse_ctx *x, const char *label, const char *name, const char *value)
 {
 	struct device_conf *d = &x->c->devices[x->device];
 	struct device_state *ds = &x->st->devices[x->device];
-	char why[256], list[600];
+	char why[256];
 	unsigned k;
 	int rc;
 
@@ -683,19 +709,9 @@ static int device_key(struct parse_ctx *x, const char *label, const char *name, 
 		}
 		return device_preset(x, d, ds, label, value);
 	}
-	k = config_find_key(SEC_NAMED_DEVICE, name);
-	if (k == config_nkeys()) {
-		config_allowed_keys(SEC_NAMED_DEVICE, list, sizeof(list));
-		parse_fail(x, "%s unknown key '%s'; allowed: %s", label, name, list);
+	k = claim_key(x, SEC_NAMED_DEVICE, label, name);
+	if (k == config_nkeys())
 		return 0;
-	}
-	if (x->sec_keys & BIT(k)) {
-		parse_fail(x, "%s duplicated key '%s' (first at line %u)", label, name,
-			   x->key_line[k]);
-		return 0;
-	}
-	x->sec_keys |= BIT(k);
-	x->key_line[k] = x->line;
 	rc = config_parse_value(k, (char *)d + config_key(k)->dev_offset, value, ',', why,
 				sizeof(why));
 	if (rc == -ENOMEM) {
@@ -719,7 +735,7 @@ static int handler(void *user, const char *inih_section, const char *name, const
 	const char *glob = x->sec == SEC_FILE		? x->c->rules[x->rule].glob
 			   : x->sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].name
 							: NULL;
-	char label[300], why[256], list[300];
+	char label[300], why[256];
 	unsigned k;
 	int rc;
 
@@ -742,19 +758,9 @@ static int handler(void *user, const char *inih_section, const char *name, const
 	config_section_label(x->sec, glob, label, sizeof(label));
 	if (x->sec == SEC_NAMED_DEVICE)
 		return device_key(x, label, name, value);
-	k = config_find_key(x->sec, name);
-	if (k == config_nkeys()) {
-		config_allowed_keys(x->sec, list, sizeof(list));
-		parse_fail(x, "%s unknown key '%s'; allowed: %s", label, name, list);
+	k = claim_key(x, x->sec, label, name);
+	if (k == config_nkeys())
 		return 0;
-	}
-	if (x->sec_keys & BIT(k)) {
-		parse_fail(x, "%s duplicated key '%s' (first at line %u)", label, name,
-			   x->key_line[k]);
-		return 0;
-	}
-	x->sec_keys |= BIT(k);
-	x->key_line[k] = x->line;
 	rc = config_apply_value(x->c,
 				x->sec == SEC_FILE ? &x->c->rules[x->rule].params : &x->c->defaults,
 				k, value, ',', why, sizeof(why));

@@ -5,6 +5,9 @@
 #   psql_val SQL           one query's result (rows |-separated)
 #   pg_start PHASE / pg_stop PHASE / pg_kill
 #                          the server, its postmaster's pid in pm_pid
+#   crash_daemon           kill -9 of the daemon of mount $M (its pid left
+#                          in dpid), then pg_kill, then the writer and
+#                          pgbench (writer_pid, bench_pid) reaped
 #   $T/writer.sh           the client that inserts one row per transaction
 #                          into acked and appends each acknowledged id to
 #                          $T/ack (a CHECKPOINT every PG_CHECKPOINT_EVERY
@@ -54,6 +57,26 @@ pg_kill() {
 		kill -9 "$p" 2>/dev/null || true
 	done
 	pm_pid=
+}
+
+# crash_daemon - the file system dies under PostgreSQL: kill -9 of M's
+# daemon (pid in dpid), then what is left of PostgreSQL and the clients.
+crash_daemon() {
+	local p t
+	dpid=${SFS_PID[$M]}
+	kill -9 "$dpid"
+	wait "$dpid" 2>/dev/null || true
+	unset "SFS_PID[$M]"
+	pg_kill
+	for p in $writer_pid $bench_pid; do
+		for ((t = 0; t < 100; t++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	writer_pid='' bench_pid=''
 }
 
 # The client: one psql session, one INSERT per transaction; an id is

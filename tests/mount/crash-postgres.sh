@@ -77,20 +77,7 @@ for ((r = 1; r <= rounds; r++)); do
 	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
 	kill -0 "$writer_pid" 2>/dev/null ||
 		fail "round $r: the client stopped before the daemon was killed: $(cat "$T/writer.$r.log")"
-	dpid=${SFS_PID[$M]}
-	kill -9 "$dpid"
-	wait "$dpid" 2>/dev/null || true
-	unset "SFS_PID[$M]"
-	pg_kill
-	for p in $writer_pid $bench_pid; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	writer_pid='' bench_pid=''
+	crash_daemon
 	after=0
 	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
 	total=$((total + after - before))

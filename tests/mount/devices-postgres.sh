@@ -136,20 +136,7 @@ bash "$T/writer.sh" >"$T/writer.1.log" 2>&1 &
 writer_pid=$!
 sleep 3
 kill -0 "$writer_pid" 2>/dev/null || fail "the client stopped before the daemon was killed: $(cat "$T/writer.1.log")"
-dpid=${SFS_PID[$M]}
-kill -9 "$dpid"
-wait "$dpid" 2>/dev/null || true
-unset "SFS_PID[$M]"
-pg_kill
-for p in $writer_pid $bench_pid; do
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$p" 2>/dev/null || true
-	wait "$p" 2>/dev/null || true
-done
-writer_pid='' bench_pid=''
+crash_daemon
 note "killed daemon $dpid; last acknowledged id $(tail -n 1 "$T/ack")"
 fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "cannot unmount $M after the kill"
 sfs_mount "$B" "$M" "$opts"
