@@ -520,14 +520,6 @@ static int put_attr_locked(struct catalog *cat, const struct inode_attr *a)
 	return step_done(cat, s);
 }
 
-int catalog_put_attr(struct catalog *cat, const struct inode_attr *a)
-{
-	pthread_mutex_lock(&cat->lock);
-	int ret = put_attr_locked(cat, a);
-	pthread_mutex_unlock(&cat->lock);
-	return ret;
-}
-
 static int lookup_locked(struct catalog *cat, uint64_t parent, const char *name, uint64_t *ino)
 {
 	sqlite3_stmt *s = stmt(cat, S_LOOKUP);
@@ -950,13 +942,11 @@ int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *m
 	return err;
 }
 
-int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent_map *map,
-			  uint64_t from, const struct run_vec *gaps)
+/* catalog_store_inode()'s extents and gaps, inside the caller's transaction. */
+static int store_extents_locked(struct catalog *cat, uint64_t ino, const struct extent_map *map,
+				uint64_t from, const struct run_vec *gaps)
 {
-	pthread_mutex_lock(&cat->lock);
-	int err = begin(cat);
-	if (err)
-		goto out;
+	int err = 0;
 	if (from != UINT64_MAX) {
 		/* The entry before @from may have been shortened (a truncate or a
 		 * hole punched inside it) and one may straddle it: rewrite from
@@ -995,8 +985,36 @@ int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent
 			err = step_done(cat, s);
 		}
 	}
-	err = end(cat, err);
-out:
+	return err;
+}
+
+int catalog_store_inode(struct catalog *cat, const struct inode_attr *a, uint64_t ino,
+			const struct extent_map *map, uint64_t from, const struct run_vec *gaps,
+			bool durable)
+{
+	pthread_mutex_lock(&cat->lock);
+	/* With synchronous = FULL a WAL commit fsyncs the WAL, and with it
+	 * every commit before it. */
+	int err = durable ? exec(cat, "PRAGMA synchronous = FULL") : 0;
+	if (!err)
+		err = begin(cat);
+	if (!err) {
+		if (a)
+			err = put_attr_locked(cat, a);
+		if (!err && map)
+			err = store_extents_locked(cat, ino, map, from, gaps);
+		if (!err && !a && !map)
+			err = exec(cat, "INSERT OR REPLACE INTO meta VALUES ('synced', 1)");
+		err = end(cat, err);
+	}
+	if (durable) {
+		exec(cat, "PRAGMA synchronous = NORMAL");
+		if (!err) {
+			cat->dirty = false;
+			cat->syncs++;
+			cat->synced_upto = cat->commits;
+		}
+	}
 	pthread_mutex_unlock(&cat->lock);
 	return err;
 }
@@ -1213,25 +1231,10 @@ uint64_t catalog_commit_seq(struct catalog *cat)
 int catalog_sync_upto(struct catalog *cat, uint64_t seq)
 {
 	pthread_mutex_lock(&cat->lock);
-	if (!cat->dirty || cat->synced_upto >= seq) {
-		pthread_mutex_unlock(&cat->lock);
-		return 0;
-	}
-	/* With synchronous = FULL a WAL commit fsyncs the WAL, and with it
-	 * every commit before it. */
-	int err = exec(cat, "PRAGMA synchronous = FULL");
-	if (!err)
-		err = begin(cat);
-	if (!err)
-		err = end(cat, exec(cat, "INSERT OR REPLACE INTO meta VALUES ('synced', 1)"));
-	exec(cat, "PRAGMA synchronous = NORMAL");
-	if (!err) {
-		cat->dirty = false;
-		cat->syncs++;
-		cat->synced_upto = cat->commits;
-	}
+	bool needed = cat->dirty && cat->synced_upto < seq;
 	pthread_mutex_unlock(&cat->lock);
-	return err;
+	/* (a commit between the check and the sync is made durable too) */
+	return needed ? catalog_store_inode(cat, NULL, 0, NULL, UINT64_MAX, NULL, true) : 0;
 }
 
 void catalog_commit_counts(struct catalog *cat, uint64_t *commits, uint64_t *syncs)

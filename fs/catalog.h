@@ -102,7 +102,6 @@ int catalog_adopt(struct catalog *cat, const struct catalog_identity *ids, unsig
 void catalog_close(struct catalog *cat);
 
 int catalog_get_attr(struct catalog *cat, uint64_t ino, struct inode_attr *a);
-int catalog_put_attr(struct catalog *cat, const struct inode_attr *a);
 /** catalog_lookup() - the inode number of @name in directory @parent, or -ENOENT. */
 int catalog_lookup(struct catalog *cat, uint64_t parent, const char *name, uint64_t *ino);
 /**
@@ -156,11 +155,18 @@ int catalog_path_of(struct catalog *cat, uint64_t ino, char **path);
 int catalog_load_extents(struct catalog *cat, uint64_t ino, struct extent_map *map,
 			 struct run_vec *gaps);
 /**
- * catalog_store_extents() - replaces @ino's extents at logical >= @from with
- * those of @map, and (if @gaps) its gaps, in one transaction.
+ * catalog_store_inode() - in one transaction, @a (when not NULL: the inode's
+ * attributes, a->ino's row) and (when @map is not NULL) @ino's extents at
+ * logical >= @from replaced with those of @map (none when @from is
+ * UINT64_MAX) and, if @gaps, its gaps.  With @durable the transaction
+ * commits with an fsync of the catalog's WAL, which makes it and every
+ * commit before it durable (as catalog_sync(), and counted as one of its
+ * synchronous commits): fsync's attributes, extents and durability cost
+ * one commit and one fsync.  @return 0, -EIO, -ENOSPC.
  */
-int catalog_store_extents(struct catalog *cat, uint64_t ino, const struct extent_map *map,
-			  uint64_t from, const struct run_vec *gaps);
+int catalog_store_inode(struct catalog *cat, const struct inode_attr *a, uint64_t ino,
+			const struct extent_map *map, uint64_t from, const struct run_vec *gaps,
+			bool durable);
 /**
  * catalog_used_runs() - appends to @out every run of device @dev in use
  * (extents and gaps of all inodes but the orphans), in no particular order, for
@@ -199,7 +205,8 @@ int catalog_sync(struct catalog *cat);
  * catalog_commit_counts() - since the catalog was opened: write
  * transactions committed (*@commits, each without an fsync of its own) and
  * synchronous commits (*@syncs, catalog_sync() calls that had something
- * to make durable, one fsync of the WAL each).
+ * to make durable and durable catalog_store_inode() calls, one fsync of
+ * the WAL each).
  */
 void catalog_commit_counts(struct catalog *cat, uint64_t *commits, uint64_t *syncs);
 /**

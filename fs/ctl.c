@@ -115,6 +115,8 @@ static char *stats_json(struct sfs *fs)
 	if (o) {
 		json_object_set_new(o, "catalog_commits", json_integer((json_int_t)commits));
 		json_object_set_new(o, "catalog_syncs", json_integer((json_int_t)syncs));
+		json_object_set_new(o, "writes_bounced",
+				    json_integer((json_int_t)atomic_load(&fs->stats.writes_bounced)));
 	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;

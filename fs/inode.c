@@ -121,34 +121,32 @@ int inode_load_map(struct sfs *fs, struct inode *in)
 	return 0;
 }
 
-int inode_flush(struct sfs *fs, struct inode *in)
+int inode_store(struct sfs *fs, struct inode *in, bool attrs, bool durable)
 {
-	int err = 0;
-	if (in->attr_dirty) {
-		err = catalog_put_attr(fs->cat, &in->attr);
-		if (!err) {
-			in->attr_dirty = false;
-			if (in->stored_size != in->attr.size)
-				in->data_seq = catalog_commit_seq(fs->cat);
-			in->stored_size = in->attr.size;
-		}
+	bool a = attrs && in->attr_dirty, x = inode_extents_dirty(in);
+	if (!a && !x)
+		return durable ? catalog_sync_upto(fs->cat, attrs ? UINT64_MAX : in->data_seq) : 0;
+	int err = catalog_store_inode(fs->cat, a ? &in->attr : NULL, in->ino, x ? &in->map : NULL,
+				      in->dirty_from, x && in->gaps_dirty ? &in->gaps : NULL, durable);
+	if (err)
+		return err;
+	if (a) {
+		in->attr_dirty = false;
+		if (in->stored_size != in->attr.size)
+			in->data_seq = catalog_commit_seq(fs->cat);
+		in->stored_size = in->attr.size;
 	}
-	return err ? err : inode_flush_extents(fs, in);
+	if (x) {
+		in->dirty_from = UINT64_MAX;
+		in->gaps_dirty = false;
+		in->data_seq = catalog_commit_seq(fs->cat);
+	}
+	return 0;
 }
 
-int inode_flush_extents(struct sfs *fs, struct inode *in)
+int inode_flush(struct sfs *fs, struct inode *in)
 {
-	int err = 0;
-	if (inode_extents_dirty(in)) {
-		err = catalog_store_extents(fs->cat, in->ino, &in->map, in->dirty_from,
-					    in->gaps_dirty ? &in->gaps : NULL);
-		if (!err) {
-			in->dirty_from = UINT64_MAX;
-			in->gaps_dirty = false;
-			in->data_seq = catalog_commit_seq(fs->cat);
-		}
-	}
-	return err;
+	return inode_store(fs, in, true, false);
 }
 
 void sfs_defer_free(struct device *d, uint64_t off, uint64_t len)

@@ -414,6 +414,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 	bool aligned = a == off && b == off + size;
 	if (!aligned || (inode_device(fs, in)->direct && ((uintptr_t)buf % 4096))) {
 		/* Build whole blocks: current contents, then the new bytes. */
+		atomic_fetch_add(&fs->stats.writes_bounced, 1);
 		char *tmp = bounce_get(BOUNCE_WRITE, b - a);
 		if (!tmp) {
 			err = -ENOMEM;
@@ -602,11 +603,7 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 		 * under the lock: no write may add extents in between. */
 		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
 		if (!err)
-			err = datasync && in->attr.size == in->stored_size ? inode_flush_extents(fs, in)
-									   : inode_flush(fs, in);
-		if (!err)
-			err = datasync ? catalog_sync_upto(fs->cat, in->data_seq)
-				       : catalog_sync(fs->cat);
+			err = inode_store(fs, in, !datasync || in->attr.size != in->stored_size, true);
 	} else {
 		/*
 		 * Nothing of this file to commit (a file overwritten in place):

@@ -31,6 +31,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "device_open.h"
+#include "loop.h"
 #include "reqlog.h"
 #include "sfs.h"
 #include "size.h"
@@ -743,7 +744,16 @@ int main(int argc, char *argv[])
 			"scatterfs: device.async_reads: cannot start queued reads (%s): every read "
 			"waits for its device I/O\n",
 			strerror(-e));
-	ret = opts.singlethread ? fuse_session_loop(fs->se) : fuse_session_loop_mt(fs->se, loop);
+	/* Our own loop (loop.c: a WRITE's data page-aligned) unless clone_fd
+	 * asks for libfuse's, which clones /dev/fuse per worker. */
+	if (opts.singlethread)
+		ret = fuse_session_loop(fs->se);
+	else if (opts.clone_fd)
+		ret = fuse_session_loop_mt(fs->se, loop);
+	else
+		ret = sfs_loop_run(fs->se,
+				   opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads : 64,
+				   opts.max_idle_threads <= 100000 ? opts.max_idle_threads : 0);
 	io_queue_stop(fs);
 	sfs_syncer_stop(fs);
 	fuse_loop_cfg_destroy(loop);

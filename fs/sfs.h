@@ -81,6 +81,9 @@ struct sfs_stats {
 	atomic_uint_fast64_t reads, bytes_read, writes, bytes_written;
 	atomic_uint_fast64_t extends, extend_bytes, zero_fill_ns;
 	atomic_uint_fast64_t log_io_lost; /* device I/Os missing from log rows (ENOMEM) */
+	/* Writes copied into an aligned buffer before the device write: not
+	 * whole blocks, or on an O_DIRECT device data not page-aligned. */
+	atomic_uint_fast64_t writes_bounced;
 };
 
 struct sfs {
@@ -148,16 +151,18 @@ void inode_set_path(struct sfs *fs, struct inode *in, const char *parent_path, c
  */
 int inode_load_map(struct sfs *fs, struct inode *in);
 /**
- * inode_flush() - writes dirty attributes and extents to the catalog.
- * Caller holds in->lock (read or write).  @return 0, -EIO.
+ * inode_store() - writes the inode's dirty extents and gaps and, with
+ * @attrs, its dirty attributes to the catalog, in one transaction; with
+ * @durable, that commit also makes the catalog durable (one WAL fsync) up
+ * to it, and when nothing is dirty, the catalog is made durable up to the
+ * inode's last commit (@attrs: up to every commit so far).  fsync is
+ * (@attrs, @durable); fdatasync of a file whose size did not change
+ * (!@attrs, @durable), as ext4's, which leaves a new mtime in memory.
+ * Caller holds in->lock (read or write).  @return 0, -EIO, -ENOSPC.
  */
+int inode_store(struct sfs *fs, struct inode *in, bool attrs, bool durable);
+/** inode_flush() - inode_store(@fs, @in, true, false). */
 int inode_flush(struct sfs *fs, struct inode *in);
-/**
- * inode_flush_extents() - writes dirty extents and gaps to the catalog, not
- * the attributes (fdatasync of a file whose size did not change).
- * Caller holds in->lock.  @return 0, -EIO.
- */
-int inode_flush_extents(struct sfs *fs, struct inode *in);
 /**
  * inode_flush_all() - inode_flush() on every in-memory inode.  With @final
  * (unmount), inodes that are unlinked but still referenced are deleted;

@@ -10,7 +10,9 @@
 #   (the background flush, every 5 s, may fall in the window, which is
 #   asserted to be under 5 s); before this change, 200 or more;
 # - 20 in-place overwrites each followed by fsync: 20 or 21;
-# - 20 appends each followed by fdatasync: 20 or 21;
+# - 20 appends each followed by fdatasync: 20 or 21, and as many catalog
+#   commits in all (the size, the extents and the sync in one transaction);
+# - a new file's fdatasync and then its directory's: 1 (before, 2);
 # and then a kill -9 of the daemon right after the last append's
 # fdatasync: after the remount the file has the size and the bytes of
 # every append, and the overwritten blocks hold their last bytes.
@@ -74,10 +76,43 @@ note "20 overwrites + fsync in $secs s: $((s1 - s0)) catalog syncs"
 (((s1 - s0) == 20 || (s1 - s0) == 21)) || fail "20 fsync made $((s1 - s0)) synchronous catalog commits, expected 20 (21 with the background flush)"
 
 s0=$(syncs)
+c0=$(sfs_stats "$M" catalog_commits)
 secs=$(sync_loop append-datasync 20) || fail "append + fdatasync"
 s1=$(syncs)
+c1=$(sfs_stats "$M" catalog_commits)
 note "20 appends + fdatasync in $secs s: $((s1 - s0)) catalog syncs"
 (((s1 - s0) == 20 || (s1 - s0) == 21)) || fail "20 fdatasync after appends made $((s1 - s0)) synchronous catalog commits, expected 20 (21 with the background flush)"
+# ... and each commits the size and the extents with the sync itself: one
+# transaction (before, three: the attributes, the extents, the sync).
+(((c1 - c0) == 20 || (c1 - c0) == 21)) || fail "20 fdatasync after appends made $((c1 - c0)) catalog commits, expected 20 (21 with the background flush)"
+
+# A directory: a new file's fdatasync and then its directory's, as SQLite
+# does after it creates its journal, make one synchronous commit: the
+# entry was committed when it was made and made durable by the file's
+# sync, and a directory's fdatasync, as ext4's, leaves its new mtime in
+# memory (before, the directory's mtime was committed and synced again: 2).
+# (No stats are read between the create and the syncs: reading them
+# commits every inode's attributes.)
+d_syncs=$(python3 - "$M" <<'EOF2'
+import json, os, sys
+m = sys.argv[1]
+syncs = lambda: json.load(open(os.path.join(m, ".scatterfs/stats")))["catalog_syncs"]
+counts = []
+for i in range(3):  # the fewest of 3 tries: the background flush may fall in one
+    s0 = syncs()
+    f = os.open(os.path.join(m, "journal%d" % i), os.O_CREAT | os.O_WRONLY, 0o644)
+    os.write(f, b"j" * 4096)
+    os.fdatasync(f)
+    d = os.open(m, os.O_RDONLY | os.O_DIRECTORY)
+    os.fdatasync(d)
+    counts.append(syncs() - s0)
+    os.close(d)
+    os.close(f)
+print(min(counts))
+EOF2
+) || fail "the new file's and its directory's fdatasync"
+note "a new file's fdatasync, then its directory's: $d_syncs synchronous commits"
+assert_eq "$d_syncs" 1 "synchronous catalog commits of a new file's fdatasync and then its directory's"
 
 # Crash right after the last fdatasync.
 kill -9 "${SFS_PID[$M]}"
