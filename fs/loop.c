@@ -55,6 +55,7 @@ struct sfs_loop {
 	struct worker head; /* list head */
 	unsigned workers, waiting;
 	bool exiting;
+	bool ended; /* a worker saw the session end (not a signal) */
 	int error;
 	sem_t finish; /* posted by a worker when the session ends */
 };
@@ -119,6 +120,9 @@ static void *worker_run(void *arg)
 				pthread_mutex_unlock(&l->lock);
 				fuse_session_exit(l->se);
 			}
+			pthread_mutex_lock(&l->lock);
+			l->ended = true;
+			pthread_mutex_unlock(&l->lock);
 			break;
 		}
 		const struct fuse_in_header *in = w->buf.mem;
@@ -171,10 +175,10 @@ int sfs_loop_run(struct fuse_session *se, unsigned max_threads, unsigned max_idl
 		/* A signal (fuse_set_signal_handlers()) interrupts the wait. */
 		while (!fuse_session_exited(se))
 			sem_wait(&l.finish);
+		pthread_mutex_lock(&l.lock);
 		/* No worker saw the session end: a signal ended it (libfuse's loop
 		 * returns the signal's number then). */
-		bool signalled = sem_trywait(&l.finish) != 0;
-		pthread_mutex_lock(&l.lock);
+		bool signalled = !l.ended;
 		l.exiting = true;
 		for (struct worker *w = l.head.next; w != &l.head; w = w->next)
 			pthread_cancel(w->thread);

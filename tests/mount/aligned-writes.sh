@@ -54,12 +54,19 @@ if d != bytes(want):
 EOF
 }
 
+# bounced_by_writes WHAT: writes() on $M/f; prints how many bounced
+bounced_by_writes() {
+	local b0 b1
+	b0=$(sfs_stats "$M" writes_bounced)
+	writes "$M/f" || fail "the aligned O_DIRECT writes ($1)"
+	b1=$(sfs_stats "$M" writes_bounced)
+	note "32 aligned O_DIRECT writes ($1): $((b1 - b0)) bounced" >&2
+	echo $((b1 - b0))
+}
+
 sfs_mount "$B" "$M" "$opts"
-b0=$(sfs_stats "$M" writes_bounced)
-writes "$M/f" || fail "the aligned O_DIRECT writes"
+assert_eq "$(bounced_by_writes "scatterfs's loop")" 0 "writes_bounced after 16 aligned 1 MiB and 16 aligned 8 KiB O_DIRECT writes"
 b1=$(sfs_stats "$M" writes_bounced)
-note "32 aligned O_DIRECT writes: $((b1 - b0)) bounced"
-assert_eq "$((b1 - b0))" 0 "writes_bounced after 16 aligned 1 MiB and 16 aligned 8 KiB O_DIRECT writes"
 python3 -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 assert os.pwrite(fd, b"u" * 1000, 100) == 1000
@@ -75,9 +82,5 @@ sfs_umount "$M"
 # The cause, shown: libfuse's own loop (-o clone_fd) bounces every write.
 rm -f "$B" "$B.scatterfs"*
 sfs_mount "$B" "$M" "$opts,clone_fd"
-b0=$(sfs_stats "$M" writes_bounced)
-writes "$M/f" || fail "the aligned O_DIRECT writes under libfuse's loop"
-b1=$(sfs_stats "$M" writes_bounced)
-note "the same writes under libfuse's loop (clone_fd): $((b1 - b0)) bounced"
-assert_eq "$((b1 - b0))" 32 "writes_bounced under libfuse's loop (clone_fd)"
+assert_eq "$(bounced_by_writes "libfuse's loop, clone_fd")" 32 "writes_bounced under libfuse's loop (clone_fd)"
 sfs_umount "$M"
