@@ -11,7 +11,12 @@
 #   extremes are the per-round ratios to bare's value of the same round
 #   (1.000 for bare); log_vs_nolog only on sfs-log's rows;
 # - every pgbench run reported a tps above 0, and the SQLite scan found
-#   every row it loaded (bench/perf fails otherwise).
+#   every row it loaded (bench/perf fails otherwise);
+# - with a fio workload too, over 3 rounds: every scatterfs mount for fio
+#   has device.direct=true (its O_DIRECT reaches the disk as bare's does)
+#   and every one for the databases device.direct=false (bare's databases
+#   go through the page cache), in every round (rounds 2 and 3 once ran
+#   fio on device.direct=false, after round 1's databases).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3 fio
@@ -84,4 +89,14 @@ for w in pgbench sqlite-load sqlite-scan; do
 		fi
 	done
 done
+
+# Which device.direct each run had: the mount note before each run's note.
+SCATTERFS_BUILD=$SFS_BUILD "$PERF" --workloads randread-8k --systems bare,sfs-nolog --no-paired \
+	--rounds 3 --runtime 1 --db --db-runtime 1 --db-scale 1 --db-rows 1000 --size 32M \
+	>"$SFS_TMP/perf2.txt" 2>"$err" </dev/null || fail "bench/perf with fio and --db exited $?"
+runs=$(awk '/mounted .*options / { d = ($0 ~ /device.direct=true/) ? "true" : ($0 ~ /device.direct=false/) ? "false" : "unset" }
+	/round [0-9]: [a-z0-9-]* on sfs-nolog:/ { sub(/.*round /, ""); sub(/ on sfs-nolog:.*/, ""); printf "%s=%s ", $0, d }' "$err")
+want=
+for r in 1 2 3; do want+="$r: randread-8k=true $r: pgbench=false $r: sqlite=false "; done
+assert_eq "$runs" "$want" "device.direct of scatterfs's run of each workload, round by round"
 note "pass"
