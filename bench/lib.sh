@@ -231,6 +231,29 @@ BENCH_PLAN=$bench_build/bench/scatterfs-plan
 
 # bench_plan_check ARGS... - scatterfs-plan --check ARGS; on failure prints
 # the daemon's message (without the tool's name) and returns 1
+# bench_size_bytes VALUE - sets bench_bytes to VALUE in bytes, read as the
+# daemon reads a size (bytes, or a K/M/G/T suffix, powers of 1024, with an
+# optional "iB"), and returns 0; for any other VALUE sets bench_size_error
+# to the daemon's own message for it (KB, fractions, too large: from
+# scatterfs-plan --check) and returns 1.
+bench_size_bytes() {
+	local n shift=0 msg
+	if [[ $1 =~ ^([0-9]{1,18})([KkMmGgTt]([iI][bB])?)?$ ]]; then
+		n=$((10#${BASH_REMATCH[1]}))
+		case ${BASH_REMATCH[2]:0:1} in K | k) shift=10 ;; M | m) shift=20 ;; G | g) shift=30 ;; T | t) shift=40 ;; esac
+		if ((n <= (0x7fffffffffffffff >> shift))); then
+			bench_bytes=$((n << shift))
+			return 0
+		fi
+	fi
+	if msg=$(bench_plan_check --parse-only --set "device.size=$1"); then
+		bench_size_error="'$1' is not a size (bytes, or a K/M/G/T suffix)"
+	else
+		bench_size_error=${msg##*"size = $1: "}
+	fi
+	return 1
+}
+
 bench_plan_check() {
 	local out
 	out=$("$BENCH_PLAN" --check "$@" 2>&1) && return 0

@@ -3,7 +3,8 @@
 # --set value out of the key's range, --runs 0, --discard as large as
 # --runs, a --data directory that does not exist or is a file, a layout
 # file that does not exist, an unknown layout name, a --baseline that is
-# none of the layouts, a --disk file that does not exist.  Each exits 2
+# none of the layouts, a --disk file that does not exist, a --size the
+# daemon would refuse (its own message).  Each exits 2
 # with exactly one line on stderr, the expected message (for a --set, the
 # daemon's own message for the same -o override, taken from the daemon),
 # prints nothing on stdout, mounts nothing (under this test's directory,
@@ -60,4 +61,12 @@ check "--baseline single-extent: not one of the layouts (contiguous,equi-fragmen
 	--layouts contiguous,equi-fragmented --baseline single-extent --load true --workload true --workdir "$work"
 check "--disk $T/nodisk.ini: no such file" "${ok[@]}" --disk "$T/nodisk.ini"
 check "give exactly one of --load CMD and --data DIR" --layouts contiguous --workload true --workdir "$work"
+check "--size 1GB: write 1G or 1GiB (powers of 1024); KB/MB/GB/TB are not accepted" "${ok[@]}" --size 1GB
+check "--size 1.5G: not a size: no fractions (use a smaller unit: 1536M, not 1.5G)" "${ok[@]}" --size 1.5G
+# and what the daemon accepts, bench/run does: 64MiB is 64 MiB
+SCATTERFS_BUILD=$SFS_BUILD "$RUN" "${ok[@]}" --size 64MiB --runs 1 --format csv --keep >"$T/out" 2>"$T/err" </dev/null ||
+	fail "bench/run --size 64MiB exited $?: $(cat "$T/err")"
+kept=$(sed -n 's|^bench/run: kept ||p' "$T/err")
+assert_eq "$(stat -c %s "$kept/config1/backing")" 67108864 "backing bytes of bench/run --size 64MiB"
+rm -rf "$work"
 note "pass"

@@ -3,7 +3,8 @@
 # bench/perf --db at a tiny scale (issue 17, item 3): no fio workload, 3
 # rounds, pgbench at scale 1 for 2 s, SQLite with 3,000 rows, CSV; checked
 # against its own per-round notes:
-# - bad --db options exit 2 before anything runs;
+# - bad --db options exit 2 before anything runs, and so does a --size the
+#   daemon would refuse, with the daemon's message (32MiB is accepted);
 # - the table's header, and one row per database workload and system (bare,
 #   sfs-log, sfs-nolog: passthrough_ll is left out of --db), in order;
 # - round 1 runs the systems in the given order, round 2 in reverse;
@@ -31,12 +32,21 @@ for bad in "--db --db-runtime 0" "--db --db-scale x" "--db-rows -1 --db" "--work
 	"$PERF" $bad >/dev/null 2>&1 || rc=$?
 	assert_eq "$rc" 2 "exit status of bench/perf $bad"
 done
+# --size is read as the daemon reads a size (the run below gives 32MiB);
+# anything else is refused with the daemon's own message, before a mount
+for pair in "1GB|write 1G or 1GiB (powers of 1024); KB/MB/GB/TB are not accepted" \
+	"1.5G|not a size: no fractions (use a smaller unit: 1536M, not 1.5G)"; do
+	v=${pair%%|*} rc=0
+	SCATTERFS_BUILD=$SFS_BUILD "$PERF" --workloads none --db --size "$v" >/dev/null 2>"$SFS_TMP/size.err" </dev/null || rc=$?
+	assert_eq "$rc" 2 "exit status of bench/perf --size $v"
+	assert_eq "$(tail -n 1 "$SFS_TMP/size.err")" "bench/perf: --size $v: ${pair#*|}" "message of bench/perf --size $v"
+done
 
 out=$SFS_TMP/perf.csv
 err=$SFS_TMP/perf.err
 sfs_add_log "$err"
 SCATTERFS_BUILD=$SFS_BUILD "$PERF" --workloads none --db --rounds 3 --db-runtime 2 --db-scale 1 \
-	--db-rows 3000 --size 32M --format csv >"$out" 2>"$err" </dev/null || fail "bench/perf --db exited $?"
+	--db-rows 3000 --size 32MiB --format csv >"$out" 2>"$err" </dev/null || fail "bench/perf --db exited $?"
 sfs_add_log "$out"
 cat "$out"
 
