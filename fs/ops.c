@@ -368,10 +368,15 @@ static void link_dropped(struct sfs *fs, uint64_t ino)
 		in->attr.nlink = 0;
 		in->unlinked = true;
 	}
+	/* Decided under the table's lock with the open count, so that an
+	 * OPEN racing with this either counts first (the space stays) or
+	 * finds space_freed and fails (inode_open_ref()). */
 	pthread_mutex_lock(&fs->itable_lock);
-	bool open = in->nopen > 0;
+	bool free_now = gone && !in->nopen && S_ISREG(in->attr.mode) && !in->space_freed;
+	if (free_now)
+		in->space_freed = true;
 	pthread_mutex_unlock(&fs->itable_lock);
-	if (gone && !open && S_ISREG(in->attr.mode) && inode_load_map(fs, in) == 0) {
+	if (free_now && inode_load_map(fs, in) == 0) {
 		/* No name and nothing open: free the space now, as unlink(2) does,
 		 * not when the kernel gets round to forgetting the inode. */
 		catalog_delete_inode(fs->cat, in->ino);
@@ -586,8 +591,7 @@ static int open_inode(struct sfs *fs, struct inode *in, struct fuse_file_info *f
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
 	fi->fh = (uint64_t)(uintptr_t)in;
-	inode_open_ref(fs, in);
-	return 0;
+	return inode_open_ref(fs, in);
 }
 
 static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
