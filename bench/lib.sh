@@ -231,6 +231,13 @@ BENCH_PLAN=$bench_build/bench/scatterfs-plan
 
 # bench_plan_check ARGS... - scatterfs-plan --check ARGS; on failure prints
 # the daemon's message (without the tool's name) and returns 1
+bench_plan_check() {
+	local out
+	out=$("$BENCH_PLAN" --check "$@" 2>&1) && return 0
+	echo "${out#scatterfs-plan: }"
+	return 1
+}
+
 # bench_size_bytes VALUE - sets bench_bytes to VALUE in bytes, read as the
 # daemon reads a size (bytes, or a K/M/G/T suffix, powers of 1024, with an
 # optional "iB"), and returns 0; for any other VALUE sets bench_size_error
@@ -251,13 +258,6 @@ bench_size_bytes() {
 	else
 		bench_size_error=${msg##*"size = $1: "}
 	fi
-	return 1
-}
-
-bench_plan_check() {
-	local out
-	out=$("$BENCH_PLAN" --check "$@" 2>&1) && return 0
-	echo "${out#scatterfs-plan: }"
 	return 1
 }
 
