@@ -167,11 +167,30 @@ drop_caches() {
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
-# set_readahead MNT BYTES - the mount's readahead (what cache.readahead sets at mount)
-set_readahead() {
-	local dev
-	dev=$(mountpoint -d "$1") || fail "set_readahead: $1 is not a mount point"
-	echo $(($2 / 1024)) >"/sys/class/bdi/$dev/read_ahead_kb" || fail "cannot set readahead of $1"
+# bench_readahead_ok MNT BYTES WHAT - 0 when the mount's readahead (its
+# bdi's read_ahead_kb) is BYTES; else says so on stderr, naming WHAT, and
+# returns 1.  Checked after the mount answered (sfs_mount waits for it)
+# and before the first read, so that a row does not run at a read size it
+# did not ask for.  The experiments set the read size with cache.readahead
+# at mount, where the daemon writes it before the kernel lets any file be
+# opened.
+bench_readahead_ok() {
+	local kb
+	kb=$(sfs_readahead_kb "$1")
+	[[ $kb == "$(($2 / 1024))" ]] && return 0
+	echo "$(basename "$0") [$(date +%T)] $3: the mount's readahead is $kb KiB (read_ahead_kb), not the $(($2 / 1024)) KiB it was mounted with" >&2
+	return 1
+}
+
+# bench_read_size_ok WHAT WANT GOT - 0 when GOT, the dominant (most common)
+# read size measured in the log, is WANT, the read size the row asked for;
+# else says so on stderr, naming WHAT, and returns 1.  An experiment redoes
+# such a row once and then reports it failed, never with its figures: a
+# row measured at another read size than its label says is a wrong row.
+bench_read_size_ok() {
+	[[ $3 == "$2" ]] && return 0
+	echo "$(basename "$0") [$(date +%T)] $1: dominant read size ${3:-none} bytes, asked for $2" >&2
+	return 1
 }
 
 now_us() { date +%s%6N; }
