@@ -139,7 +139,7 @@ static char *stats_json(struct sfs *fs)
 		const struct dev_counters *k = &d->counters;
 		json_object_set_new(
 		    devs, d->name,
-		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "backing",
+		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f}", "backing",
 			      d->path, "size", (json_int_t)size, "block", (json_int_t)d->block_size,
 			      "used", (json_int_t)(size - dfree), "free", (json_int_t)dfree,
 			      "read_ios", (json_int_t)atomic_load(&k->reads), "read_bytes",
@@ -147,7 +147,8 @@ static char *stats_json(struct sfs *fs)
 			      (json_int_t)atomic_load(&k->writes), "write_bytes",
 			      (json_int_t)atomic_load(&k->bytes_written), "flushes",
 			      (json_int_t)atomic_load(&k->flushes), "busy_ms",
-			      (double)atomic_load(&k->busy_ns) / 1e6));
+			      (double)atomic_load(&k->busy_ns) / 1e6, "queue_ms",
+			      (double)atomic_load(&k->queue_ns) / 1e6));
 	}
 	if (devs)
 		json_object_set_new(o, "devices", devs);
