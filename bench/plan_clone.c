@@ -328,10 +328,11 @@ int plan_clone(const char *dir, const char *out_path)
 			"\n# The source reads through the kernel's page cache, reading ahead by\n"
 			"# %lluK (%s):\n# so does the clone%s.\n",
 			ra_kb, ra_from, ra_note);
-		fprintf(stderr,
-			"scatterfs-plan: cache.mode = kernel, cache.readahead = %lluK: as the source, "
-			"which reads through the page cache with read_ahead_kb = %llu (%s)%s\n",
-			kb, ra_kb, ra_from, ra_note);
+		fprintf(
+		    stderr,
+		    "scatterfs-plan: cache.mode = kernel, cache.readahead = %lluK: as the source, "
+		    "which reads through the page cache with read_ahead_kb = %llu (%s)%s\n",
+		    kb, ra_kb, ra_from, ra_note);
 	} else {
 		kb = 128;
 		fprintf(out,

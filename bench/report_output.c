@@ -478,7 +478,7 @@ static const char *const cols_per_read_named[] = {"device", "device_ios", "reads
 static const char *const cols_seek_named[] = {"device", "lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
 				       "mean_us", "max_us", "us_per_mib"};
-static const char *const cols_latency[] = {"by",  "group", "op",    "column", "count",      "p50",
+static const char *const cols_latency[] = {"by",  "group", "op",    "column", "count",	     "p50",
 					   "p90", "p99",   "p99_9", "max",    "undersampled"};
 static const char *const cols_lat_buckets[] = {"by", "group", "op",    "column",
 					       "lo", "hi",    "count", "share_pct"};
@@ -735,8 +735,9 @@ static int print_text_latency(FILE *out, struct report *rep, int m)
 			fprintf(out, " %9s ", lat_pct_label[i]);
 		fputc('\n', out);
 		rc = each_latency(rep, text_latency_row, out);
-		fprintf(out, "    * too few samples for that percentile: the p-th needs 100/(100-p) "
-			     "(p50 2, p90 10, p99 100, p99.9 1000)\n");
+		fprintf(out,
+			"    * too few samples for that percentile: the p-th needs 100/(100-p) "
+			"(p50 2, p90 10, p99 100, p99.9 1000)\n");
 	}
 	if (rc == 0 && (m < 0 || m == M_LATENCY_BUCKETS))
 		rc = each_latency(rep, text_latency_buckets, out);

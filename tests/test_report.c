@@ -1070,9 +1070,9 @@ Test(latency, undersampled_percentiles)
 	static const struct {
 		unsigned n;
 		const char *flags;
-	} want[] = {{1, "p50;p90;p99;p99_9"}, {2, "p90;p99;p99_9"}, {9, "p90;p99;p99_9"},
-		    {10, "p99;p99_9"},	       {99, "p99;p99_9"},     {100, "p99_9"},
-		    {999, "p99_9"},	       {1000, ""}};
+	} want[] = {
+	    {1, "p50;p90;p99;p99_9"}, {2, "p90;p99;p99_9"}, {9, "p90;p99;p99_9"}, {10, "p99;p99_9"},
+	    {99, "p99;p99_9"},	      {100, "p99_9"},	    {999, "p99_9"},	  {1000, ""}};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct report rep;
 		struct report_feed_counts c;
