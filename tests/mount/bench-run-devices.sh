@@ -14,7 +14,8 @@
 #   I/Os' summed time in flight is the reads' model_us: aqu_sz equals
 #   model_s / median_s (within the rounding of the printed figures), and
 #   busy_s is at most model_s;
-# - the text output says what model_s, util_pct and aqu_sz are;
+# - the text output says what model_s, util_pct and aqu_sz are; stderr
+#   warns that the two rows ran with different page-cache settings;
 # - the load ran without the model: its log has no model_us column (the
 #   runs' logs have one), its daemon was given disk.model=none and none of
 #   the --disk keys, and while it ran (7 s) a progress line said how much
@@ -44,6 +45,8 @@ assert_eq "$(head -n 1 "$out")" \
 	"layout,cache.mode,cache_mode,readahead,runs,min_s,median_s,max_s,reads,bytes_read,device_ios,dominant_read_size,model_s,main_busy_s,main_util_pct,main_aqu_sz,static_score,dynamic_score,vs_baseline,ios_vs_baseline,model_vs_baseline,undersampled,error" \
 	"CSV header"
 col() { awk -F, -v m="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $2 == m { print $h[c] }' "$out"; }
+grep -q "^bench/run \[[0-9:]*\] the rows ran with different page-cache settings (kernel with readahead 131072, none): the cache decides what reaches the disk" "$err" ||
+	fail "no warning that the rows' cache settings differ"
 for mode in none kernel; do
 	assert_eq "$(col $mode cache_mode)" $mode "$mode: cache_mode"
 	assert_eq "$(col $mode readahead)" "$([[ $mode == kernel ]] && echo 131072)" "$mode: readahead"
