@@ -125,7 +125,10 @@ static void usage(const char *prog)
 	       "    default_permissions is always on; use allow_other to let other users in\n"
 	       "    (PostgreSQL runs as its own user).\n\n"
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n"
-	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH}\n\n"
+	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH,layout/PATH}\n"
+	       "    (stats: counters as JSON; config: the effective configuration;\n"
+	       "    extents/PATH: the file's extent map as CSV; layout/PATH: its layout\n"
+	       "    score; see scatterfs(1))\n\n"
 	       "Configuration keys (-o SECTION.KEY=VALUE, or KEY = VALUE under [SECTION]):\n",
 	       prog);
 	config_write_help(stdout);
