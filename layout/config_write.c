@@ -254,8 +254,8 @@ void config_write_help(FILE *f)
 				config_model_names(names + used, sizeof(names) - used);
 		}
 		if (e->pattern || e->model)
-			fprintf(f, "    %-27s %s%s (%s %s; default %s)\n", name, e->row->help, names,
-				e->pattern ? e->pattern->name : e->model->name,
+			fprintf(f, "    %-27s %s%s (%s %s; default %s)\n", name, e->row->help,
+				names, e->pattern ? e->pattern->name : e->model->name,
 				e->pattern ? "pattern" : "model", v);
 		else if (e->row->def)
 			fprintf(f, "    %-27s %s%s (default %s)\n", name, e->row->help, names, v);
