@@ -103,12 +103,14 @@ static int open_one(struct device *d, const struct device_conf *dc, uint64_t *si
 			 strerror(errno));
 		return -errno;
 	}
+	d->blockdev = S_ISBLK(st.st_mode);
 	if (S_ISBLK(st.st_mode)) {
 		if (ioctl(d->fd, BLKGETSIZE64, &bytes)) {
 			snprintf(err, errlen, "device '%s': BLKGETSIZE64 on %s: %s", d->name,
 				 d->path, strerror(errno));
 			return -errno;
 		}
+		d->opened_bytes = bytes;
 		if (dc->size && dc->size != bytes) {
 			snprintf(err, errlen,
 				 "device '%s': backing %s is a block device of %llu bytes; size "
@@ -120,6 +122,7 @@ static int open_one(struct device *d, const struct device_conf *dc, uint64_t *si
 		return 0;
 	}
 	*size = (uint64_t)st.st_size;
+	d->opened_bytes = *size;
 	if (dc->size && dc->size < *size) {
 		snprintf(err, errlen,
 			 "device '%s': backing %s is %llu bytes, larger than its size = %llu; "

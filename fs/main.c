@@ -24,6 +24,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -286,12 +287,14 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 		perror("scatterfs: fstat backing");
 		return -1;
 	}
+	d->blockdev = S_ISBLK(st.st_mode);
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes;
 		if (ioctl(d->fd, BLKGETSIZE64, &bytes)) {
 			perror("scatterfs: BLKGETSIZE64");
 			return -1;
 		}
+		d->opened_bytes = bytes;
 		if (want_size && want_size != bytes) {
 			fprintf(stderr,
 				"scatterfs: backing %s is a block device of %llu bytes; size= (or "
@@ -303,6 +306,7 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 		return 0;
 	}
 	*size = (uint64_t)st.st_size;
+	d->opened_bytes = *size;
 	if (want_size && want_size < *size) {
 		fprintf(stderr,
 			"scatterfs: backing %s is %llu bytes, larger than size=%llu; scatterfs never "
@@ -337,18 +341,96 @@ static void prefetch(int fd)
 	free(buf);
 }
 
+#define PAST_END_NAMED 5 /* files a refusal names before "and N more" */
+
+/*
+ * Refuses a mount whose catalog has extents on @d past the end its backing
+ * had when this mount opened it (before size= grew it): the backing was
+ * truncated or shrunk, and those files' data past it is gone; growing it
+ * again would only show zeros where the data was.  Names the files.
+ * Asks the catalog only when @max_end, the end of its last run on @d, is
+ * past the backing's (the query walks every directory).  @return 0 or -1.
+ */
+static int check_runs_in_backing(struct sfs *fs, struct device *d, uint64_t max_end)
+{
+	char *paths[PAST_END_NAMED], list[2048];
+	size_t np = 0, at = 0;
+	uint64_t nfiles = 0, ext_end = 0;
+	int err;
+
+	if (max_end <= d->opened_bytes)
+		return 0;
+	err = catalog_files_past(fs->cat, (unsigned)d->recorded, d->opened_bytes, paths,
+				 PAST_END_NAMED, &np, &nfiles, &ext_end);
+	if (err) {
+		fprintf(stderr, "scatterfs: catalog %s: cannot list the files on device '%s': %s\n",
+			fs->meta_path, d->name, strerror(-err));
+		return -1;
+	}
+	if (nfiles == 0)
+		return 0; /* only pattern gaps (no data) past the end: the checks below decide */
+	list[0] = '\0';
+	for (size_t i = 0; i < np; i++) {
+		int n = snprintf(list + at, sizeof list - at, "%s'%s'", i ? ", " : "", paths[i]);
+		if (n > 0)
+			at = at + (size_t)n < sizeof list ? at + (size_t)n : sizeof list - 1;
+		free(paths[i]);
+	}
+	if (nfiles > np)
+		snprintf(list + at, sizeof list - at, " and %llu more",
+			 (unsigned long long)(nfiles - np));
+	fprintf(stderr,
+		"scatterfs: device '%s': backing %s %s %llu bytes, but catalog %s has extents up "
+		"to byte %llu of it, in %llu file%s: %s; their data past the backing's end is gone "
+		"(the backing was truncated or shrunk): restore the backing, or give the catalog "
+		"that belongs to it; refused whatever size= says (a grown backing would read zeros "
+		"there)\n",
+		d->name, d->path, d->created ? "was missing: created with" : "has",
+		(unsigned long long)d->opened_bytes, fs->meta_path, (unsigned long long)ext_end,
+		(unsigned long long)nfiles, nfiles == 1 ? "" : "s", list);
+	return -1;
+}
+
 /*
  * Rebuilds the allocator of device @d from the catalog's runs in use, found
  * under the number the catalog records for @d (catalog_adopt() renumbers
- * them later); a device new to the catalog has none.
+ * them later); a device new to the catalog has none.  First refuses a
+ * backing that lost files' extents (check_runs_in_backing()), then one
+ * smaller than the device the catalog records (@recorded_size).
  */
-static int reserve_used(struct sfs *fs, struct device *d)
+static int reserve_used(struct sfs *fs, struct device *d, uint64_t recorded_size)
 {
 	struct run_vec used = {0};
 	struct run bad = {0};
+	uint64_t max_end = 0;
 	if (d->recorded < 0)
 		return 0;
 	int err = catalog_used_runs(fs->cat, (unsigned)d->recorded, &used);
+	for (size_t i = 0; !err && i < used.n; i++)
+		if (used.v[i].device + used.v[i].length > max_end)
+			max_end = used.v[i].device + used.v[i].length;
+	if (!err && check_runs_in_backing(fs, d, max_end)) {
+		run_vec_release(&used);
+		return -1;
+	}
+	if (!err && recorded_size > d->size) {
+		if (d->index == 0)
+			fprintf(
+			    stderr,
+			    "scatterfs: %s describes a device of %llu bytes but the backing has "
+			    "only %llu: wrong backing, or it was truncated\n",
+			    fs->meta_path, (unsigned long long)recorded_size,
+			    (unsigned long long)d->size);
+		else
+			fprintf(
+			    stderr,
+			    "scatterfs: device '%s': the catalog describes a device of %llu bytes "
+			    "but backing %s has only %llu: wrong backing, or it was truncated\n",
+			    d->name, (unsigned long long)recorded_size, d->path,
+			    (unsigned long long)d->size);
+		run_vec_release(&used);
+		return -1;
+	}
 	if (!err)
 		err = devalloc_reserve_all(d->alloc, used.v, used.n, &bad);
 	run_vec_release(&used);
@@ -538,6 +620,7 @@ int main(int argc, char *argv[])
 	uint64_t dev_size;
 	if (open_backing(fs, d, fs->cfg.device.size, &created, &dev_size))
 		goto out;
+	d->created = created;
 	if (created) {
 		char *rp = realpath(fs->backing_path, NULL);
 		if (rp) {
@@ -640,7 +723,7 @@ int main(int argc, char *argv[])
 			fprintf(stderr, "scatterfs: cannot create the allocator\n");
 			goto out;
 		}
-		if (reserve_used(fs, dv))
+		if (reserve_used(fs, dv, ids[i].recorded_size))
 			goto out;
 		/* Each device its own model: its own head, its own queue of I/Os. */
 		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
@@ -667,6 +750,10 @@ int main(int argc, char *argv[])
 				dv->path, (unsigned long long)want, strerror(errno));
 			goto out;
 		}
+		/* What a shrink under the mount will be measured from. */
+		uint64_t bytes;
+		if (dev_backing_size(dv->fd, dv->blockdev, &bytes) == 0)
+			atomic_store(&dv->backing_bytes, bytes);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &fs->start_mono);
 	clock_gettime(CLOCK_REALTIME, &fs->start_realtime);
@@ -717,6 +804,9 @@ int main(int argc, char *argv[])
 		reqlog_set_devices(fs->log, fs->dev_names, fs->ndev);
 	}
 	if (!opts.foreground) {
+		/* Its stderr goes once the mount is up: a shrunk backing is reported here too. */
+		openlog("scatterfs", LOG_PID, LOG_DAEMON);
+		dev_set_syslog(true);
 		setsid();
 		if (chdir("/")) {
 			/* keep going: only relative paths would suffer, and all are absolute */
@@ -790,8 +880,8 @@ out:
 	if (ret && created && !mounted)
 		unlink(fs->backing_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
-		if (ret && fs->dev[i]->created && !mounted)
-			unlink(fs->dev[i]->path);
+		if (i && ret && fs->dev[i]->created && !mounted)
+			unlink(fs->dev[i]->path); /* main's: above */
 		devalloc_destroy(fs->dev[i]->alloc);
 		run_vec_release(&fs->dev[i]->pending_free);
 		if (i)
