@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backing_scan.h"
 #include "build_config.h"
 #include "catalog.h"
 #include "config.h"
@@ -49,18 +50,20 @@ struct cmdline {
 	size_t noverrides;
 	int nonopts;
 	int nonempty; /* -o nonempty: mount over a mount point */
+	int newfs;    /* -o newfs: a new file system (or device) over a backing that holds data */
 };
 
 #define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
 #define SFS_KEY_CONFIG 1 /* config= may be given several times: collected in order */
 static const struct fuse_opt sfs_opts[] = {
-	FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
-	SFS_OPT("log=%s", log),
-	SFS_OPT("meta=%s", meta),
-	SFS_OPT("size=%s", size),
-	/* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
-	{"nonempty", offsetof(struct cmdline, nonempty), 1},
-	FUSE_OPT_END,
+    FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
+    SFS_OPT("log=%s", log),
+    SFS_OPT("meta=%s", meta),
+    SFS_OPT("size=%s", size),
+    /* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
+    {"nonempty", offsetof(struct cmdline, nonempty), 1},
+    {"newfs", offsetof(struct cmdline, newfs), 1},
+    FUSE_OPT_END,
 };
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -114,6 +117,11 @@ static void usage(const char *prog)
 	       "                           (K/M/G/T suffixes; same as [device] size)\n"
 	       "    -o nonempty            mount even where something is mounted already\n"
 	       "                           (refused otherwise)\n"
+	       "    -o newfs               start a new file system on a backing that holds\n"
+	       "                           data and has no catalog, and a new [device \"NAME\"]\n"
+	       "                           on one the catalog does not know (refused\n"
+	       "                           otherwise: its data would be overwritten); see\n"
+	       "                           scatterfs(1) for what counts as data\n"
 	       "    -o SECTION.KEY=VALUE   override any INI key, e.g. layout.pattern=random;\n"
 	       "                           lists use ':' (log.ops=read:write); the disk\n"
 	       "                           timing model is disk.model=hdd (presets in\n"
@@ -447,6 +455,71 @@ static int reserve_used(struct sfs *fs, struct device *d, uint64_t recorded_size
 	return err;
 }
 
+/*
+ * Main's backing @d exists and its catalog does not: either a new file
+ * system, or a backing whose catalog is elsewhere (a typo in meta=) or
+ * lost, and an empty file system over it would overwrite its data.
+ * Refused when the backing holds data (backing_find_data()) unless @newfs.
+ * @return 0, or -1 with the reason on stderr.
+ */
+static int check_no_catalog(struct sfs *fs, struct device *d, bool meta_given, bool newfs)
+{
+	uint64_t at;
+	char hint[PATH_MAX + 128] = "";
+	struct stat st;
+	int rc = backing_find_data(d->fd, d->blockdev, d->opened_bytes, &at);
+
+	if (rc < 0) {
+		fprintf(stderr,
+			"scatterfs: backing %s has no catalog (%s) and cannot be read to see "
+			"whether it holds data: %s\n",
+			fs->backing_path, fs->meta_path, strerror(-rc));
+		return -1;
+	}
+	if (rc == 0)
+		return 0; /* nothing to lose: a new file system, silently */
+	if (newfs) {
+		fprintf(stderr,
+			"scatterfs: -o newfs: starting an empty file system on %s, whose data "
+			"(non-zero from byte %llu on) it will overwrite; catalog %s is new\n",
+			fs->backing_path, (unsigned long long)at, fs->meta_path);
+		return 0;
+	}
+	/* The catalog beside the backing, when meta= named another: a typo? */
+	char *beside = NULL;
+	if (meta_given && asprintf(&beside, "%s.scatterfs", fs->backing_path) < 0)
+		beside = NULL;
+	if (beside && strcmp(beside, fs->meta_path) != 0 && stat(beside, &st) == 0)
+		snprintf(hint, sizeof hint, " (%s exists: is that its catalog?)", beside);
+	free(beside);
+	fprintf(stderr,
+		"scatterfs: backing %s holds data (a non-zero byte at offset %llu) but its catalog "
+		"%s does not exist%s; refusing to start an empty file system over it: give its "
+		"catalog with -o meta=FILE, or -o newfs to start a new file system on it (its data "
+		"will be overwritten)\n",
+		fs->backing_path, (unsigned long long)at, fs->meta_path, hint);
+	return -1;
+}
+
+/*
+ * -o newfs over a catalog that exists must start something: a device the
+ * catalog does not know yet.  Otherwise it would be ignored silently (or
+ * taken for a request to wipe the file system, which it is not).
+ * @return 0, or -1 with the reason on stderr.
+ */
+static int check_newfs_has_work(struct sfs *fs)
+{
+	for (unsigned i = 1; i < fs->ndev; i++)
+		if (fs->dev[i]->recorded < 0)
+			return 0;
+	fprintf(stderr,
+		"scatterfs: -o newfs: catalog %s exists and records every device of this mount; "
+		"newfs starts a file system only where there is no catalog (or a [device \"NAME\"] "
+		"the catalog does not know): drop -o newfs to mount the file system it holds\n",
+		fs->meta_path);
+	return -1;
+}
+
 /* Sets the mount's readahead (bdi read_ahead_kb) once INIT is done. */
 static void set_readahead(const char *mountpoint, uint64_t bytes)
 {
@@ -661,6 +734,8 @@ int main(int argc, char *argv[])
 			goto out;
 	}
 	cat_created = access(fs->meta_path, F_OK) != 0;
+	if (cat_created && !created && check_no_catalog(fs, d, cl.meta != NULL, cl.newfs))
+		goto out;
 	if (!cat_created) {
 		/* The catalog is locked too: two daemons never share one (SQLite's
 		 * own locks would let them take turns). */
@@ -691,9 +766,6 @@ int main(int argc, char *argv[])
 		cat_created = false;
 		goto out;
 	}
-	if (cat_created && !created)
-		fprintf(stderr, "scatterfs: no catalog %s: starting an empty file system on %s\n",
-			fs->meta_path, fs->backing_path);
 	/* A new one is 0600 (catalog_open()); an old one may predate that. */
 	struct stat cst;
 	if (!cat_created && stat(fs->meta_path, &cst) == 0 && (cst.st_mode & (S_IRGRP | S_IROTH)))
@@ -703,10 +775,12 @@ int main(int argc, char *argv[])
 			fs->meta_path, (unsigned)(cst.st_mode & 07777));
 	ids[0] = id;
 	err[0] = '\0';
-	if (devices_check(fs, ids, err, sizeof err)) {
+	if (devices_check(fs, ids, cl.newfs, err, sizeof err)) {
 		fprintf(stderr, "scatterfs: %s\n", err[0] ? err : "out of memory");
 		goto out;
 	}
+	if (cl.newfs && !cat_created && check_newfs_has_work(fs))
+		goto out;
 	if (meta_fd < 0) {
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
@@ -773,9 +847,11 @@ int main(int argc, char *argv[])
 	fuse_opt_add_arg(&args, fsname);
 	fs->se = fuse_session_new(&args, &sfs_ops, sizeof sfs_ops, fs);
 	if (!fs->se) {
-		fprintf(stderr, "scatterfs: the options above were not understood; scatterfs's own "
-				"are config=, log=, meta=, size= and SECTION.KEY=VALUE, with ':' "
-				"between list items (log.ops=read:write); see --help\n");
+		fprintf(stderr,
+			"scatterfs: the options above were not understood; scatterfs's own "
+			"are config=, log=, meta=, size=, nonempty, newfs and "
+			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
+			"see --help\n");
 		goto out;
 	}
 	if (fuse_set_signal_handlers(fs->se))
