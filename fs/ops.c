@@ -349,6 +349,9 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	struct stat st;
 	inode_to_stat(in, &st);
 	pthread_rwlock_unlock(&in->lock);
+	/* The control directory's mirrors of @ino carry its owner, mode and ACL. */
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		ctl_inval_mirrors(fs, ino);
 	if (err)
 		fuse_reply_err(req, -err);
 	else

@@ -383,10 +383,25 @@ int xattr_acl_store(struct sfs *fs, uint64_t ino, const struct new_acl *na);
  * Caller holds in->lock for writing.  @return 0, -EIO.
  */
 int xattr_kill_caps(struct sfs *fs, struct inode *in, bool *killed);
+/**
+ * xattr_acl_access() - the access ACL of inode @ino (the
+ * system.posix_acl_access bytes) into a new buffer *@value of *@len bytes,
+ * freed by the caller.  @return 0, -ENODATA without one (or when the
+ * kernel does not enforce ACLs), -ENOMEM, -EIO.
+ */
+int xattr_acl_access(struct sfs *fs, uint64_t ino, void **value, size_t *len);
 
 /* ctl.c: the hidden control directory */
 /** ctl_is_ino() - whether @ino is a node of the control directory. */
 bool ctl_is_ino(uint64_t ino);
+/**
+ * ctl_inval_mirrors() - after the owner, group, mode or access ACL of
+ * inode @ino changed: tells the kernel to drop what it caches of the
+ * nodes that mirror @ino in .scatterfs/extents/ and .scatterfs/layout/
+ * (their attributes and their ACL, which carry @ino's), so its next
+ * permission check there asks again.  Takes no lock.
+ */
+void ctl_inval_mirrors(struct sfs *fs, uint64_t ino);
 /** The handlers of control inodes (and of names that would enter or leave the directory). */
 extern const struct fuse_lowlevel_ops ctl_ops;
 

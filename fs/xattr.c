@@ -56,6 +56,21 @@ static int load_xattr(struct sfs *fs, uint64_t ino, const char *name, void **val
 	}
 }
 
+int xattr_acl_access(struct sfs *fs, uint64_t ino, void **value, size_t *len)
+{
+	*value = NULL;
+	*len = 0;
+	if (!fs->posix_acl)
+		return -ENODATA;
+	int err = load_xattr(fs, ino, ACL_XATTR_ACCESS, value, len);
+	if (!err && acl_valid(*value, *len)) {
+		free(*value);
+		*value = NULL;
+		err = -EIO; /* the catalog holds only what setxattr checked */
+	}
+	return err;
+}
+
 int xattr_kill_caps(struct sfs *fs, struct inode *in, bool *killed)
 {
 	*killed = false;
@@ -192,6 +207,7 @@ static int set_access_acl(struct sfs *fs, fuse_ino_t ino, const char *value, siz
 	} else {
 		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_ACCESS, value, size, flags);
 	}
+	bool changed = !err;
 	if (!err && !empty) {
 		in->attr.mode = (in->attr.mode & ~(mode_t)0777) | perm;
 		clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
@@ -199,6 +215,8 @@ static int set_access_acl(struct sfs *fs, fuse_ino_t ino, const char *value, siz
 		err = inode_flush(fs, in);
 	}
 	pthread_rwlock_unlock(&in->lock);
+	if (changed)
+		ctl_inval_mirrors(fs, ino);
 	return err;
 }
 
@@ -267,5 +285,8 @@ void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		err = set_caps(fs, ino, NULL, 0, 0);
 	else
 		err = catalog_removexattr(fs->cat, ino, name);
+	/* The control directory's mirrors of @ino carry its access ACL. */
+	if (!err && strcmp(name, ACL_XATTR_ACCESS) == 0)
+		ctl_inval_mirrors(fs, ino);
 	fuse_reply_err(req, -err);
 }
