@@ -142,8 +142,8 @@ static struct dev_base *base_of(struct dev_layer *l)
 }
 
 /*
- * I/O of [off, off + len) found past the backing's end, @size bytes now:
- * reported (once a shrink) and counted.  @return -EIO.
+ * An I/O found past the backing's end, which is @size bytes now: the
+ * shrink reported (once) and the I/O counted.  @return -EIO.
  */
 static int past_end(struct dev_base *b, uint64_t size)
 {
