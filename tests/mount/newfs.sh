@@ -42,11 +42,11 @@ problem() {
 }
 LOOPS=()
 sfs_on_exit 'for l in "${LOOPS[@]}"; do losetup -d "$l"; done'
-new_loop() { # FILE - attaches FILE, prints the loop device
-	local l
-	l=$(losetup -f --show "$1") || fail "losetup -f --show $1"
-	LOOPS+=("$l")
-	echo "$l"
+# new_loop FILE - attaches FILE to a loop device, named in LOOP (and in
+# LOOPS, detached at exit: not in a subshell, so that LOOPS keeps it)
+new_loop() {
+	LOOP=$(losetup -f --show "$1") || fail "losetup -f --show $1"
+	LOOPS+=("$LOOP")
 }
 
 # xs OFFSET LENGTH FILE - writes LENGTH bytes of 'x' at OFFSET of FILE
@@ -146,15 +146,18 @@ S=$T/big2
 mkdir "$S"
 truncate -s 300M "$S/tail.img"
 xs $((300 * MiB - 4096)) 4096 "$S/tail.img"
-L1=$(new_loop "$S/tail.img")
+new_loop "$S/tail.img"
+L1=$LOOP
 refused loop-tail "$L1" "backing $L1 holds data \\(a non-zero byte at offset $((300 * MiB - 4096))\\) but its catalog $S/l1.cat does not exist" "meta=$S/l1.cat"
 S=$T
 truncate -s 300M "$T/big2/big-sparse.img"
-L2=$(new_loop "$T/big2/big-sparse.img")
+new_loop "$T/big2/big-sparse.img"
+L2=$LOOP
 accepted loop-empty "$L2" "meta=$T/big2/l2.cat" ""
 truncate -s 16M "$T/loop-data.img"
 xs $((3 * MiB)) $MiB "$T/loop-data.img"
-L3=$(new_loop "$T/loop-data.img")
+new_loop "$T/loop-data.img"
+L3=$LOOP
 refused loop-data "$L3" "backing $L3 holds data \\(a non-zero byte at offset 3145728\\) but its catalog $T/l3.cat does not exist" "meta=$T/l3.cat"
 accepted loop-newfs "$L3" "meta=$T/l3.cat,newfs" "scatterfs: -o newfs: starting an empty file system on $L3, whose data (non-zero from byte 3145728 on) it will overwrite; catalog $T/l3.cat is new"
 
@@ -164,7 +167,8 @@ xs $((2 * MiB)) $MiB "$T/dev-data.img"
 truncate -s 16M "$T/dev-empty.img"
 truncate -s 16M "$T/loop-dev.img"
 xs $((2 * MiB)) $MiB "$T/loop-dev.img"
-L4=$(new_loop "$T/loop-dev.img")
+new_loop "$T/loop-dev.img"
+L4=$LOOP
 dev_ini() { # INI NAME BACKING
 	printf '[device "%s"]\nbacking = %s\n[file "%s/*"]\ndevice = %s\n' "$2" "$3" "$2" "$2" >"$T/$1.ini"
 }

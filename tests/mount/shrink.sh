@@ -209,7 +209,8 @@ $(cat "$dlog")"
 			refused "$tag-remount-size" "$C" "$back" "$re" "$opts,size=16M"
 		fi
 	fi
-	[[ -z $loop ]] || { losetup -d "$loop" && LOOPS=("${LOOPS[@]/$loop/}"); }
+	# One loop device at a time: the case's own, attached above.
+	[[ -z $loop ]] || { losetup -d "$loop" && LOOPS=(); }
 }
 
 first=idle
