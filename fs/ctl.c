@@ -77,11 +77,13 @@ static char *stats_json(struct sfs *fs)
 	uint64_t total, free_b;
 	sfs_space(fs, &total, &free_b);
 	uint64_t used = total - free_b;
-	uint64_t polled = 0, polled_done = 0, queued = 0;
+	uint64_t polled = 0, polled_done = 0, queued = 0, shrinks = 0, past_end = 0;
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		polled += atomic_load(&fs->dev[i]->counters.polled_reads);
 		polled_done += atomic_load(&fs->dev[i]->counters.polled_completions);
 		queued += atomic_load(&fs->dev[i]->counters.async_reads);
+		shrinks += atomic_load(&fs->dev[i]->shrinks);
+		past_end += atomic_load(&fs->dev[i]->past_end);
 	}
 	char start[64];
 	struct tm tm;
@@ -119,6 +121,9 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "catalog_syncs", json_integer((json_int_t)syncs));
 		json_object_set_new(o, "writes_bounced",
 				    json_integer((json_int_t)atomic_load(&fs->stats.writes_bounced)));
+		/* A backing shrunk under the mount: how often, and the I/Os it failed. */
+		json_object_set_new(o, "backing_shrinks", json_integer((json_int_t)shrinks));
+		json_object_set_new(o, "past_end_errors", json_integer((json_int_t)past_end));
 	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;
@@ -141,15 +146,19 @@ static char *stats_json(struct sfs *fs)
 		const struct dev_counters *k = &d->counters;
 		json_object_set_new(
 		    devs, d->name,
-		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "backing",
-			      d->path, "size", (json_int_t)size, "block", (json_int_t)d->block_size,
-			      "used", (json_int_t)(size - dfree), "free", (json_int_t)dfree,
-			      "read_ios", (json_int_t)atomic_load(&k->reads), "read_bytes",
-			      (json_int_t)atomic_load(&k->bytes_read), "write_ios",
-			      (json_int_t)atomic_load(&k->writes), "write_bytes",
-			      (json_int_t)atomic_load(&k->bytes_written), "flushes",
-			      (json_int_t)atomic_load(&k->flushes), "busy_ms",
-			      (double)atomic_load(&k->busy_ns) / 1e6));
+		    json_pack(
+			"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I}",
+			"backing", d->path, "size", (json_int_t)size, "block",
+			(json_int_t)d->block_size, "used", (json_int_t)(size - dfree), "free",
+			(json_int_t)dfree, "read_ios", (json_int_t)atomic_load(&k->reads),
+			"read_bytes", (json_int_t)atomic_load(&k->bytes_read), "write_ios",
+			(json_int_t)atomic_load(&k->writes), "write_bytes",
+			(json_int_t)atomic_load(&k->bytes_written), "flushes",
+			(json_int_t)atomic_load(&k->flushes), "busy_ms",
+			(double)atomic_load(&k->busy_ns) / 1e6, "backing_bytes",
+			(json_int_t)atomic_load(&d->backing_bytes), "shrinks",
+			(json_int_t)atomic_load(&d->shrinks), "ios_past_end",
+			(json_int_t)atomic_load(&d->past_end)));
 	}
 	if (devs)
 		json_object_set_new(o, "devices", devs);

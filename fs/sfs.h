@@ -109,7 +109,8 @@ struct sfs {
 	bool model_on;       /* some device has a timing model */
 	bool splice_replies; /* every device's stack lets replies splice from the backing */
 
-	pthread_t syncer;      /* flushes and syncs every SYNC_INTERVAL_S */
+	pthread_t
+	    syncer; /* flushes and syncs every SYNC_INTERVAL_S; looks at the backings' sizes */
 	bool syncer_running;
 	pthread_mutex_t syncer_lock;
 	pthread_cond_t syncer_cond;
