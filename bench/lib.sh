@@ -132,6 +132,55 @@ bench_step_end() {
 # bench_step_skip STEPS - steps that will not run (a configuration failed)
 bench_step_skip() { bench_steps_done=$((bench_steps_done + $1)); }
 
+# seed_departures < ROWS - where bench/scan's results depart from seed
+# 000's, and why; nothing when they agree.  ROWS: CSV lines
+# "layout,name,read_size,avg_s,baseline_avg_s" (layout as in
+# bench/seed-figures.csv, name as printed, the baseline being contiguous
+# at the same read size).  A departure: at a read size the seed measured,
+# one of the two ratios to contiguous above 1.1 and the other below 0.9;
+# or contiguous faster at a read size than at the one nearest 32 KiB (the
+# seed's best) below it, where the seed's contiguous table was slower.
+seed_departures() {
+	{
+		grep -v '^#' "$root/bench/seed-figures.csv" | awk -F, '$1 == "000" { print "seed," $4 "," $3 "," $5 }'
+		sed 's/^/row,/'
+	} | awk -F, '
+		$1 == "seed" { seed[$2, $3] = $4; next }
+		{ label[++n] = $2; name[n] = $3; rs[n] = $4; avg[n] = $5; base[n] = $6 }
+		END {
+			for (i = 1; i <= n; i++) {
+				if (label[i] == "contiguous" || !((label[i], rs[i]) in seed) || !(("contiguous", rs[i]) in seed) || base[i] <= 0)
+					continue
+				ours = avg[i] / base[i]; theirs = seed[label[i], rs[i]] / seed["contiguous", rs[i]]
+				if ((ours > 1.1 && theirs < 0.9) || (ours < 0.9 && theirs > 1.1))
+					out[++m] = sprintf("  %s at %d KiB reads: %.2f times contiguous here, %.2f in the seed (%s s against %s s)",
+						name[i], rs[i] / 1024, ours, theirs, seed[label[i], rs[i]], seed["contiguous", rs[i]])
+			}
+			for (i = 1; i <= n; i++) {
+				if (label[i] != "contiguous" || !(("contiguous", rs[i]) in seed) || rs[i] > 32768) continue
+				if (!(name[i] in ref) || rs[i] > rs[ref[name[i]]]) ref[name[i]] = i
+			}
+			for (i = 1; i <= n; i++) {
+				if (label[i] != "contiguous" || !(name[i] in ref) || !(("contiguous", rs[i]) in seed)) continue
+				r = ref[name[i]]
+				if (rs[i] > rs[r] && avg[i] < avg[r] && seed["contiguous", rs[i]] > seed["contiguous", rs[r]])
+					out[++m] = sprintf("  %s at %d KiB reads: %.3f s here, faster than the %.3f s at %d KiB; the seed %s s, slower than its %s s",
+						name[i], rs[i] / 1024, avg[i], avg[r], rs[r] / 1024, seed["contiguous", rs[i]], seed["contiguous", rs[r]])
+			}
+			if (m == 0) exit
+			print "Where these results depart from the seed:"
+			for (k = 1; k <= m; k++) print out[k]
+			print "Why: the seed'"'"'s scans were Oracle multiblock reads, and a multiblock read ends at an"
+			print "extent boundary: with 70 KiB extents no read moved more than 70 KiB, in one I/O, whatever"
+			print "the multiblock read count, so larger reads helped the fragmented tables as much as the"
+			print "contiguous one.  Here a read is the kernel'"'"'s readahead, which runs on across extent"
+			print "boundaries: on a fragmented table it becomes one device I/O per extent it touches, each"
+			print "paying a seek on the disk model.  And the seed'"'"'s contiguous table slowed down above"
+			print "32 KiB reads (86.71 s at 32 KiB, 105 to 147 s from 64 KiB on), a trait of that 1999"
+			print "system which the disk model does not have: its transfer time only grows with the size."
+		}'
+}
+
 [[ ${bench_stage:-setup} == setup ]] || return 0
 
 ((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }
@@ -167,11 +216,30 @@ drop_caches() {
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
-# set_readahead MNT BYTES - the mount's readahead (what cache.readahead sets at mount)
-set_readahead() {
-	local dev
-	dev=$(mountpoint -d "$1") || fail "set_readahead: $1 is not a mount point"
-	echo $(($2 / 1024)) >"/sys/class/bdi/$dev/read_ahead_kb" || fail "cannot set readahead of $1"
+# bench_readahead_ok MNT BYTES WHAT - 0 when the mount's readahead (its
+# bdi's read_ahead_kb) is BYTES; else says so on stderr, naming WHAT, and
+# returns 1.  Checked after the mount answered (sfs_mount waits for it)
+# and before the first read, so that a row does not run at a read size it
+# did not ask for.  The experiments set the read size with cache.readahead
+# at mount, where the daemon writes it before the kernel lets any file be
+# opened.
+bench_readahead_ok() {
+	local kb
+	kb=$(sfs_readahead_kb "$1")
+	[[ $kb == "$(($2 / 1024))" ]] && return 0
+	echo "$(basename "$0") [$(date +%T)] $3: the mount's readahead is $kb KiB (read_ahead_kb), not the $(($2 / 1024)) KiB it was mounted with" >&2
+	return 1
+}
+
+# bench_read_size_ok WHAT WANT GOT - 0 when GOT, the dominant (most common)
+# read size measured in the log, is WANT, the read size the row asked for;
+# else says so on stderr, naming WHAT, and returns 1.  An experiment redoes
+# such a row once and then reports it failed, never with its figures: a
+# row measured at another read size than its label says is a wrong row.
+bench_read_size_ok() {
+	[[ $3 == "$2" ]] && return 0
+	echo "$(basename "$0") [$(date +%T)] $1: dominant read size ${3:-none} bytes, asked for $2" >&2
+	return 1
 }
 
 now_us() { date +%s%6N; }
@@ -200,6 +268,19 @@ log_window() {
 # dominant SIZE:COUNT... - the size with the highest count
 dominant() {
 	printf '%s\n' "$@" | awk -F: '$2 > c { c = $2; s = $1 } END { print s }'
+}
+
+# bench_undersampled N P... - the percentiles P (50, 90, 99, 99.9) that N
+# samples are too few for, as "p90;p99" (p99.9 as p99_9; empty when none):
+# the p-th needs 100/(100-p) samples, or it is the largest value or near
+# it and says nothing of the tail it names.
+bench_undersampled() {
+	local n=$1
+	shift
+	printf '%s\n' "$@" | awk -v n="$n" '
+		{ need = 100 / (100 - $1); need = need - int(need) > 1e-6 ? int(need) + 1 : int(need)
+		  if (n < need) { p = "p" $1; sub(/\./, "_", p); out = out (out == "" ? "" : ";") p } }
+		END { print out }'
 }
 
 # stats3 X... - "min avg max" of the numbers, 3 decimals

@@ -68,7 +68,11 @@ static void usage(FILE *out)
 		"                       process.  Percentiles by nearest rank: the p-th is the\n"
 		"                       smallest value with at least ceil(p/100 x count) values\n"
 		"                       at or below it (as fio's completion-latency\n"
-		"                       percentiles, from exact values here)\n"
+		"                       percentiles, from exact values here).  A percentile\n"
+		"                       resting on fewer samples than 100/(100-p) (p50 2,\n"
+		"                       p90 10, p99 100, p99.9 1000) is flagged: column\n"
+		"                       undersampled lists them (p90;p99;p99_9), text marks\n"
+		"                       each with '*'\n"
 		"  layout_score         dynamic layout score: the device I/Os of each file's\n"
 		"                       reads in log order, cut into --block-size blocks;\n"
 		"                       of the blocks after the file's first, the share that\n"
@@ -115,6 +119,11 @@ static void usage(FILE *out)
 		"                       logical offset with the bytes it did, on DIR/PATH\n"
 		"                       (default: PATH, relative to fio's working directory;\n"
 		"                       use the mount point, or a copy of the files)\n"
+		"  --iolog-align BYTES  every I/O rounded out to BYTES boundaries (offset down,\n"
+		"                       end up; a power of two from 512 to 1M), so that fio\n"
+		"                       --direct=1 replays it: a database's requests are not\n"
+		"                       aligned (SQLite reads 100 bytes of its header).  The\n"
+		"                       iolog's first line says so after its version\n"
 		"  --iolog-device FILE  device mode: one I/O per device I/O of each request, at\n"
 		"                       its device offset on FILE (the backing device or a copy\n"
 		"                       of it): replays what the device saw\n"
@@ -169,6 +178,7 @@ enum {
 	OPT_IOLOG_VERSION,
 	OPT_IOLOG_DIR,
 	OPT_IOLOG_DEVICE,
+	OPT_IOLOG_ALIGN,
 	OPT_PLOT,
 	OPT_TIMELINE,
 	OPT_VERSION,
@@ -191,6 +201,7 @@ static const struct option options[] = {
     {"iolog-version", required_argument, NULL, OPT_IOLOG_VERSION},
     {"iolog-dir", required_argument, NULL, OPT_IOLOG_DIR},
     {"iolog-device", required_argument, NULL, OPT_IOLOG_DEVICE},
+    {"iolog-align", required_argument, NULL, OPT_IOLOG_ALIGN},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", no_argument, NULL, OPT_TIMELINE},
     {"help", no_argument, NULL, 'h'},
@@ -417,6 +428,21 @@ int main(int argc, char **argv)
 			iolog_opt = true;
 			break;
 		}
+		case OPT_IOLOG_ALIGN: {
+			char *end;
+			errno = 0;
+			unsigned long long b = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || b < 512 ||
+			    b > IOLOG_ALIGN_MAX || (b & (b - 1)))
+				return bad_usage(
+				    "--iolog-align '%s': expected a power of two of bytes "
+				    "from 512 to %u (the block size fio --direct=1 "
+				    "needs: 512, or 4096 for a 4K-sector device)",
+				    optarg, IOLOG_ALIGN_MAX);
+			io.align = b;
+			iolog_opt = true;
+			break;
+		}
 		case OPT_PLOT:
 			plot_path = optarg;
 			break;
@@ -448,8 +474,8 @@ int main(int argc, char **argv)
 	if (optind + 1 < argc)
 		return bad_usage("one request log only; extra argument '%s'", argv[optind + 1]);
 	if (iolog_opt && iolog_path == NULL)
-		return bad_usage("%s", "--iolog-version, --iolog-dir and --iolog-device need "
-				       "--fio-iolog FILE");
+		return bad_usage("%s", "--iolog-version, --iolog-dir, --iolog-device and "
+				       "--iolog-align need --fio-iolog FILE");
 	if (io.dir && (io.device || ntargets))
 		return bad_usage("%s", "--iolog-dir and --iolog-device exclude each other");
 	if (io.device && ntargets)

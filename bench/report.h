@@ -456,9 +456,13 @@ struct iolog_target {
 	const char *file;
 };
 
+/** The largest --iolog-align, bytes. */
+#define IOLOG_ALIGN_MAX (1u << 20)
+
 /** How the log's requests become fio iolog lines. */
 struct iolog_opts {
 	int version;	    /* 2 or 3 */
+	uint64_t align;	    /* 0, or every I/O rounded out to this power of two of bytes */
 	const char *dir;    /* file mode: log path P becomes DIR/P ("." when NULL) */
 	const char *device; /* device mode, a one-device log: device I/Os against this file */
 	/* device mode, a log that names its devices: one iolog per device */

@@ -35,6 +35,15 @@
  * Timestamps come from ts_us and never go backwards (rows from concurrent
  * requests may be a few microseconds out of order in the log).
  *
+ * Aligned variant (--iolog-align A): each I/O's range is rounded out to
+ * multiples of A (offset down, end up), so that fio --direct=1 can replay
+ * it; the requests a database makes are not aligned (SQLite reads the 100
+ * bytes of its header), and an O_DIRECT read of them fails with EINVAL.
+ * fio takes an iolog's version from the first characters of its first
+ * line and skips the rest of that line, while any other line it cannot
+ * parse costs a "bad iolog" warning: so the note that the ranges were
+ * rounded goes on the version line, after the version.
+ *
  * Several devices: in device mode, a log whose device_io items name their
  * devices gets one iolog per device (iolog_device_path(): PATH with
  * ".NAME" before its extension), each against the file the device's
@@ -79,6 +88,7 @@ struct iolog_writer {
 	struct iolog_out base; /* PATH: file mode, and device mode of a one-device log */
 	bool base_removed;     /* device mode of a log that names its devices */
 	int version;
+	uint64_t align; /* 0 or a power of two: ranges rounded out to it */
 	char *dir;
 	char *device;
 	struct iolog_target *targets; /* copies of the NAME=FILE targets */
@@ -137,7 +147,13 @@ static int out_open(struct iolog_writer *w, struct iolog_out *o, const char *pat
 		snprintf(w->err, sizeof(w->err), "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	fprintf(o->f, "fio version %d iolog\n", w->version);
+	fprintf(o->f, "fio version %d iolog", w->version);
+	if (w->align)
+		fprintf(o->f,
+			" (scatterfs-report --iolog-align %" PRIu64 ": every range rounded out to "
+			"%" PRIu64 "-byte boundaries, for fio --direct=1)",
+			w->align, w->align);
+	fputc('\n', o->f);
 	return 0;
 }
 
@@ -194,6 +210,7 @@ int iolog_open(const char *path, const struct iolog_opts *o, struct iolog_writer
 	if (w == NULL)
 		return -ENOMEM;
 	w->version = o->version;
+	w->align = o->align;
 	w->dir = o->dir ? strdup(o->dir) : NULL;
 	w->device = o->device ? strdup(o->device) : NULL;
 	w->targets = o->ntargets ? calloc(o->ntargets, sizeof(*w->targets)) : NULL;
@@ -270,6 +287,16 @@ static int use_file(struct iolog_writer *w, struct iolog_out *o, const char *nam
 static int io_line(struct iolog_writer *w, struct iolog_out *o, const char *name,
 		   const struct log_row *row, uint64_t offset, uint64_t length)
 {
+	if (w->align) {
+		uint64_t end = offset + length;
+		offset &= ~(w->align - 1);
+		end = (end + w->align - 1) & ~(w->align - 1);
+		length = end - offset;
+		if (length > UINT_MAX) {
+			w->skipped++;
+			return 0;
+		}
+	}
 	if (!w->have_base) {
 		w->have_base = true;
 		w->first_ts = row->ts_us;

@@ -54,6 +54,30 @@ static const char *lat_column_name(int col)
 static const unsigned lat_pm[] = {500, 900, 990, 999, 1000};
 #define NPCT (sizeof(lat_pm) / sizeof(lat_pm[0]))
 static const char *const lat_pct_label[NPCT] = {"p50", "p90", "p99", "p99.9", "max"};
+/* The same as CSV and JSON column names. */
+static const char *const lat_pct_column[NPCT] = {"p50", "p90", "p99", "p99_9", "max"};
+
+/*
+ * The samples the p-th percentile needs, pm = 10 p: 100/(100-p) rounded
+ * up (p50 2, p90 10, p99 100, p99.9 1000): with fewer, the nearest-rank
+ * p-th percentile is the largest value, and says nothing about a tail of
+ * 100-p percent; 0 for the maximum, which any sample gives.
+ */
+static uint64_t lat_pct_needs(unsigned pm)
+{
+	return pm >= 1000 ? 0 : (1000 + (1000 - pm) - 1) / (1000 - pm);
+}
+
+/* The CSV/JSON names of the percentiles that @n samples are too few for, joined by ';'. */
+static void lat_undersampled(uint64_t n, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NPCT && used < len; i++)
+		if (n < lat_pct_needs(lat_pm[i]))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ";" : "",
+						 lat_pct_column[i]);
+}
 
 /*
  * Calls @fn for each latency histogram to print, in order: the whole log's
@@ -454,8 +478,8 @@ static const char *const cols_per_read_named[] = {"device", "device_ios", "reads
 static const char *const cols_seek_named[] = {"device", "lo", "hi", "count", "share_pct"};
 static const char *const cols_ext[] = {"extends", "bytes",  "zero_fill_us",
 				       "mean_us", "max_us", "us_per_mib"};
-static const char *const cols_latency[] = {"by",  "group", "op",  "column", "count",
-					   "p50", "p90",   "p99", "p99_9",  "max"};
+static const char *const cols_latency[] = {"by",  "group", "op",    "column", "count",	     "p50",
+					   "p90", "p99",   "p99_9", "max",    "undersampled"};
 static const char *const cols_lat_buckets[] = {"by", "group", "op",    "column",
 					       "lo", "hi",    "count", "share_pct"};
 
@@ -466,9 +490,11 @@ static int latency_row(void *ctx, const char *by, const char *group, int op, int
 	int rc = hist_percentiles(h, lat_pm, NPCT, v);
 	if (rc < 0)
 		return rc;
-	table_row(ctx,
-		  (struct cell[]){CS(by), CS(group), CS(log_op_names[op]), CS(lat_column_name(col)),
-				  CU(h->n), CU(v[0]), CU(v[1]), CU(v[2]), CU(v[3]), CU(v[4])});
+	char under[64];
+	lat_undersampled(h->n, under, sizeof(under));
+	table_row(ctx, (struct cell[]){CS(by), CS(group), CS(log_op_names[op]),
+				       CS(lat_column_name(col)), CU(h->n), CU(v[0]), CU(v[1]),
+				       CU(v[2]), CU(v[3]), CU(v[4]), CS(under)});
 	return 0;
 }
 
@@ -684,7 +710,7 @@ static int text_latency_row(void *ctx, const char *by, const char *group, int op
 	fprintf(ctx, "    %-16s %-7s %-10s %10" PRIu64, group, log_op_names[op],
 		lat_column_name(col), h->n);
 	for (size_t i = 0; i < NPCT; i++)
-		fprintf(ctx, " %9" PRIu64, v[i]);
+		fprintf(ctx, " %9" PRIu64 "%c", v[i], h->n < lat_pct_needs(lat_pm[i]) ? '*' : ' ');
 	fputc('\n', ctx);
 	return 0;
 }
@@ -702,13 +728,16 @@ static int print_text_latency(FILE *out, struct report *rep, int m)
 {
 	int rc = 0;
 
-	fprintf(out, "\nLatency, us (percentiles by nearest rank)\n");
+	fprintf(out, "\nLatency, us (percentiles by nearest rank over count samples)\n");
 	if (m < 0 || m == M_LATENCY) {
 		fprintf(out, "    %-16s %-7s %-10s %10s", "group", "op", "column", "count");
 		for (size_t i = 0; i < NPCT; i++)
-			fprintf(out, " %9s", lat_pct_label[i]);
+			fprintf(out, " %9s ", lat_pct_label[i]);
 		fputc('\n', out);
 		rc = each_latency(rep, text_latency_row, out);
+		fprintf(out,
+			"    * too few samples for that percentile: the p-th needs 100/(100-p) "
+			"(p50 2, p90 10, p99 100, p99.9 1000)\n");
 	}
 	if (rc == 0 && (m < 0 || m == M_LATENCY_BUCKETS))
 		rc = each_latency(rep, text_latency_buckets, out);

@@ -39,16 +39,21 @@ static struct dev_timing *timing_of(struct dev_layer *l)
 
 /*
  * Adds the head time of @c to the device's busy time (a write taken into
- * the write cache costs the head only the destages it caused) and makes @r
- * wait until @done.
+ * the write cache costs the head only the destages it caused), and, for a
+ * device I/O that arrived at @arrival (0 for a flush), its time from
+ * arrival to completion to the device's queue time (iostat's
+ * time_in_queue: over an interval, its growth is the mean number of I/Os
+ * in flight, aqu-sz), and makes @r wait until @done.
  */
 static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io_cost *c,
-		      uint64_t done)
+		      uint64_t arrival, uint64_t done)
 {
 	uint64_t head = c->destage_ns;
 	if (!c->cache_hit)
 		head += c->complete_ns - c->start_ns;
 	atomic_fetch_add(&l->dev->counters.busy_ns, head);
+	if (arrival && done > arrival)
+		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
 	if (r && done > r->complete_ns)
 		r->complete_ns = done;
 }
@@ -65,7 +70,7 @@ static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_
 	pthread_mutex_lock(&t->lock);
 	uint64_t done = t->ops->submit(t->model, now, off, len, dir, &c);
 	pthread_mutex_unlock(&t->lock);
-	note_cost(l, r, &c, done);
+	note_cost(l, r, &c, now, done);
 }
 
 static int timing_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint64_t len,
@@ -115,7 +120,7 @@ static int timing_flush(struct dev_layer *l, struct dev_req *r)
 		uint64_t done = t->ops->flush(t->model, now, &c);
 		pthread_mutex_unlock(&t->lock);
 		c.cache_hit = true; /* only its destages took the head */
-		note_cost(l, r, &c, done);
+		note_cost(l, r, &c, 0, done);
 	}
 	return l->next->ops->flush(l->next, r);
 }

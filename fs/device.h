@@ -173,6 +173,8 @@ struct dev_counters {
 	atomic_uint_fast64_t writes, bytes_written;   /* device writes and zero-fills */
 	atomic_uint_fast64_t flushes;
 	atomic_uint_fast64_t busy_ns;                 /* modelled time the head was busy */
+	atomic_uint_fast64_t
+	    queue_ns; /* modelled arrival-to-completion time of the device I/Os, summed */
 	atomic_uint_fast64_t polled_reads, polled_completions; /* base: polled aio reads */
 	atomic_uint_fast64_t async_reads;             /* reads answered by the completion thread */
 };

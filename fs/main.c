@@ -134,7 +134,10 @@ static void usage(const char *prog)
 	       "    default_permissions is always on; use allow_other to let other users in\n"
 	       "    (PostgreSQL runs as its own user).\n\n"
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n"
-	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH}\n\n"
+	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH,layout/PATH}\n"
+	       "    (stats: counters as JSON; config: the effective configuration;\n"
+	       "    extents/PATH: the file's extent map as CSV; layout/PATH: its layout\n"
+	       "    score; see scatterfs(1))\n\n"
 	       "Configuration keys (-o SECTION.KEY=VALUE, or KEY = VALUE under [SECTION]):\n",
 	       prog);
 	config_write_help(stdout);
@@ -160,9 +163,12 @@ static void mountinfo_unescape(char *s)
 /*
  * Whether something is mounted on @dir (an absolute path without symbolic
  * links), from /proc/self/mountinfo: the last line for @dir is the mount
- * on top, whose fstype and source are copied to @fstype and @source.
+ * on top, whose fstype and source are copied to @fstype and @source, and
+ * whose device number ("MAJ:MIN", the name of its bdi in /sys/class/bdi)
+ * to @devnum when it is not NULL.
  */
-static bool mounted_on(const char *dir, char *fstype, size_t ftlen, char *source, size_t srclen)
+static bool mounted_on(const char *dir, char *fstype, size_t ftlen, char *source, size_t srclen,
+		       char *devnum, size_t devlen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
@@ -191,6 +197,8 @@ static bool mounted_on(const char *dir, char *fstype, size_t ftlen, char *source
 			mountinfo_unescape(src);
 		snprintf(fstype, ftlen, "%s", type ? type : "?");
 		snprintf(source, srclen, "%s", src ? src : "?");
+		if (devnum)
+			snprintf(devnum, devlen, "%s", field[2]);
 		found = true;
 	}
 	free(line);
@@ -520,17 +528,42 @@ static int check_newfs_has_work(struct sfs *fs)
 	return -1;
 }
 
-/* Sets the mount's readahead (bdi read_ahead_kb) once INIT is done. */
+/*
+ * The mount's readahead, /sys/class/bdi/MAJ:MIN/read_ahead_kb, where
+ * MAJ:MIN is the device number of the mount on top of @mountpoint (an
+ * absolute path) in /proc/self/mountinfo; @path receives the file's name.
+ * @return 0, or -errno (-ENOENT: no such mount).
+ */
+static int readahead_path(const char *mountpoint, char *path, size_t len)
+{
+	char type[256], source[PATH_MAX], dev[64];
+	if (!mounted_on(mountpoint, type, sizeof type, source, sizeof source, dev, sizeof dev))
+		return -ENOENT;
+	snprintf(path, len, "/sys/class/bdi/%s/read_ahead_kb", dev);
+	return 0;
+}
+
+/*
+ * Sets the mount's readahead to @bytes, between fuse_session_mount() and
+ * the first request the daemon answers.  The kernel sends INIT while it
+ * mounts and answers nothing else until INIT is answered, and the INIT
+ * reply (max_readahead, sfs_init()) can only lower the bdi's value: so
+ * written here, before the loop answers INIT, the value is in place before
+ * any file can be opened (a file takes the bdi's readahead when it is
+ * opened), and nothing of ours writes it later.  Written once INIT was
+ * done, as the daemon used to, it raced with every opener and with a
+ * script writing its own value right after the mount appeared.
+ * Failures are reported, not fatal: the mount works with the kernel's.
+ */
 static void set_readahead(const char *mountpoint, uint64_t bytes)
 {
-	struct statvfs sv;
-	struct stat st;
-	/* A request of our own: it returns only after the kernel has the INIT reply. */
-	if (statvfs(mountpoint, &sv) || stat(mountpoint, &st))
-		return;
 	char path[128];
-	snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major(st.st_dev),
-		 minor(st.st_dev));
+	int err = readahead_path(mountpoint, path, sizeof path);
+	if (err) {
+		fprintf(stderr, "scatterfs: cannot set readahead: %s: %s in /proc/self/mountinfo\n",
+			mountpoint, strerror(-err));
+		return;
+	}
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "scatterfs: cannot set readahead (%s): %s\n", path,
@@ -543,6 +576,27 @@ static void set_readahead(const char *mountpoint, uint64_t bytes)
 			strerror(errno));
 }
 
+/*
+ * Once INIT is done: says so when the mount's readahead is not @bytes
+ * (what cache.readahead asked for), as read back from the bdi.
+ */
+static void check_readahead(const char *mountpoint, uint64_t bytes)
+{
+	char path[128];
+	unsigned long long kb;
+	if (readahead_path(mountpoint, path, sizeof path))
+		return;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%llu", &kb) == 1 && kb != bytes / 1024)
+		fprintf(stderr,
+			"scatterfs: readahead of %s is %llu KiB (%s), not the %llu KiB of "
+			"cache.readahead\n",
+			mountpoint, kb, path, (unsigned long long)(bytes / 1024));
+	fclose(f);
+}
+
 struct ready_arg {
 	char *mountpoint;
 	uint64_t readahead;
@@ -552,7 +606,10 @@ struct ready_arg {
 static void *ready_thread(void *p)
 {
 	struct ready_arg *r = p;
-	set_readahead(r->mountpoint, r->readahead);
+	struct statvfs sv;
+	/* A request of our own: it returns only after the kernel has the INIT reply. */
+	if (statvfs(r->mountpoint, &sv) == 0)
+		check_readahead(r->mountpoint, r->readahead);
 	report_ready(0);
 	if (!r->foreground) {
 		int fd = open("/dev/null", O_RDWR);
@@ -624,7 +681,7 @@ int main(int argc, char *argv[])
 	char *mreal = realpath(opts.mountpoint, NULL);
 	char mtype[256], msource[PATH_MAX];
 	if (!cl.nonempty && mreal && strcmp(mreal, "/") != 0 &&
-	    mounted_on(mreal, mtype, sizeof mtype, msource, sizeof msource)) {
+	    mounted_on(mreal, mtype, sizeof mtype, msource, sizeof msource, NULL, 0)) {
 		fprintf(stderr,
 			"scatterfs: %s is already a mount point (%s from %s); unmount it first, or "
 			"give -o nonempty to mount over it\n",
@@ -891,6 +948,8 @@ int main(int argc, char *argv[])
 	struct ready_arg ra = {.mountpoint = realpath(opts.mountpoint, NULL),
 			       .readahead = fs->cfg.defaults.cache.readahead,
 			       .foreground = opts.foreground};
+	if (ra.mountpoint)
+		set_readahead(ra.mountpoint, ra.readahead);
 	pthread_t rt;
 	if (!ra.mountpoint || pthread_create(&rt, NULL, ready_thread, &ra)) {
 		fprintf(stderr, "scatterfs: cannot start\n");

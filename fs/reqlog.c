@@ -9,10 +9,14 @@
  * into the ring.  The writer takes the lock only to read and advance the
  * ring's tail; it calls write(2) with the lock released, on bytes no
  * producer can touch until the tail moves.  It writes when 256 KiB are
- * queued, when an appender is stalled, when ~100 ms have passed, when a
- * flush barrier waits (a read of .scatterfs/stats), or at close; so the
- * log file gets large writes and the I/O path never waits on the log
- * file's disk unless the ring is full.
+ * queued, when an appender is stalled, when ~100 ms have passed, when no
+ * row has come for 1 ms (the mount went idle: so `tail -f` and a report
+ * run right after a command see its rows), when a flush barrier waits (a
+ * read of .scatterfs/stats), or at close; so the log file gets large
+ * writes under load and the I/O path never waits on the log file's disk
+ * unless the ring is full.  An append to an empty ring wakes the writer
+ * (once per batch, not per row); while rows are queued it wakes every
+ * 1 ms to see whether more came.
  *
  * Why a byte ring rather than a queue of fixed-size buffers: rows vary from
  * ~40 bytes to hundreds of KiB (a read that crossed thousands of extents),
@@ -74,6 +78,7 @@
 #define REQLOG_FLUSH_BYTES  (256 * KiB) /* wake the writer at this much queued */
 #define REQLOG_MAX_WRITE    MiB	 /* largest single write(2) */
 #define REQLOG_FLUSH_NS	    100000000L	 /* flush at least every 100 ms */
+#define REQLOG_IDLE_NS	    1000000L	 /* flush after 1 ms without a new row */
 #define REQLOG_ROWBUF_BYTES 4096	 /* per-append stack buffer */
 
 static const char reqlog_header[] = LOG_HEADER_BASE "\n";
@@ -203,25 +208,41 @@ static void deadline_after(struct timespec *ts, long ns)
 	}
 }
 
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 static void *writer_main(void *arg)
 {
 	struct reqlog *log = arg;
-	struct timespec deadline;
-	size_t drain = 0; /* bytes still to write because the period expired */
+	struct timespec deadline, quiet;
+	size_t drain = 0; /* bytes still to write: the period expired, or the log went idle */
 
 	deadline_after(&deadline, REQLOG_FLUSH_NS);
 	pthread_mutex_lock(&log->lock);
 	for (;;) {
-		/* Write when there is data and a reason: the period expired, the
-		 * flush size is reached, an appender is stalled, a flush barrier
-		 * waits, or close. */
+		/* Write when there is data and a reason: the period expired, no
+		 * row came for REQLOG_IDLE_NS, the flush size is reached, an
+		 * appender is stalled, a flush barrier waits, or close. */
 		while (!log->closing &&
 		       (log->used == 0 || (drain == 0 && log->used < log->flush_bytes &&
 					   log->waiting == 0 && log->done >= log->flush_to))) {
-			if (pthread_cond_timedwait(&log->data, &log->lock, &deadline) ==
-			    ETIMEDOUT) {
+			/* With rows queued, wait for quiet rather than the period. */
+			bool for_quiet = false;
+			if (log->used > 0) {
+				deadline_after(&quiet, REQLOG_IDLE_NS);
+				for_quiet = ts_before(&quiet, &deadline);
+			}
+			uint64_t seen = log->queued;
+			if (pthread_cond_timedwait(&log->data, &log->lock,
+						   for_quiet ? &quiet : &deadline) != ETIMEDOUT)
+				continue;
+			if (!for_quiet) {
 				drain = log->used;
 				deadline_after(&deadline, REQLOG_FLUSH_NS);
+			} else if (log->queued == seen) {
+				drain = log->used; /* nothing new for REQLOG_IDLE_NS */
 			}
 		}
 		if (log->used == 0)
@@ -276,6 +297,7 @@ static void rb_spill(struct rowbuf *rb, bool final)
 	pthread_mutex_lock(&log->lock);
 	while (log->busy && !rb->holding)
 		pthread_cond_wait(&log->room, &log->lock);
+	bool was_empty = log->used == 0;
 	while (n > 0) {
 		size_t k = log->cap - log->used;
 
@@ -303,8 +325,10 @@ static void rb_spill(struct rowbuf *rb, bool final)
 		p += k;
 		n -= k;
 	}
-	if (log->used >= log->flush_bytes)
-		pthread_cond_signal(&log->data); /* cheap when the writer is not waiting */
+	/* The first bytes of a batch wake the writer, which then waits for
+	 * quiet (cheap when it is not waiting). */
+	if (was_empty || log->used >= log->flush_bytes)
+		pthread_cond_signal(&log->data);
 	if (final) {
 		/* No other row got in while this one was incomplete (busy). */
 		log->row_end = log->queued;

@@ -145,7 +145,7 @@ static const struct config_key core_keys[CK__COUNT] = {
 		    .parse = parse_log_ops, .format = format_log_ops,
 		    .help = "requests to log: read, write, extend, fsync, punch, zero"},
     [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
-		       .help = "disk timing model: none, or a registered model (hdd)"},
+		       .help = "disk timing model"},
 };
 
 /* ---- the merged list ---- */

@@ -241,17 +241,26 @@ void config_write_help(FILE *f)
 	config_init(&c);
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct key_entry *e = config_key(k);
+		char names[512] = "";
 
 		snprintf(name, sizeof(name), "%s.%s", e->row->section, e->row->name);
 		config_format_value(&c, &c.defaults, k, v, sizeof(v));
+		/* The registered patterns and models, from their registries. */
+		if (e->row->type == CONFIG_PATTERN || e->row->type == CONFIG_MODEL) {
+			size_t used = (size_t)snprintf(names, sizeof(names), "; one of ");
+			if (e->row->type == CONFIG_PATTERN)
+				config_pattern_names(names + used, sizeof(names) - used);
+			else
+				config_model_names(names + used, sizeof(names) - used);
+		}
 		if (e->pattern || e->model)
-			fprintf(f, "    %-27s %s (%s %s; default %s)\n", name, e->row->help,
-				e->pattern ? e->pattern->name : e->model->name,
+			fprintf(f, "    %-27s %s%s (%s %s; default %s)\n", name, e->row->help,
+				names, e->pattern ? e->pattern->name : e->model->name,
 				e->pattern ? "pattern" : "model", v);
 		else if (e->row->def)
-			fprintf(f, "    %-27s %s (default %s)\n", name, e->row->help, v);
+			fprintf(f, "    %-27s %s%s (default %s)\n", name, e->row->help, names, v);
 		else
-			fprintf(f, "    %-27s %s (default unset)\n", name, e->row->help);
+			fprintf(f, "    %-27s %s%s (default unset)\n", name, e->row->help, names);
 	}
 	config_free(&c);
 }

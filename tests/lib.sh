@@ -126,10 +126,22 @@ sfs_fstype() {
 
 sfs_is_mounted() { [[ -n $(sfs_fstype "$1") ]]; }
 
+# sfs_readahead_kb MNT - the readahead of the mount at MNT in KiB, as its
+# bdi says (/sys/class/bdi/MAJ:MIN/read_ahead_kb); a file opened now reads
+# ahead by it
+sfs_readahead_kb() {
+	local dev
+	dev=$(mountpoint -d "$1") || fail "sfs_readahead_kb: $1 is not a mount point"
+	cat "/sys/class/bdi/$dev/read_ahead_kb" || fail "sfs_readahead_kb: no bdi $dev for $1"
+}
+
 # sfs_mount BACKING MNT [OPTS [ARGS...]] - start the daemon with -f in the
 # background, "-o OPTS" when OPTS is not empty and any further ARGS, then wait
-# (up to 10 s) for MNT to appear in mountinfo as fuse.scatterfs.  Fails the
-# test when the daemon exits or the mount does not appear.  Sets SFS_LAST_PID
+# (up to 10 s) for MNT to appear in mountinfo as fuse.scatterfs, and for it
+# to answer a request (statfs: the kernel holds every request until the
+# daemon has answered INIT, so the mount's readahead is in place and
+# nothing of the daemon's writes it any more).  Fails the test when the
+# daemon exits or the mount does not appear or answer.  Sets SFS_LAST_PID
 # and SFS_LAST_DLOG.
 sfs_mount() {
 	local backing=$1 mnt=$2 opts=${3:-} pid dlog rc t fstype
@@ -158,6 +170,8 @@ sfs_mount() {
 			[[ $fstype == fuse.scatterfs ]] ||
 				fail "sfs_mount: $mnt mounted with fstype '$fstype', expected fuse.scatterfs (subtype=scatterfs)"
 			kill -0 "$pid" 2>/dev/null || fail "sfs_mount: daemon $pid died after mounting $mnt"
+			timeout 10 stat -f "$mnt" >/dev/null ||
+				fail "sfs_mount: $mnt did not answer statfs within 10 s (daemon $pid)"
 			note "mounted $mnt (daemon $pid, options $opts)"
 			return 0
 		fi

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "config_i.h"
+#include "disk_model.h"
+#include "placement.h"
 
 /*
  * The value of [@section] @name in conf/default.ini: "key = value", or
@@ -146,6 +148,39 @@ Test(keys, order_of_the_merged_list)
 	}
 	cr_assert_str_eq(config_key(config_core_id(CK_PATTERN))->row->name, "pattern");
 	cr_assert_str_eq(config_key(config_core_id(CK_DISK_MODEL))->row->name, "model");
+}
+
+/*
+ * --help lists the values of layout.pattern and disk.model from the
+ * registries, in their order (map included, and "none" first for the
+ * models), so that a new pattern or model shows without an edit there.
+ */
+Test(keys, help_lists_the_registered_patterns_and_models)
+{
+	char *out = NULL, want[1024];
+	size_t len = 0, used;
+	FILE *f = open_memstream(&out, &len);
+
+	cr_assert_not_null(f);
+	config_write_help(f);
+	fclose(f);
+	used = (size_t)snprintf(want, sizeof(want),
+				"    layout.pattern              placement pattern: where each new "
+				"extent of a file goes; one of ");
+	for (size_t i = 0; i < placement_count(); i++)
+		used += (size_t)snprintf(want + used, sizeof(want) - used, "%s%s", i ? ", " : "",
+					 placement_at(i)->name);
+	snprintf(want + used, sizeof(want) - used, " (default contiguous)\n");
+	cr_assert_not_null(strstr(out, want), "want: %s\n%s", want, out);
+	cr_assert_not_null(strstr(want, ", map"), "%s", want);
+	used = (size_t)snprintf(want, sizeof(want),
+				"    disk.model                  disk timing model; one of none");
+	for (size_t i = 0; i < disk_model_count(); i++)
+		used += (size_t)snprintf(want + used, sizeof(want) - used, ", %s",
+					 disk_model_at(i)->name);
+	snprintf(want + used, sizeof(want) - used, " (default none)\n");
+	cr_assert_not_null(strstr(out, want), "want: %s\n%s", want, out);
+	free(out);
 }
 
 Test(keys, help_lists_every_key_with_its_default)

@@ -908,15 +908,15 @@ Test(latency, percentiles_per_op_with_model_us)
 	cr_assert_eq(c.selected, 8);
 	cr_assert(rep.has_model_us);
 	char *out = printed(&rep, FMT_CSV, M_LATENCY);
-	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
-			      "all,all,read,latency_us,5,300,1000,1000,1000,1000\n"
-			      "all,all,read,model_us,5,150,990,990,990,990\n"
-			      "all,all,write,latency_us,1,50,50,50,50,50\n"
-			      "all,all,write,model_us,1,40,40,40,40,40\n"
-			      "all,all,punch,latency_us,1,7,7,7,7,7\n"
-			      "all,all,punch,model_us,1,0,0,0,0,0\n"
-			      "all,all,zero,latency_us,1,9,9,9,9,9\n"
-			      "all,all,zero,model_us,1,0,0,0,0,0\n");
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max,undersampled\n"
+			      "all,all,read,latency_us,5,300,1000,1000,1000,1000,p90;p99;p99_9\n"
+			      "all,all,read,model_us,5,150,990,990,990,990,p90;p99;p99_9\n"
+			      "all,all,write,latency_us,1,50,50,50,50,50,p50;p90;p99;p99_9\n"
+			      "all,all,write,model_us,1,40,40,40,40,40,p50;p90;p99;p99_9\n"
+			      "all,all,punch,latency_us,1,7,7,7,7,7,p50;p90;p99;p99_9\n"
+			      "all,all,punch,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n"
+			      "all,all,zero,latency_us,1,9,9,9,9,9,p50;p90;p99;p99_9\n"
+			      "all,all,zero,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n");
 	free(out);
 	/* read latency_us: 100 in [64,127], 200 in [128,255], 300 and 400 in [256,511], 1000 in
 	 * [512,1023] */
@@ -948,27 +948,27 @@ Test(latency, by_pid_and_by_file_and_json)
 	load_filtered(&rep, lat_log, BY_PID, NULL, NULL, &c);
 	char *out = printed(&rep, FMT_CSV, M_LATENCY);
 	/* pid 10 reads 100, 300 (n = 2: p50 rank 1, p90 rank 2); pid 11 200, 1000; pid 12 400 */
-	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
-			      "all,all,read,latency_us,5,300,1000,1000,1000,1000\n"
-			      "all,all,read,model_us,5,150,990,990,990,990\n"
-			      "all,all,write,latency_us,1,50,50,50,50,50\n"
-			      "all,all,write,model_us,1,40,40,40,40,40\n"
-			      "all,all,punch,latency_us,1,7,7,7,7,7\n"
-			      "all,all,punch,model_us,1,0,0,0,0,0\n"
-			      "all,all,zero,latency_us,1,9,9,9,9,9\n"
-			      "all,all,zero,model_us,1,0,0,0,0,0\n"
-			      "pid,10,read,latency_us,2,100,300,300,300,300\n"
-			      "pid,10,read,model_us,2,90,280,280,280,280\n"
-			      "pid,10,write,latency_us,1,50,50,50,50,50\n"
-			      "pid,10,write,model_us,1,40,40,40,40,40\n"
-			      "pid,10,zero,latency_us,1,9,9,9,9,9\n"
-			      "pid,10,zero,model_us,1,0,0,0,0,0\n"
-			      "pid,11,read,latency_us,2,200,1000,1000,1000,1000\n"
-			      "pid,11,read,model_us,2,150,990,990,990,990\n"
-			      "pid,12,read,latency_us,1,400,400,400,400,400\n"
-			      "pid,12,read,model_us,1,0,0,0,0,0\n"
-			      "pid,12,punch,latency_us,1,7,7,7,7,7\n"
-			      "pid,12,punch,model_us,1,0,0,0,0,0\n");
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max,undersampled\n"
+			      "all,all,read,latency_us,5,300,1000,1000,1000,1000,p90;p99;p99_9\n"
+			      "all,all,read,model_us,5,150,990,990,990,990,p90;p99;p99_9\n"
+			      "all,all,write,latency_us,1,50,50,50,50,50,p50;p90;p99;p99_9\n"
+			      "all,all,write,model_us,1,40,40,40,40,40,p50;p90;p99;p99_9\n"
+			      "all,all,punch,latency_us,1,7,7,7,7,7,p50;p90;p99;p99_9\n"
+			      "all,all,punch,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n"
+			      "all,all,zero,latency_us,1,9,9,9,9,9,p50;p90;p99;p99_9\n"
+			      "all,all,zero,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n"
+			      "pid,10,read,latency_us,2,100,300,300,300,300,p90;p99;p99_9\n"
+			      "pid,10,read,model_us,2,90,280,280,280,280,p90;p99;p99_9\n"
+			      "pid,10,write,latency_us,1,50,50,50,50,50,p50;p90;p99;p99_9\n"
+			      "pid,10,write,model_us,1,40,40,40,40,40,p50;p90;p99;p99_9\n"
+			      "pid,10,zero,latency_us,1,9,9,9,9,9,p50;p90;p99;p99_9\n"
+			      "pid,10,zero,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n"
+			      "pid,11,read,latency_us,2,200,1000,1000,1000,1000,p90;p99;p99_9\n"
+			      "pid,11,read,model_us,2,150,990,990,990,990,p90;p99;p99_9\n"
+			      "pid,12,read,latency_us,1,400,400,400,400,400,p50;p90;p99;p99_9\n"
+			      "pid,12,read,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n"
+			      "pid,12,punch,latency_us,1,7,7,7,7,7,p50;p90;p99;p99_9\n"
+			      "pid,12,punch,model_us,1,0,0,0,0,0,p50;p90;p99;p99_9\n");
 	free(out);
 	/* The read-size groups still list only processes that read. */
 	size_t n;
@@ -1025,22 +1025,69 @@ Test(latency, without_model_us_and_in_text)
 	cr_assert_not(rep.has_model_us);
 	/* reads 50, 40, 60, 20, 30, 10 -> sorted 10..60: p50 rank 3 = 30, p90 rank ceil(5.4) = 6 */
 	char *out = printed(&rep, FMT_CSV, M_LATENCY);
-	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
-			      "all,all,read,latency_us,6,30,60,60,60,60\n"
-			      "all,all,write,latency_us,1,70,70,70,70,70\n"
-			      "all,all,extend,latency_us,2,3000,5000,5000,5000,5000\n"
-			      "all,all,fsync,latency_us,1,100,100,100,100,100\n");
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max,undersampled\n"
+			      "all,all,read,latency_us,6,30,60,60,60,60,p90;p99;p99_9\n"
+			      "all,all,write,latency_us,1,70,70,70,70,70,p50;p90;p99;p99_9\n"
+			      "all,all,extend,latency_us,2,3000,5000,5000,5000,5000,p90;p99;p99_9\n"
+			      "all,all,fsync,latency_us,1,100,100,100,100,100,p50;p90;p99;p99_9\n");
 	free(out);
 	out = printed(&rep, FMT_TEXT, M_LATENCY);
 	cr_assert_not_null(strstr(out,
-				  "\nLatency, us (percentiles by nearest rank)\n"
+				  "\nLatency, us (percentiles by nearest rank over count samples)\n"
 				  "    group            op      column          count       p50 "
-				  "      p90       p99     p99.9       max\n"
+				  "       p90        p99      p99.9        max \n"
 				  "    all              read    latency_us          6        30 "
-				  "       60        60        60        60\n"),
+				  "        60*        60*        60*        60 \n"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "    * too few samples for that percentile: the p-th "
+				       "needs 100/(100-p) (p50 2, p90 10, p99 100, p99.9 1000)\n"),
 			   "%s", out);
 	free(out);
 	report_free(&rep);
+}
+
+/* A log of @n reads of latency 1..n us. */
+static char *reads_log(unsigned n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_not_null(f);
+	fprintf(f, "%s\n", LOG_HEADER_BASE);
+	for (unsigned i = 1; i <= n; i++)
+		fprintf(f, "%u,read,1,a.db,0,4096,4096,%u,0+4096\n", i, i);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A percentile resting on fewer than 100/(100-p) samples is flagged: at
+ * 1 sample every one but max, then p50 from 2, p90 from 10, p99 from 100,
+ * p99.9 from 1000.
+ */
+Test(latency, undersampled_percentiles)
+{
+	static const struct {
+		unsigned n;
+		const char *flags;
+	} want[] = {
+	    {1, "p50;p90;p99;p99_9"}, {2, "p90;p99;p99_9"}, {9, "p90;p99;p99_9"}, {10, "p99;p99_9"},
+	    {99, "p99;p99_9"},	      {100, "p99_9"},	    {999, "p99_9"},	  {1000, ""}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct report rep;
+		struct report_feed_counts c;
+		char *log = reads_log(want[i].n);
+		load_filtered(&rep, log, BY_NONE, NULL, NULL, &c);
+		char *out = printed(&rep, FMT_CSV, M_LATENCY);
+		char *row = strchr(out, '\n') + 1;
+		char *last = strrchr(row, ',') + 1;
+		cr_assert_eq(strncmp(last, want[i].flags, strlen(want[i].flags)), 0, "n = %u: %s",
+			     want[i].n, row);
+		cr_assert_eq(last[strlen(want[i].flags)], '\n', "n = %u: %s", want[i].n, row);
+		free(out);
+		report_free(&rep);
+		free(log);
+	}
 }
 
 Test(filter, path_pid_op_and_window)
@@ -1097,9 +1144,9 @@ Test(filter, path_pid_op_and_window)
 	load_filtered(&rep, lat_log, BY_NONE, &f, NULL, &c);
 	cr_assert_eq(c.selected, 2);
 	char *out = printed(&rep, FMT_CSV, M_LATENCY);
-	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n"
-			      "all,all,read,latency_us,2,300,400,400,400,400\n"
-			      "all,all,read,model_us,2,0,280,280,280,280\n");
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max,undersampled\n"
+			      "all,all,read,latency_us,2,300,400,400,400,400,p90;p99;p99_9\n"
+			      "all,all,read,model_us,2,0,280,280,280,280,p90;p99;p99_9\n");
 	free(out);
 	report_free(&rep);
 	report_filter_free(&f);
@@ -1118,7 +1165,7 @@ Test(filter, empty_selection)
 	cr_assert_eq(c.selected, 0);
 	cr_assert_eq(rep.rows, 0);
 	char *out = printed(&rep, FMT_CSV, M_LATENCY);
-	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max\n");
+	cr_assert_str_eq(out, "by,group,op,column,count,p50,p90,p99,p99_9,max,undersampled\n");
 	free(out);
 	out = printed(&rep, FMT_CSV, M_SUMMARY);
 	cr_assert_str_eq(out, "op,rows,bytes,errors\n"

@@ -484,6 +484,41 @@ Test(reqlog, tiny_ring_stalls_lose_nothing, .timeout = 120)
 	free(long_io);
 }
 
+/*
+ * A row appended when nothing else comes reaches the file at once (the
+ * writer waits 1 ms for more, not its 100 ms period): 20 rows, one at a
+ * time, each in the file within 50 ms (a period of 100 ms puts a row
+ * there after 0 to 100 ms, so all 20 within 50 ms would be one chance in
+ * a million).
+ */
+static size_t file_size(const char *path);
+
+Test(reqlog, idle_rows_reach_the_file_at_once)
+{
+	struct reqlog *log = NULL;
+	cr_assert_eq(reqlog_open(log_path, ALL_OPS, &log), 0);
+	struct reqlog_row r = row_of(LOG_READ, "x");
+	const size_t row_len = strlen("1,read,2,x,3,4,4,5,\n");
+	for (int i = 1; i <= 20; i++) {
+		usleep(20000); /* idle */
+		reqlog_append(log, &r);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		long ms;
+		for (;;) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+			if (file_size(log_path) == strlen(HEADER) + i * row_len || ms > 2000)
+				break;
+			usleep(200);
+		}
+		cr_assert_eq(file_size(log_path), strlen(HEADER) + i * row_len,
+			     "row %d not in the file after %ld ms", i, ms);
+		cr_assert_leq(ms, 50, "row %d took %ld ms to reach the file", i, ms);
+	}
+	cr_assert_eq(reqlog_close(log), 0);
+}
+
 /* Rows reach the file within about 100 ms, without a close. */
 Test(reqlog, periodic_flush)
 {

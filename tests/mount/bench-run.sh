@@ -48,7 +48,7 @@ dir=$(echo "$work"/bench-run.*)
 [[ -d $dir ]] || fail "no work directory kept under $work"
 
 assert_eq "$(head -n 1 "$out")" \
-	"layout,layout.extent_size,runs,min_s,median_s,max_s,reads,bytes_read,device_ios,dominant_read_size,model_s,static_score,dynamic_score,vs_baseline,ios_vs_baseline,model_vs_baseline,error" \
+	"layout,layout.extent_size,cache_mode,readahead,runs,min_s,median_s,max_s,reads,bytes_read,device_ios,dominant_read_size,model_s,main_busy_s,main_util_pct,main_aqu_sz,static_score,dynamic_score,vs_baseline,ios_vs_baseline,model_vs_baseline,undersampled,error" \
 	"CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | paste -sd' ')" \
 	"contiguous,64K contiguous,128K equi-fragmented,64K equi-fragmented,128K" "row labels, in order"
@@ -89,7 +89,8 @@ for layout in contiguous equi-fragmented; do
 	for es in 64K 128K; do
 		k=$((k + 1))
 		row=$(awk -F, -v l="$layout" -v e="$es" '$1 == l && $2 == e' "$out")
-		IFS=, read -r _ _ runs mn med mx reads bytes ios dom model sscore dscore vs iosvs modelvs error <<<"$row"
+		IFS=, read -r _ _ cmode ra runs mn med mx reads bytes ios dom model _ _ _ sscore dscore vs iosvs modelvs under error <<<"$row"
+		assert_eq "$cmode,$ra,$under" "none,," "$layout $es: cache_mode, readahead, undersampled"
 		for r in 1 2 3; do
 			[[ -f $dir/config$k/run$r.csv ]] || fail "$layout $es: no log of run $r ($dir/config$k/run$r.csv)"
 		done
@@ -135,12 +136,12 @@ for layout in contiguous equi-fragmented; do
 	done
 done
 # The scores by hand (see the header)
-assert_eq "$(awk -F, 'NR > 1 { printf "%s%s", (NR > 2 ? " " : ""), $12 }' "$out")" \
+assert_eq "$(awk -F, 'NR > 1 { printf "%s%s", (NR > 2 ? " " : ""), $17 }' "$out")" \
 	"1.0000 1.0000 0.9695 0.9851" "static_score of the four rows"
 declare -A hand=([contiguous,64K]=1.0000 [contiguous,128K]=1.0000 [equi-fragmented,64K]=0.9695 [equi-fragmented,128K]=0.9851)
 for layout in contiguous equi-fragmented; do
 	for es in 64K 128K; do
-		got_d=$(awk -F, -v l="$layout" -v e="$es" '$1 == l && $2 == e { print $13 }' "$out")
+		got_d=$(awk -F, -v l="$layout" -v e="$es" '$1 == l && $2 == e { print $18 }' "$out")
 		if [[ ${inorder[$layout,$es]} == yes ]]; then
 			assert_eq "$got_d" "${hand[$layout,$es]}" "$layout $es: dynamic_score (by hand)"
 		else

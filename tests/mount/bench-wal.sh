@@ -4,8 +4,13 @@
 # rate of 10 transactions/s): bad options stop it with exit 2 and a message
 # naming them; with pg_wal on the data device (--placements shared) it
 # prints the CSV header and one row per rate case, max then 10, each with
-# transactions > 0, tps > 0, latencies p50 <= p90 <= p99, and device I/Os
-# of the pg_wal files.  Then both placements: with pg_wal on a device of
+# transactions > 0, tps > 0, latencies p50 <= p90 <= p99, the number of
+# latency samples, the percentiles those are too few for (undersampled:
+# p90 from 10 samples, p99 from 100, exactly as 100/(100-p) gives them),
+# and device I/Os of the pg_wal files.  --layouts contiguous,equi-fragmented
+# runs it once per layout: a layout column first, vs_baseline (tps over
+# contiguous's at the same placement and rate) last, 1.00 for contiguous.
+# Then both placements: with pg_wal on a device of
 # its own, bench/wal itself checks from the request log that every pg_wal
 # device I/O went to the device wal and every other one to main; here each
 # of the four rows must be there.  A scatterfs without several devices
@@ -32,24 +37,32 @@ assert_eq "$rc" 2 "exit status of --placements data"
 assert_eq "$(cat "$err")" "bench/wal: --placements: 'data' is neither shared nor own" "--placements data"
 bench_wal --rate fast
 assert_eq "$(cat "$err")" "bench/wal: --rate must be auto or a positive number of transactions per second, not 'fast'" "--rate fast"
-bench_wal --set layout.pattern=random
-assert_eq "$rc" 2 "exit status of --set"
-assert_eq "$(cat "$err")" "bench/wal: --layouts, --baseline and --set are not taken: the placements (--placements) are the configurations" "--set"
+bench_wal --set layout.pattern=nosuch
+assert_eq "$rc" 2 "exit status of a bad --set"
+grep -q "^wal: --set layout.pattern=nosuch: .*unknown value; allowed: " "$err" || fail "a bad --set: $(cat "$err")"
+bench_wal --layouts nosuch
+assert_eq "$rc" 2 "exit status of --layouts nosuch"
+grep -q "no layout 'nosuch' (conf/nosuch.ini)" "$err" || fail "--layouts nosuch: $(cat "$err")"
 bench_wal --help
 assert_eq "$rc" 0 "exit status of --help"
 grep -q '^  bench/wal \[--placements shared,own\]' "$out" || fail "--help: no usage line"
 
 # check_rows PLACEMENT... - a row per placement and rate case, in run order
 check_rows() {
-	local want=placement,rate,transactions,tps,lat_avg_ms,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct
+	local want=placement,rate,transactions,tps,lat_avg_ms,lat_samples,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct,undersampled
 	assert_eq "$(head -n 1 "$out")" "$want" "CSV header"
 	local expect='' p r
 	for r in max 10; do
 		for p in "$@"; do expect+="$p,$r "; done
 	done
 	assert_eq "$(awk -F, 'NR > 1 { printf "%s,%s ", $1, $2 }' "$out")" "$expect" "rows (placement,rate)"
-	awk -F, 'NR > 1 && !($3 > 0 && $4 > 0 && $6 <= $7 && $7 <= $8 && $9 > 0) { print; bad = 1 } END { exit bad }' "$out" ||
-		fail "a row without transactions, tps, ordered percentiles or pg_wal device I/Os: $(cat "$out")"
+	awk -F, 'NR > 1 && !($3 > 0 && $4 > 0 && $6 > 0 && $7 <= $8 && $8 <= $9 && $10 > 0) { print; bad = 1 } END { exit bad }' "$out" ||
+		fail "a row without transactions, tps, samples, ordered percentiles or pg_wal device I/Os: $(cat "$out")"
+	# undersampled: p50 below 2 samples, p90 below 10, p99 below 100
+	awk -F, 'NR > 1 { u = ""; if ($6 < 2) u = "p50"; if ($6 < 10) u = u (u == "" ? "" : ";") "p90"
+			if ($6 < 100) u = u (u == "" ? "" : ";") "p99"
+			if ($12 != u) { print "row " NR - 1 ": " $6 " samples, undersampled \"" $12 "\", expected \"" u "\""; bad = 1 } }
+		END { exit bad }' "$out" || fail "undersampled: $(cat "$out")"
 }
 
 note "pg_wal on the data device"
@@ -57,6 +70,20 @@ bench_wal --placements shared --scale 1 --clients 2 --runtime 3 --rate 10 --form
 ((rc == 0)) || fail "bench/wal --placements shared exited $rc"
 cat "$out"
 check_rows shared
+
+note "once per layout"
+bench_wal --placements shared --layouts contiguous,equi-fragmented --scale 1 --clients 2 --runtime 3 --rate 10 --format csv
+((rc == 0)) || fail "bench/wal --layouts exited $rc"
+cat "$out"
+assert_eq "$(head -n 1 "$out")" \
+	"layout,placement,rate,transactions,tps,lat_avg_ms,lat_samples,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct,undersampled,vs_baseline" \
+	"--layouts: CSV header"
+assert_eq "$(awk -F, 'NR > 1 { printf "%s,%s,%s ", $1, $2, $3 }' "$out")" \
+	"contiguous,shared,max contiguous,shared,10 equi-fragmented,shared,max equi-fragmented,shared,10 " "--layouts: rows"
+awk -F, 'NR > 1 { split($0, f, ","); c[$2 "," $3] = $1 == "contiguous" ? $5 : c[$2 "," $3] }
+	NR > 1 && $1 == "contiguous" && $14 != "1.00" { bad = 1 }
+	NR > 1 && $1 != "contiguous" && $14 != sprintf("%.2f", $5 / c[$2 "," $3]) { bad = 1 }
+	END { exit bad }' "$out" || fail "--layouts: vs_baseline is not tps over contiguous's"
 
 note "pg_wal on a device of its own"
 bench_wal --placements shared,own --scale 1 --clients 2 --runtime 3 --rate 10 --format csv

@@ -7,6 +7,12 @@
 # 4 KiB blocks converted to bytes), and the same static layout score.  The
 # same again with filefrag -v text as the map, and with xfs_bmap -v text
 # taken on an XFS loop image (512-byte units).
+# The clone reproduces the source's page cache: with read_ahead_kb = 256 on
+# the loop device under the source, the configuration says [cache] mode =
+# kernel and readahead = 256K, with a comment naming where that came from,
+# stderr says so, and a mount of it reads ahead by 256 KiB; read_ahead_kb
+# = 4096 becomes 1024K (scatterfs's largest) with a note; a tmpfs source
+# (no block device) gets the kernel's default, 128K, and says why.
 # TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -91,8 +97,33 @@ filefrag_rel "$T/filefrag.c" >"$T/want.c"
 grep -q unwritten "$T/filefrag.c" || fail "c has no unwritten extent: $(cat "$T/filefrag.c")"
 
 # 1. scatterfs-plan clone
+dev=$(mountpoint -d "$E")
+echo 256 >"/sys/class/bdi/$dev/read_ahead_kb"
 "$PLAN" clone "$E" --out "$T/clone.ini" 2>"$T/clone.err" || fail "clone: $(cat "$T/clone.err")"
+assert_eq "$(grep -m1 'cache.mode' "$T/clone.err")" \
+	"scatterfs-plan: cache.mode = kernel, cache.readahead = 256K: as the source, which reads through the page cache with read_ahead_kb = 256 (/sys/class/bdi/$dev/read_ahead_kb)" \
+	"clone: what stderr says of the cache"
+assert_eq "$(sed -n '/^# The source reads/,/^readahead/p' "$T/clone.ini")" \
+	"# The source reads through the kernel's page cache, reading ahead by
+# 256K (/sys/class/bdi/$dev/read_ahead_kb):
+# so does the clone.
+[cache]
+mode = kernel
+readahead = 256K" "clone: the [cache] section and its comment"
 check_copy "$T/clone.ini" "$E" clone "$T/want"
+sfs_mount "$T/clone.backing" "$M" "config=$T/clone.ini"
+assert_eq "$(sfs_readahead_kb "$M")" 256 "a mount of the clone: read_ahead_kb"
+assert_eq "$(sed -n '/^\[cache\]/,/^$/p' "$M/.scatterfs/config" | grep -v '^#' | tr '\n' ' ')" \
+	"[cache] mode = kernel readahead = 256K  " "a mount of the clone: [cache] in .scatterfs/config"
+sfs_umount "$M"
+echo 4096 >"/sys/class/bdi/$dev/read_ahead_kb"
+"$PLAN" clone "$E" --out "$T/clone4m.ini" 2>"$T/clone4m.err" || fail "clone: $(cat "$T/clone4m.err")"
+assert_eq "$(grep -A2 '^\[cache\]' "$T/clone4m.ini" | tr '\n' ' ')" "[cache] mode = kernel readahead = 1024K " \
+	"clone of a source reading ahead by 4 MiB"
+grep -q "read_ahead_kb = 4096 (/sys/class/bdi/$dev/read_ahead_kb) (scatterfs takes a multiple of 4K from 4K to 1M: 1024K)\$" "$T/clone4m.err" ||
+	fail "clone of a source reading ahead by 4 MiB: $(cat "$T/clone4m.err")"
+echo 128 >"/sys/class/bdi/$dev/read_ahead_kb"
+note "clone: cache.mode = kernel with the source's read-ahead"
 # c: the copy leaves its unwritten part a hole (--sparse=always: its zeros
 # are not written); CONFIG.prealloc allocates it
 # where the map says, unwritten (flags bit 1 in the catalog).
@@ -141,6 +172,9 @@ grep -q "^scatterfs-plan: $T/tmpfs/t: .*: placed contiguously$" "$T/tmpfs.err" |
 	fail "clone of tmpfs does not name t: $(cat "$T/tmpfs.err")"
 grep -A1 -x '\[file "t"\]' "$T/tmpfs.ini" | grep -qx 'pattern = contiguous' ||
 	fail "clone of tmpfs: t is not contiguous: $(cat "$T/tmpfs.ini")"
+assert_eq "$(grep -A2 '^\[cache\]' "$T/tmpfs.ini" | tr '\n' ' ')" "[cache] mode = kernel readahead = 128K " "clone of tmpfs: [cache]"
+grep -qx "scatterfs-plan: cache.mode = kernel, cache.readahead = 128K: the source reads through the page cache; its read-ahead could not be read (no block device under $T/tmpfs), so the kernel's default" "$T/tmpfs.err" ||
+	fail "clone of tmpfs: what stderr says of the cache: $(cat "$T/tmpfs.err")"
 umount "$T/tmpfs"
 
 # 3. xfs_bmap -v text of the same kind of files on XFS

@@ -52,7 +52,7 @@ cat "$out"
 
 systems=(bare sfs-log sfs-nolog)
 assert_eq "$(head -n 1 "$out")" \
-	"workload,system,metric,value,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max" "CSV header"
+	"workload,system,metric,value,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,rounds,undersampled" "CSV header"
 want=
 for w in pgbench,tps sqlite-load,load_s sqlite-scan,scan_s; do
 	for s in "${systems[@]}"; do want+="${w%,*},$s,${w#*,} "; done
@@ -85,7 +85,8 @@ ratios() { # WORKLOAD A B -> the 3 per-round ratios of A's value to B's
 }
 for w in pgbench sqlite-load sqlite-scan; do
 	for s in "${systems[@]}"; do
-		IFS=, read -r _ _ _ v rb rlo rhi lv llo lhi < <(awk -F, -v w="$w" -v s="$s" '$1 == w && $2 == s' "$out")
+		IFS=, read -r _ _ _ v rb rlo rhi lv llo lhi nr us < <(awk -F, -v w="$w" -v s="$s" '$1 == w && $2 == s' "$out")
+		assert_eq "$nr,$us" "3," "$w on $s: rounds, undersampled"
 		assert_eq "$v" "$(mid3 $(val $w 1 $s) $(val $w 2 $s) $(val $w 3 $s))" "$w on $s: value, the median of the rounds"
 		mapfile -t rr < <(ratios $w "$s" bare)
 		assert_eq "$rb,$rlo,$rhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \

@@ -7,7 +7,8 @@
 # - the header names the columns in order, one row per system;
 # - round 1 runs the systems in the given order, round 2 in reverse,
 #   round 3 in the given order again;
-# - mib_s is the median of the rounds' MiB/s; ratio_to_bare is the median
+# - mib_s is the median of the rounds' MiB/s (rounds 3; with --rounds 1
+#   undersampled says "median"); ratio_to_bare is the median
 #   of the per-round ratios to the bare run of the same round, ratio_min and
 #   ratio_max the extremes (1.000 for bare itself); log_vs_nolog, log_min and
 #   log_max are the same for sfs-log over sfs-nolog, and empty on other rows;
@@ -54,7 +55,7 @@ if grep -q 'passthrough_ll skipped' "$err"; then
 fi
 
 assert_eq "$(head -n 1 "$out")" \
-	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,log_paired,paired_min,paired_max" "CSV header"
+	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,log_paired,paired_min,paired_max,rounds,undersampled" "CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | tr '\n' ' ')" \
 	"$(printf 'randread-8k,%s ' "${systems[@]}")" "one row per system, in order"
 
@@ -80,7 +81,8 @@ paired=$(sed -n 's/.*round \([0-9]\): randread-8k paired: sfs-log \([0-9.]*\) [0
 assert_eq "$(awk '{ printf "%s ", $1 }' <<<"$paired")" "1 2 3 " "one paired run per round"
 mapfile -t pr < <(awk '{ printf "%.3f\n", $2 / $3 }' <<<"$paired")
 for s in "${systems[@]}"; do
-	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi pv plo phi < <(awk -F, -v s="$s" '$2 == s' "$out")
+	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi pv plo phi nr us < <(awk -F, -v s="$s" '$2 == s' "$out")
+	assert_eq "$nr,$us" "3," "$s: rounds, undersampled"
 	assert_eq "$m" "$(mid3 $(mib 1 "$s") $(mib 2 "$s") $(mib 3 "$s"))" "$s: mib_s, the median of the rounds"
 	mapfile -t rr < <(ratios "$s" bare)
 	assert_eq "$rb,$rlo,$rhi" "$(mid3 "${rr[@]}"),$(low3 "${rr[@]}"),$(high3 "${rr[@]}")" \
@@ -102,4 +104,5 @@ SCATTERFS_BUILD=$SFS_BUILD "$PERF" --rounds 1 --runtime 1 --size 32M --workloads
 	fail "bench/perf --no-paired exited $?"
 assert_eq "$(grep -c paired "$err")" 0 "paired runs with --no-paired"
 assert_eq "$(awk -F, '$2 == "sfs-log" { print $11 "," $12 "," $13 }' "$out")" ",," "paired columns with --no-paired"
+assert_eq "$(awk -F, '$2 == "sfs-log" { print $14 "," $15 }' "$out")" "1,median" "rounds and undersampled of one round"
 note "pass"
