@@ -35,6 +35,7 @@
 #include "reqlog.h"
 #include "sfs.h"
 #include "size.h"
+#include "transport.h"
 #include "units.h"
 
 struct cmdline {
@@ -44,6 +45,7 @@ struct cmdline {
 	char *log;
 	char *meta;
 	char *size;
+	char *transport;  /* -o transport=auto|uring|dev */
 	char **overrides; /* SECTION.KEY=VALUE, in order */
 	size_t noverrides;
 	int nonopts;
@@ -53,13 +55,14 @@ struct cmdline {
 #define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
 #define SFS_KEY_CONFIG 1 /* config= may be given several times: collected in order */
 static const struct fuse_opt sfs_opts[] = {
-	FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
-	SFS_OPT("log=%s", log),
-	SFS_OPT("meta=%s", meta),
-	SFS_OPT("size=%s", size),
-	/* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
-	{"nonempty", offsetof(struct cmdline, nonempty), 1},
-	FUSE_OPT_END,
+    FUSE_OPT_KEY("config=", SFS_KEY_CONFIG),
+    SFS_OPT("log=%s", log),
+    SFS_OPT("meta=%s", meta),
+    SFS_OPT("size=%s", size),
+    SFS_OPT("transport=%s", transport),
+    /* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
+    {"nonempty", offsetof(struct cmdline, nonempty), 1},
+    FUSE_OPT_END,
 };
 
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -113,6 +116,12 @@ static void usage(const char *prog)
 	       "                           (K/M/G/T suffixes; same as [device] size)\n"
 	       "    -o nonempty            mount even where something is mounted already\n"
 	       "                           (refused otherwise)\n"
+	       "    -o transport=auto|uring|dev\n"
+	       "                           how requests travel: FUSE over io_uring (Linux\n"
+	       "                           6.14, /sys/module/fuse/parameters/enable_uring = Y)\n"
+	       "                           or /dev/fuse; auto (default) takes the ring when\n"
+	       "                           the kernel offers it; uring refuses the mount\n"
+	       "                           without it; .scatterfs/stats says which is used\n"
 	       "    -o SECTION.KEY=VALUE   override any INI key, e.g. layout.pattern=random;\n"
 	       "                           lists use ':' (log.ops=read:write); the disk\n"
 	       "                           timing model is disk.model=hdd (presets in\n"
@@ -445,6 +454,17 @@ int main(int argc, char *argv[])
 			argv[0]);
 		return 2;
 	}
+	enum sfs_transport transport = TRANSPORT_AUTO;
+	if (cl.transport && transport_parse(cl.transport, &transport)) {
+		fprintf(stderr, "scatterfs: -o transport=%s: allowed: auto, uring, dev\n",
+			cl.transport);
+		goto out;
+	}
+	/* Before anything is created: a ring the kernel cannot give refuses the mount. */
+	if (transport_check(transport, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
+	}
 	struct stat mst;
 	struct statvfs msv;
 	/* statvfs() always asks a FUSE daemon (stat() may answer from the
@@ -698,6 +718,13 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	}
 	mounted = true;
+	unsigned max_threads = opts.singlethread				? 1
+			       : opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads
+										: 64;
+	if ((e = transport_install(fs, transport, max_threads))) {
+		fprintf(stderr, "scatterfs: cannot set up the transport: %s\n", strerror(-e));
+		goto out_unmount;
+	}
 	dev_set_yield_fd(fuse_session_fd(fs->se));
 	/* Durable now, so that an idle mount writes nothing more. */
 	if (catalog_adopt(fs->cat, ids, fs->ndev) || catalog_sync(fs->cat)) {
@@ -756,7 +783,9 @@ int main(int argc, char *argv[])
 		ret = sfs_loop_run(fs->se,
 				   opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads : 64,
 				   opts.max_idle_threads <= 100000 ? opts.max_idle_threads : 0);
+	/* Queued reads before the ring: their replies go through its threads. */
 	io_queue_stop(fs);
+	transport_stop(fs);
 	sfs_syncer_stop(fs);
 	fuse_loop_cfg_destroy(loop);
 	ret = ret ? 1 : 0;
@@ -771,6 +800,7 @@ out_signals:
 	fuse_remove_signal_handlers(fs->se);
 out_session:
 	fuse_session_destroy(fs->se); /* calls destroy(): the inodes are flushed */
+	transport_free(fs);
 out:
 	if (fs->cat)
 		catalog_close(fs->cat);
@@ -810,6 +840,7 @@ out:
 	free(cl.log);
 	free(cl.meta);
 	free(cl.size);
+	free(cl.transport);
 	free(opts.mountpoint);
 	config_free(&fs->cfg);
 	free(fs->backing_path);
