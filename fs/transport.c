@@ -576,16 +576,17 @@ static int ring_setup(struct ring_thread *t)
 	e = io_uring_submit(&t->ring);
 	if (e < 0)
 		return e;
-	/* A refused REGISTER completes at once; an accepted one when a request comes. */
+	/*
+	 * A refused REGISTER completes at once, within the submission; an
+	 * accepted one when a request comes, which may be at once too (left
+	 * for the thread's loop).
+	 */
 	struct io_uring_cqe *cqe;
-	while (io_uring_peek_cqe(&t->ring, &cqe) == 0) {
-		int res = cqe->res;
-		bool mine = cqe->user_data == (__u64)(uintptr_t)t;
-		io_uring_cqe_seen(&t->ring, cqe);
-		if (mine && res < 0)
-			return res;
-		if (mine) /* a request already: cannot be, the kernel posts it with res 0 */
-			return -EPROTO;
+	unsigned head;
+	io_uring_for_each_cqe(&t->ring, head, cqe)
+	{
+		if (cqe->user_data == (__u64)(uintptr_t)t && cqe->res < 0)
+			return cqe->res;
 	}
 	return 0;
 }
@@ -720,6 +721,12 @@ static int ring_start(struct transport *tp)
 	if (!first)
 		return -ENOMEM;
 	int err = 0;
+	/*
+	 * On before the first REGISTER: the kernel uses the ring as soon as
+	 * every queue has an entry, and a reply to a ring request must not
+	 * go to /dev/fuse, where the kernel does not know it.
+	 */
+	atomic_store_explicit(&tp->ring_on, true, memory_order_release);
 	for (unsigned i = 0; i < tp->nq; i++) {
 		tp->queues[i].qid = i;
 		first[i] = ring_thread_new(tp, &tp->queues[i]);
@@ -737,12 +744,9 @@ static int ring_start(struct transport *tp)
 	}
 	pthread_mutex_unlock(&tp->lock);
 	free(first);
-	if (err) {
+	if (err)
 		transport_stop(tp->fs); /* the threads started so far; fs->tp stays for dev */
-		return err;
-	}
-	atomic_store_explicit(&tp->ring_on, true, memory_order_release);
-	return 0;
+	return err;
 }
 
 /* Ends and frees every ring thread. */

@@ -22,6 +22,9 @@
 #   SCATTERFS_BIN       the daemon itself (default $SCATTERFS_BUILD/fs/scatterfs)
 #   SCATTERFS_DEBUG=1   start daemons with -d (FUSE request trace in their log)
 #   SCATTERFS_KEEP=1    keep the work dir (backings, logs) after the test
+#   SCATTERFS_TRANSPORT auto, uring or dev: every sfs_mount adds
+#                       -o transport=VALUE (tests/run sets enable_uring
+#                       for uring)
 #   TMPDIR              where the work dir is created (default /tmp)
 
 set -euo pipefail
@@ -145,6 +148,7 @@ sfs_mount() {
 	local args=("$backing" "$mnt" -f)
 	[[ -n ${SCATTERFS_DEBUG:-} ]] && args+=(-d)
 	[[ -n $opts ]] && args+=(-o "$opts")
+	[[ -n ${SCATTERFS_TRANSPORT:-} ]] && args+=(-o "transport=$SCATTERFS_TRANSPORT")
 	args+=("$@")
 	echo "\$ $SFS_BIN ${args[*]}" >"$dlog"
 	SFS_LOGS+=("$dlog")
