@@ -325,6 +325,15 @@ static ssize_t ring_reply(struct transport *tp, struct ring_thread *t, const str
 
 static int ring_start(struct transport *tp);
 
+void *transport_reply_buffer(size_t size)
+{
+	struct ring_thread *t = tl_self;
+	if (!t || !atomic_load_explicit(&t->unique, memory_order_relaxed) ||
+	    size > t->tp->payload_size)
+		return NULL;
+	return t->payload;
+}
+
 /* The reply to INIT: adds the flags libfuse 3.14 cannot ask for, then starts the ring. */
 static ssize_t init_reply(struct transport *tp, int fd, struct iovec *iov, int count)
 {

@@ -72,6 +72,14 @@ void transport_counts(const struct sfs *fs, uint64_t *ring, uint64_t *dev, unsig
 		      unsigned *threads);
 
 /**
+ * transport_reply_buffer() - where the handler of a request may build a
+ * reply of @size bytes so that it leaves without a copy: on a ring thread,
+ * serving a request whose payload is spent (a READ's), its entry's payload
+ * buffer (page-aligned); else NULL.  Valid until the reply is sent.
+ */
+void *transport_reply_buffer(size_t size);
+
+/**
  * transport_stop() - after the session loop returned: ends the ring's
  * threads (each finishes the request it holds) and frees the queues.
  * Safe without a ring and without transport_install().
