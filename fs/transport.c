@@ -325,6 +325,11 @@ static ssize_t ring_reply(struct transport *tp, struct ring_thread *t, const str
 
 static int ring_start(struct transport *tp);
 
+bool transport_on_ring_thread(void)
+{
+	return tl_self != NULL;
+}
+
 void *transport_reply_buffer(size_t size)
 {
 	struct ring_thread *t = tl_self;
@@ -605,6 +610,7 @@ static void *ring_thread_run(void *arg)
 	struct ring_thread *t = arg;
 	struct transport *tp = t->tp;
 	tl_self = t;
+	dev_thread_no_yield();
 	cpu_set_t cpus;
 	CPU_ZERO(&cpus);
 	CPU_SET(t->q->qid, &cpus);

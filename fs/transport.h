@@ -71,6 +71,9 @@ const char *transport_name(const struct sfs *fs);
 void transport_counts(const struct sfs *fs, uint64_t *ring, uint64_t *dev, unsigned *queues,
 		      unsigned *threads);
 
+/** transport_on_ring_thread() - whether the calling thread serves a ring queue. */
+bool transport_on_ring_thread(void);
+
 /**
  * transport_reply_buffer() - where the handler of a request may build a
  * reply of @size bytes so that it leaves without a copy: on a ring thread,
