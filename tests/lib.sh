@@ -23,8 +23,8 @@
 #   SCATTERFS_DEBUG=1   start daemons with -d (FUSE request trace in their log)
 #   SCATTERFS_KEEP=1    keep the work dir (backings, logs) after the test
 #   SCATTERFS_TRANSPORT auto, uring or dev: every sfs_mount adds
-#                       -o transport=VALUE (tests/run sets enable_uring
-#                       for uring)
+#                       -o transport=VALUE before the test's own options
+#                       (tests/run sets enable_uring for uring)
 #   TMPDIR              where the work dir is created (default /tmp)
 
 set -euo pipefail
@@ -147,8 +147,9 @@ sfs_mount() {
 	dlog=$SFS_TMP/daemon.$SFS_NSTART.log
 	local args=("$backing" "$mnt" -f)
 	[[ -n ${SCATTERFS_DEBUG:-} ]] && args+=(-d)
-	[[ -n $opts ]] && args+=(-o "$opts")
+	# First, so that a transport= of the test's own options wins.
 	[[ -n ${SCATTERFS_TRANSPORT:-} ]] && args+=(-o "transport=$SCATTERFS_TRANSPORT")
+	[[ -n $opts ]] && args+=(-o "$opts")
 	args+=("$@")
 	echo "\$ $SFS_BIN ${args[*]}" >"$dlog"
 	SFS_LOGS+=("$dlog")

@@ -84,6 +84,6 @@ sfs_umount "$M"
 # That is /dev/fuse's loop: on the ring (SCATTERFS_TRANSPORT=uring) a
 # WRITE's data lands page-aligned whatever the loop.
 rm -f "$B" "$B.scatterfs"*
-SCATTERFS_TRANSPORT=dev sfs_mount "$B" "$M" "$opts,clone_fd"
+sfs_mount "$B" "$M" "$opts,clone_fd,transport=dev"
 assert_eq "$(bounced_by_writes "libfuse's loop, clone_fd")" 32 "writes_bounced under libfuse's loop (clone_fd)"
 sfs_umount "$M"
