@@ -165,3 +165,12 @@ void acl_create(void *value, size_t size, mode_t *mode, bool *equiv)
 	*mode = m;
 	*equiv = eq;
 }
+
+void acl_keep_perms(void *value, size_t size, unsigned keep)
+{
+	for (size_t i = 0; i < count(size); i++) {
+		uint16_t tag, p;
+		get(value, i, &tag, &p);
+		set_perm(value, i, p & keep);
+	}
+}

@@ -58,4 +58,12 @@ void acl_chmod(void *value, size_t size, mode_t mode);
  */
 void acl_create(void *value, size_t size, mode_t *mode, bool *equiv);
 
+/**
+ * acl_keep_perms() - clears from every entry of ACL @value (in place) the
+ * permission bits not in @keep (ACL_READ, ACL_WRITE, ACL_EXECUTE of
+ * <linux/posix_acl.h>): what the mode's bits & (@keep * 0111) are to a
+ * mode.  @value must pass acl_valid().
+ */
+void acl_keep_perms(void *value, size_t size, unsigned keep);
+
 #endif

@@ -269,7 +269,7 @@ static int meta_text_is(sqlite3 *db, const char *key, const char *want)
 }
 
 /* Checks an existing catalog without writing to it. */
-static int check_existing(struct catalog *cat, const char *path, const struct catalog_identity *id,
+static int check_existing(struct catalog *cat, const char *path, struct catalog_identity *id,
 			  char *err, size_t errlen)
 {
 	int64_t version, bs, size;
@@ -297,13 +297,9 @@ static int check_existing(struct catalog *cat, const char *path, const struct ca
 			 path, (long long)bs, id->block_size);
 		return -EINVAL;
 	}
-	if ((uint64_t)size > id->device_size) {
-		snprintf(err, errlen,
-			 "%s describes a device of %lld bytes but the backing has only %llu: "
-			 "wrong backing, or it was truncated",
-			 path, (long long)size, (unsigned long long)id->device_size);
-		return -EINVAL;
-	}
+	/* A device smaller than recorded is the caller's to refuse, after it has
+	 * looked for the files that lost data (catalog_files_past()). */
+	id->recorded_size = (uint64_t)size;
 	int64_t rec_id;
 	bool have_id = meta_int(cat->db, "backing_id", &rec_id) == 0;
 	bool same_id = have_id && (uint64_t)rec_id == id->backing_id;
@@ -353,8 +349,8 @@ static int create_schema(struct catalog *cat, const struct catalog_identity *id,
 	return end(cat, err);
 }
 
-int catalog_open(const char *path, const struct catalog_identity *id, uid_t root_uid,
-		 gid_t root_gid, struct catalog **out, char *err, size_t errlen)
+int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, gid_t root_gid,
+		 struct catalog **out, char *err, size_t errlen)
 {
 	struct stat st;
 	bool exists = stat(path, &st) == 0;
@@ -409,6 +405,7 @@ int catalog_open(const char *path, const struct catalog_identity *id, uid_t root
 		goto fail;
 	}
 	if (!exists) {
+		id->recorded_size = id->device_size;
 		ret = create_schema(cat, id, root_uid, root_gid);
 		if (ret) {
 			snprintf(err, errlen, "cannot create catalog %s", path);
@@ -1050,6 +1047,56 @@ out:
 	return err;
 }
 
+int catalog_files_past(struct catalog *cat, unsigned dev, uint64_t end, char **paths, size_t max,
+		       size_t *npaths, uint64_t *nfiles, uint64_t *max_end)
+{
+	sqlite3_stmt *s;
+	int err = 0, rc;
+
+	*npaths = 0;
+	*nfiles = 0;
+	*max_end = 0;
+	pthread_mutex_lock(&cat->lock);
+	/* Each file once, by its first path in sort order; the depth bound
+	 * stops a catalog whose directories loop. */
+	rc = sqlite3_prepare_v2(
+	    cat->db,
+	    "WITH RECURSIVE p(ino, path, depth) AS (SELECT 1, '', 0 UNION ALL SELECT d.ino, "
+	    "CASE p.path WHEN '' THEN d.name ELSE p.path || '/' || d.name END, p.depth + 1 FROM "
+	    "dirent d JOIN p ON d.parent = p.ino WHERE p.depth < 4096), "
+	    "past(ino, e) AS (SELECT ino, max(device + length) FROM extent WHERE dev = ?1 AND "
+	    "device + length > ?2 GROUP BY ino) "
+	    "SELECT min(p.path), past.e FROM p JOIN past ON p.ino = past.ino GROUP BY p.ino "
+	    "ORDER BY 1",
+	    -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		err = sql_err(cat, rc);
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, dev);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)end);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		uint64_t e = (uint64_t)sqlite3_column_int64(s, 1);
+		if (e > *max_end)
+			*max_end = e;
+		if (*npaths < max) {
+			const char *t = (const char *)sqlite3_column_text(s, 0);
+			if (!(paths[*npaths] = strdup(t ? t : ""))) {
+				err = -ENOMEM;
+				break;
+			}
+			(*npaths)++;
+		}
+		(*nfiles)++;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = sql_err(cat, rc);
+	sqlite3_finalize(s);
+out:
+	pthread_mutex_unlock(&cat->lock);
+	return err;
+}
+
 int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents)
 {
 	sqlite3_stmt *s;
@@ -1285,6 +1332,7 @@ int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char 
 	int64_t idx, bs, size, rec_id;
 	int ret = 0;
 	pthread_mutex_lock(&cat->lock);
+	id->recorded_size = 0;
 	snprintf(k, sizeof k, "device.%s.index", id->name);
 	if (meta_int(cat->db, k, &idx)) {
 		id->recorded = -1;
@@ -1301,15 +1349,8 @@ int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char 
 		goto out;
 	}
 	snprintf(k, sizeof k, "device.%s.device_size", id->name);
-	if (meta_int(cat->db, k, &size) == 0 && (uint64_t)size > id->device_size) {
-		snprintf(err, errlen,
-			 "device '%s': the catalog describes a device of %lld bytes but backing %s "
-			 "has only %llu: wrong backing, or it was truncated",
-			 id->name, (long long)size, id->backing_path,
-			 (unsigned long long)id->device_size);
-		ret = -EINVAL;
-		goto out;
-	}
+	if (meta_int(cat->db, k, &size) == 0)
+		id->recorded_size = (uint64_t)size;
 	snprintf(k, sizeof k, "device.%s.backing_id", id->name);
 	bool have_id = meta_int(cat->db, k, &rec_id) == 0;
 	snprintf(k, sizeof k, "device.%s.backing_path", id->name);

@@ -29,28 +29,34 @@ struct catalog_identity {
 	uint32_t block_size;      /* bytes */
 	const char *backing_path; /* absolute */
 	uint64_t backing_id;      /* st_ino of a regular file, st_rdev of a block device */
+	/* Set by catalog_open() and catalog_check_device(): the device size the
+	 * catalog records (device_size for a new catalog; 0 for a new device). */
+	uint64_t recorded_size;
 };
 
 /**
  * catalog_open() - opens @path, or creates it when absent (file mode 0600
  * whatever the umask, and so its -wal and -shm files; root directory
  * owned by @root_uid/@root_gid, mode 0755).  An existing catalog must be a
- * scatterfs catalog whose block size equals @id's, whose device size is at
- * most @id's (a grown backing is accepted and recorded), and that belongs
- * to this backing: the recorded backing path or backing id must match (a
+ * scatterfs catalog whose block size equals @id's and that belongs to
+ * this backing: the recorded backing path or backing id must match (a
  * moved or copied backing keeps one of the two; both are then recorded
- * anew).  On any refusal nothing is written.
+ * anew).  Sets @id->recorded_size to the device size it records; a
+ * device smaller than that is the caller's to refuse (a grown one is
+ * recorded by catalog_adopt()).  On any refusal nothing is written.
  * @err: one-line reason.  @return 0, -EINVAL (not a catalog / mismatch),
  * -EIO, -ENOENT.
  */
-int catalog_open(const char *path, const struct catalog_identity *id, uid_t root_uid,
-		 gid_t root_gid, struct catalog **out, char *err, size_t errlen);
+int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, gid_t root_gid,
+		 struct catalog **out, char *err, size_t errlen);
 /**
  * catalog_check_device() - checks the named device @id (not main) against
- * what the catalog records of it, without writing: the same block size, a
- * backing at least as large as recorded, and the same backing (its path
- * or its id, as for main).  Sets @id->recorded to the device's recorded
- * number, or -1 when the catalog does not know the device.
+ * what the catalog records of it, without writing: the same block size
+ * and the same backing (its path or its id, as for main).  Sets
+ * @id->recorded to the device's recorded number, or -1 when the catalog
+ * does not know the device, and @id->recorded_size to the size it
+ * records (0 for a new device; a smaller device is the caller's to
+ * refuse, as for catalog_open()).
  * @err: one line naming the device.  @return 0, -EINVAL, -EIO.
  */
 int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char *err,
@@ -174,6 +180,16 @@ int catalog_store_inode(struct catalog *cat, const struct inode_attr *a, uint64_
  * @return 0, -ENOMEM, -EIO.
  */
 int catalog_used_runs(struct catalog *cat, unsigned dev, struct run_vec *out);
+/**
+ * catalog_files_past() - the files with an extent of recorded device @dev
+ * that ends past byte @end of it (orphans and extents of no inode left
+ * out): *@nfiles gets how many, *@max_end the largest end of such an
+ * extent, and @paths[0..*@npaths) the first @max of their paths in sort
+ * order (one path a file, malloc'd: the caller frees them).
+ * @return 0, -ENOMEM, -EIO.
+ */
+int catalog_files_past(struct catalog *cat, unsigned dev, uint64_t end, char **paths, size_t max,
+		       size_t *npaths, uint64_t *nfiles, uint64_t *max_end);
 /** catalog_mapped_bytes() - sum of the lengths of @ino's extents (for st_blocks). */
 int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes);
 /** catalog_counts() - number of regular files and of extents in the catalog. */

@@ -21,11 +21,13 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <linux/posix_acl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "acl.h"
 #include "build_config.h"
 #include "catalog.h"
 #include "layout_score.h"
@@ -76,11 +78,13 @@ static char *stats_json(struct sfs *fs)
 	uint64_t total, free_b;
 	sfs_space(fs, &total, &free_b);
 	uint64_t used = total - free_b;
-	uint64_t polled = 0, polled_done = 0, queued = 0;
+	uint64_t polled = 0, polled_done = 0, queued = 0, shrinks = 0, past_end = 0;
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		polled += atomic_load(&fs->dev[i]->counters.polled_reads);
 		polled_done += atomic_load(&fs->dev[i]->counters.polled_completions);
 		queued += atomic_load(&fs->dev[i]->counters.async_reads);
+		shrinks += atomic_load(&fs->dev[i]->shrinks);
+		past_end += atomic_load(&fs->dev[i]->past_end);
 	}
 	char start[64];
 	struct tm tm;
@@ -118,6 +122,9 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "catalog_syncs", json_integer((json_int_t)syncs));
 		json_object_set_new(o, "writes_bounced",
 				    json_integer((json_int_t)atomic_load(&fs->stats.writes_bounced)));
+		/* A backing shrunk under the mount: how often, and the I/Os it failed. */
+		json_object_set_new(o, "backing_shrinks", json_integer((json_int_t)shrinks));
+		json_object_set_new(o, "past_end_errors", json_integer((json_int_t)past_end));
 		/* How requests travel (transport.c), and what the kernel granted at INIT. */
 		uint64_t ring_req, dev_req;
 		unsigned queues, threads;
@@ -150,15 +157,19 @@ static char *stats_json(struct sfs *fs)
 		const struct dev_counters *k = &d->counters;
 		json_object_set_new(
 		    devs, d->name,
-		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "backing",
-			      d->path, "size", (json_int_t)size, "block", (json_int_t)d->block_size,
-			      "used", (json_int_t)(size - dfree), "free", (json_int_t)dfree,
-			      "read_ios", (json_int_t)atomic_load(&k->reads), "read_bytes",
-			      (json_int_t)atomic_load(&k->bytes_read), "write_ios",
-			      (json_int_t)atomic_load(&k->writes), "write_bytes",
-			      (json_int_t)atomic_load(&k->bytes_written), "flushes",
-			      (json_int_t)atomic_load(&k->flushes), "busy_ms",
-			      (double)atomic_load(&k->busy_ns) / 1e6));
+		    json_pack(
+			"{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I}",
+			"backing", d->path, "size", (json_int_t)size, "block",
+			(json_int_t)d->block_size, "used", (json_int_t)(size - dfree), "free",
+			(json_int_t)dfree, "read_ios", (json_int_t)atomic_load(&k->reads),
+			"read_bytes", (json_int_t)atomic_load(&k->bytes_read), "write_ios",
+			(json_int_t)atomic_load(&k->writes), "write_bytes",
+			(json_int_t)atomic_load(&k->bytes_written), "flushes",
+			(json_int_t)atomic_load(&k->flushes), "busy_ms",
+			(double)atomic_load(&k->busy_ns) / 1e6, "backing_bytes",
+			(json_int_t)atomic_load(&d->backing_bytes), "shrinks",
+			(json_int_t)atomic_load(&d->shrinks), "ios_past_end",
+			(json_int_t)atomic_load(&d->past_end)));
 	}
 	if (devs)
 		json_object_set_new(o, "devices", devs);
@@ -286,12 +297,28 @@ static int real_attr(struct sfs *fs, uint64_t ino, struct inode_attr *a)
 }
 
 /*
- * The stat of control node @ino.  An extents/ node carries the owner,
- * group and permission bits of what it mirrors, so that the kernel
- * (default_permissions) refuses there what it refuses on the file or
- * directory itself: a 0700 directory's names and its files' maps stay
- * its owner's.  Files keep only their read and write bits (an extent map
- * is not a program); every write still gets EROFS.
+ * Who may read a mirror.  An extents/ or layout/ node carries the owner,
+ * group and permission bits of what it mirrors (ctl_stat()) and its
+ * access ACL (ctl_getxattr()), so that the kernel (default_permissions,
+ * and FUSE_CAP_POSIX_ACL: it asks for a node's ACL and checks it as on
+ * any other inode) refuses there what it refuses on the file or directory
+ * itself, the mirror of every directory on the way included: a 0700
+ * directory's names and its files' maps stay its owner's, and so do
+ * those of a directory whose ACL denies a user.  The kernel checks, not
+ * the daemon, so the rules are exactly the kernel's (the ACL's mask,
+ * supplementary groups, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH) with no
+ * second implementation to drift from them.  What the kernel caches is
+ * kept honest two ways.  A mirror's entry and attributes time out at once
+ * (timeouts 0), and the kernel drops an inode's cached ACL whenever it
+ * looks the name up again or refreshes the attributes for a permission
+ * check: so a later path walk, or an openat() through a descriptor of a
+ * mirror directory held open, sees the real inode's owner, mode and ACL
+ * as they are, but one in the same jiffy as a change could still use
+ * what was cached.  A change of the real inode's owner, mode or ACL
+ * therefore also drops the mirrors' cached attributes and ACL at once
+ * (ctl_inval_mirrors(), called by the handlers that make the change).
+ * Files keep only their read and write bits, in the mode and in the ACL
+ * (an extent map is not a program); every write still gets EROFS.
  */
 static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 {
@@ -663,17 +690,69 @@ static void ctl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 	reply_rofs(req);
 }
 
+void ctl_inval_mirrors(struct sfs *fs, uint64_t ino)
+{
+	/* -ENOENT (a mirror the kernel never looked up) is the usual answer. */
+	fuse_lowlevel_notify_inval_inode(fs->se, CTL_EXTENTS(ino), -1, 0);
+	fuse_lowlevel_notify_inval_inode(fs->se, CTL_LAYOUT(ino), -1, 0);
+}
+
+/*
+ * The access ACL of mirror @ino: the real inode's (see "Who may read a
+ * mirror" above), without execute permission for a file's.  -ENODATA for
+ * the other nodes, which have none.
+ */
+static int mirror_acl(struct sfs *fs, uint64_t ino, void **acl, size_t *len)
+{
+	*acl = NULL;
+	*len = 0;
+	if (!is_extents(ino) && !is_layout(ino))
+		return -ENODATA;
+	struct inode_attr a;
+	uint64_t real = ino - mirror_base(ino);
+	int err = real_attr(fs, real, &a);
+	if (!err)
+		err = xattr_acl_access(fs, real, acl, len);
+	if (!err && !S_ISDIR(a.mode))
+		acl_keep_perms(*acl, *len, ACL_READ | ACL_WRITE);
+	return err;
+}
+
+/* Only the access ACL: a mirror has no other extended attribute. */
 static void ctl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	fuse_reply_err(req, ENODATA);
+	struct sfs *fs = fuse_req_userdata(req);
+	void *acl = NULL;
+	size_t len = 0;
+	int err = strcmp(name, ACL_XATTR_ACCESS) == 0 ? mirror_acl(fs, ino, &acl, &len) : -ENODATA;
+	if (!err && size && len > size)
+		err = -ERANGE;
+	if (err)
+		fuse_reply_err(req, -err);
+	else if (size == 0)
+		fuse_reply_xattr(req, len);
+	else
+		fuse_reply_buf(req, acl, len);
+	free(acl);
 }
 
 static void ctl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	if (size)
-		fuse_reply_buf(req, NULL, 0);
+	struct sfs *fs = fuse_req_userdata(req);
+	void *acl;
+	size_t len;
+	int err = mirror_acl(fs, ino, &acl, &len);
+	free(acl);
+	static const char names[] = ACL_XATTR_ACCESS; /* with its NUL */
+	size_t n = err ? 0 : sizeof names;
+	if (err && err != -ENODATA)
+		fuse_reply_err(req, -err);
+	else if (size == 0)
+		fuse_reply_xattr(req, n);
+	else if (n > size)
+		fuse_reply_err(req, ERANGE);
 	else
-		fuse_reply_xattr(req, 0);
+		fuse_reply_buf(req, names, n);
 }
 
 static void ctl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)

@@ -5,6 +5,7 @@
  * sees the I/O as the I/O path asked for it (the request's own bytes),
  * before any layer below rounds it to blocks.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,10 +51,12 @@ static int account_pread_fd(struct dev_layer *l, struct dev_req *r, uint64_t len
 			    int *fd)
 {
 	int err = l->next->ops->pread_fd(l->next, r, len, off, fd);
-	if (!err) {
+	/* -EOPNOTSUPP: not spliced, the caller reads (and records) it; a failed
+	 * read stays in the log's row, as a failed pread does. */
+	if (err != -EOPNOTSUPP)
 		record(r, l->dev->index, off, len);
+	if (!err)
 		count(&l->dev->counters.reads, &l->dev->counters.bytes_read, len);
-	}
 	return err;
 }
 

@@ -1,16 +1,24 @@
 /*
- * Device stacks (device.h): building, starting and stopping them, and the
- * per-request record of device I/Os that the layers fill.
+ * Device stacks (device.h): building, starting and stopping them, the
+ * per-request record of device I/Os that the layers fill, and what a
+ * device knows of its backing's size.
  */
 #include <errno.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "device.h"
 #include "units.h"
+
+/* A shrink report: the backing's path and the rest of the line. */
+#define PATH_MAX_LINE (4096 + 512)
 
 void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 {
@@ -143,4 +151,55 @@ void dev_stack_free(struct device *d)
 bool dev_can_queue(const struct device *d)
 {
 	return dev_base_can_queue(d->base);
+}
+
+int dev_backing_size(int fd, bool blockdev, uint64_t *bytes)
+{
+	struct stat st;
+
+	if (blockdev)
+		return ioctl(fd, BLKGETSIZE64, bytes) ? -errno : 0;
+	if (fstat(fd, &st))
+		return -errno;
+	*bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
+static atomic_bool to_syslog;
+
+void dev_set_syslog(bool on)
+{
+	atomic_store(&to_syslog, on);
+}
+
+void dev_backing_seen(struct device *d, uint64_t bytes)
+{
+	uint_fast64_t old = atomic_load(&d->backing_bytes);
+
+	/* The thread whose exchange takes the size down reports it: one line a shrink. */
+	while (old != bytes && !atomic_compare_exchange_weak(&d->backing_bytes, &old, bytes))
+		;
+	if (old <= bytes)
+		return;
+	atomic_fetch_add(&d->shrinks, 1);
+	char line[PATH_MAX_LINE];
+	snprintf(line, sizeof line,
+		 "scatterfs: device '%s': backing %s shrank from %llu to %llu bytes under the "
+		 "mounted file system; every device I/O past byte %llu now fails with EIO, and the "
+		 "files with extents there have lost that data: unmount, restore the backing",
+		 d->name, d->path, (unsigned long long)old, (unsigned long long)bytes,
+		 (unsigned long long)bytes);
+	fprintf(stderr, "%s\n", line);
+	if (atomic_load(&to_syslog))
+		syslog(LOG_ERR, "%s", line + strlen("scatterfs: "));
+}
+
+int dev_backing_poll(struct device *d)
+{
+	uint64_t bytes;
+	int err = d->fd >= 0 ? dev_backing_size(d->fd, d->blockdev, &bytes) : -EBADF;
+
+	if (!err)
+		dev_backing_seen(d, bytes);
+	return err;
 }

@@ -20,7 +20,9 @@
  *          modelled disk, when [disk] model is not none, with the drive's
  *          write cache; a flush waits for its destage
  *       -> base (dev_base.c): the system calls on the backing's fd
- *          (O_DIRECT, polled and queued aio reads)
+ *          (O_DIRECT, polled and queued aio reads); an I/O past the
+ *          backing's end, which someone shrank under the mount, fails
+ *          with EIO
  *
  * The I/O path calls only the dev_*() wrappers below, which enter the top
  * of the stack.  A layer that has nothing to do for an operation passes it
@@ -209,6 +211,20 @@ struct device {
 	struct dev_layer *base; /* the bottom layer */
 	bool model_on;          /* a timing model layer is in the stack */
 	struct dev_counters counters;
+
+	/*
+	 * The backing's own size, which someone else may shrink under a
+	 * mounted file system (truncate(1), losetup -c): opened_bytes is what
+	 * it held when this mount opened it, before size= grew it;
+	 * backing_bytes the size last seen (dev_backing_seen()), which the
+	 * base layer checks device I/Os against.  shrinks counts the times it
+	 * was seen smaller than before (each reported once), past_end the
+	 * device I/Os failed with EIO because they reached past its end.
+	 */
+	bool blockdev; /* a block device: its size is BLKGETSIZE64's, not st_size */
+	uint64_t opened_bytes;
+	atomic_uint_fast64_t backing_bytes;
+	atomic_uint_fast64_t shrinks, past_end;
 };
 
 /**
@@ -235,6 +251,33 @@ void dev_stack_stop(struct device *d);
 
 /** dev_stack_free() - frees the layers (after dev_stack_stop()); the fd stays open. */
 void dev_stack_free(struct device *d);
+
+/**
+ * dev_backing_size() - the current size in bytes of the backing open as
+ * @fd: st_size of a regular file, BLKGETSIZE64 of a block device
+ * (@blockdev).  @return 0, -errno from fstat(2) or ioctl(2).
+ */
+int dev_backing_size(int fd, bool blockdev, uint64_t *bytes);
+
+/**
+ * dev_backing_seen() - records @bytes, just read with dev_backing_size(),
+ * as @d's backing size.  A size smaller than the one last seen is a
+ * shrink: counted in @d->shrinks and reported once, as one line on stderr
+ * (and to syslog in a daemonized mount, dev_set_syslog()) naming the
+ * device, its backing and the old and new sizes.  Thread-safe: of threads
+ * that see the same shrink, one reports it.
+ */
+void dev_backing_seen(struct device *d, uint64_t bytes);
+
+/**
+ * dev_backing_poll() - dev_backing_seen() of @d's backing size now (the
+ * background sync thread calls it, so that a shrink is reported on an
+ * idle mount too).  @return 0, -errno.
+ */
+int dev_backing_poll(struct device *d);
+
+/** dev_set_syslog() - also send shrink reports to syslog (a daemon whose stderr is gone). */
+void dev_set_syslog(bool on);
 
 /** dev_can_queue() - whether dev_submit_reads() may queue now (see the base layer). */
 bool dev_can_queue(const struct device *d);

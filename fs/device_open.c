@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backing_scan.h"
 #include "catalog.h"
 #include "device_open.h"
 
@@ -103,12 +104,14 @@ static int open_one(struct device *d, const struct device_conf *dc, uint64_t *si
 			 strerror(errno));
 		return -errno;
 	}
+	d->blockdev = S_ISBLK(st.st_mode);
 	if (S_ISBLK(st.st_mode)) {
 		if (ioctl(d->fd, BLKGETSIZE64, &bytes)) {
 			snprintf(err, errlen, "device '%s': BLKGETSIZE64 on %s: %s", d->name,
 				 d->path, strerror(errno));
 			return -errno;
 		}
+		d->opened_bytes = bytes;
 		if (dc->size && dc->size != bytes) {
 			snprintf(err, errlen,
 				 "device '%s': backing %s is a block device of %llu bytes; size "
@@ -120,6 +123,7 @@ static int open_one(struct device *d, const struct device_conf *dc, uint64_t *si
 		return 0;
 	}
 	*size = (uint64_t)st.st_size;
+	d->opened_bytes = *size;
 	if (dc->size && dc->size < *size) {
 		snprintf(err, errlen,
 			 "device '%s': backing %s is %llu bytes, larger than its size = %llu; "
@@ -288,7 +292,41 @@ static int create_one(struct device *d, const struct device_conf *dc, char *err,
 	return 0;
 }
 
-int devices_check(struct sfs *fs, struct catalog_identity *ids, char *err, size_t errlen)
+/*
+ * A device new to the catalog over a backing that exists: refused when the
+ * backing holds data (backing_find_data()), unless @newfs.
+ */
+static int check_new_device(struct sfs *fs, struct device *d, bool newfs, char *err, size_t errlen)
+{
+	uint64_t at;
+	int rc = backing_find_data(d->fd, d->blockdev, d->opened_bytes, &at);
+
+	if (rc < 0) {
+		snprintf(err, errlen,
+			 "device '%s': cannot read backing %s to see whether it holds data: %s",
+			 d->name, d->path, strerror(-rc));
+		return rc;
+	}
+	if (rc == 0)
+		return 0;
+	if (newfs) {
+		fprintf(stderr,
+			"scatterfs: -o newfs: device '%s' starts empty on backing %s, whose data "
+			"(non-zero from byte %llu on) it will overwrite\n",
+			d->name, d->path, (unsigned long long)at);
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "device '%s': backing %s holds data (a non-zero byte at offset %llu) and catalog "
+		 "%s does not know the device; refusing to start a new device over it: name the "
+		 "backing this device had in [device \"%s\"], or give -o newfs to start it empty "
+		 "(its data will be overwritten)",
+		 d->name, d->path, (unsigned long long)at, fs->meta_path, d->name);
+	return -EINVAL;
+}
+
+int devices_check(struct sfs *fs, struct catalog_identity *ids, bool newfs, char *err,
+		  size_t errlen)
 {
 	struct check_ctx x = {.fs = fs, .err = err, .errlen = errlen};
 	struct stat st, mst;
@@ -357,6 +395,9 @@ int devices_check(struct sfs *fs, struct catalog_identity *ids, char *err, size_
 				return -EINVAL;
 			}
 			free(beside);
+			rc = check_new_device(fs, d, newfs, err, errlen);
+			if (rc)
+				return rc;
 		}
 		ids[i] = (struct catalog_identity){
 		    .name = d->name,

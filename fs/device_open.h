@@ -32,11 +32,15 @@ int devices_open(struct sfs *fs, char *err, size_t errlen);
  * configuration lacks; a missing backing of a device the catalog records
  * (a missing backing of a new device is created when its size is set);
  * an empty backing; a new device's backing with a catalog of its own
- * beside it (BACKING.scatterfs); a backing that catalog_check_device()
- * refuses (another block size, smaller than recorded, another backing);
+ * beside it (BACKING.scatterfs); a new device's existing backing that
+ * holds data (backing_find_data()) unless @newfs; a backing that
+ * catalog_check_device() refuses (another block size, another backing);
  * a file whose extents are on another device than its rule now names.
+ * A backing smaller than recorded is main.c's to refuse (it names the
+ * files that lost data).
  * @return 0, -EINVAL, -ENOENT, -ENOMEM, -EIO.
  */
-int devices_check(struct sfs *fs, struct catalog_identity *ids, char *err, size_t errlen);
+int devices_check(struct sfs *fs, struct catalog_identity *ids, bool newfs, char *err,
+		  size_t errlen);
 
 #endif

@@ -252,6 +252,9 @@ static void *syncer_main(void *p)
 		if (fs->syncer_stop)
 			break;
 		pthread_mutex_unlock(&fs->syncer_lock);
+		/* A backing shrunk under an idle mount is reported too. */
+		for (unsigned i = 0; i < fs->ndev; i++)
+			dev_backing_poll(fs->dev[i]);
 		/* Data first, then the catalog that points at it. */
 		if (sfs_flush_devices(fs, NULL, NULL) == 0)
 			sfs_sync(fs, NULL);

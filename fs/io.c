@@ -507,9 +507,18 @@ static int zero_edges(struct sfs *fs, struct inode *in, uint64_t off, uint64_t l
 	return err;
 }
 
+bool io_fallocate_supported(int mode)
+{
+	int kind = mode & ~FALLOC_FL_KEEP_SIZE;
+	return kind == 0 || kind == FALLOC_FL_ZERO_RANGE ||
+	       (kind == FALLOC_FL_PUNCH_HOLE && (mode & FALLOC_FL_KEEP_SIZE));
+}
+
 int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len,
 		 pid_t pid)
 {
+	if (!io_fallocate_supported(mode))
+		return -EOPNOTSUPP;
 	uint64_t bs = inode_device(fs, in)->block_size;
 	struct dev_req r;
 	io_req_init(fs, &r, mono_ns());
@@ -530,8 +539,6 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		break;
 	}
 	case FALLOC_FL_PUNCH_HOLE:
-		if (!(mode & FALLOC_FL_KEEP_SIZE))
-			return -EOPNOTSUPP;
 		err = zero_edges(fs, in, off, len, &wf, &wt, &r);
 		if (!err && wt > wf)
 			err = inode_unmap(fs, in, wf, wt - wf);

@@ -24,9 +24,11 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "backing_scan.h"
 #include "build_config.h"
 #include "catalog.h"
 #include "config.h"
@@ -50,6 +52,7 @@ struct cmdline {
 	size_t noverrides;
 	int nonopts;
 	int nonempty; /* -o nonempty: mount over a mount point */
+	int newfs;    /* -o newfs: a new file system (or device) over a backing that holds data */
 };
 
 #define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
@@ -62,6 +65,7 @@ static const struct fuse_opt sfs_opts[] = {
     SFS_OPT("transport=%s", transport),
     /* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
     {"nonempty", offsetof(struct cmdline, nonempty), 1},
+    {"newfs", offsetof(struct cmdline, newfs), 1},
     FUSE_OPT_END,
 };
 
@@ -116,6 +120,11 @@ static void usage(const char *prog)
 	       "                           (K/M/G/T suffixes; same as [device] size)\n"
 	       "    -o nonempty            mount even where something is mounted already\n"
 	       "                           (refused otherwise)\n"
+	       "    -o newfs               start a new file system on a backing that holds\n"
+	       "                           data and has no catalog, and a new [device \"NAME\"]\n"
+	       "                           on one the catalog does not know (refused\n"
+	       "                           otherwise: its data would be overwritten); see\n"
+	       "                           scatterfs(1) for what counts as data\n"
 	       "    -o transport=auto|uring|dev\n"
 	       "                           how requests travel: FUSE over io_uring (Linux\n"
 	       "                           6.14, /sys/module/fuse/parameters/enable_uring = Y)\n"
@@ -295,12 +304,14 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 		perror("scatterfs: fstat backing");
 		return -1;
 	}
+	d->blockdev = S_ISBLK(st.st_mode);
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes;
 		if (ioctl(d->fd, BLKGETSIZE64, &bytes)) {
 			perror("scatterfs: BLKGETSIZE64");
 			return -1;
 		}
+		d->opened_bytes = bytes;
 		if (want_size && want_size != bytes) {
 			fprintf(stderr,
 				"scatterfs: backing %s is a block device of %llu bytes; size= (or "
@@ -312,6 +323,7 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 		return 0;
 	}
 	*size = (uint64_t)st.st_size;
+	d->opened_bytes = *size;
 	if (want_size && want_size < *size) {
 		fprintf(stderr,
 			"scatterfs: backing %s is %llu bytes, larger than size=%llu; scatterfs never "
@@ -346,18 +358,96 @@ static void prefetch(int fd)
 	free(buf);
 }
 
+#define PAST_END_NAMED 5 /* files a refusal names before "and N more" */
+
+/*
+ * Refuses a mount whose catalog has extents on @d past the end its backing
+ * had when this mount opened it (before size= grew it): the backing was
+ * truncated or shrunk, and those files' data past it is gone; growing it
+ * again would only show zeros where the data was.  Names the files.
+ * Asks the catalog only when @max_end, the end of its last run on @d, is
+ * past the backing's (the query walks every directory).  @return 0 or -1.
+ */
+static int check_runs_in_backing(struct sfs *fs, struct device *d, uint64_t max_end)
+{
+	char *paths[PAST_END_NAMED], list[2048];
+	size_t np = 0, at = 0;
+	uint64_t nfiles = 0, ext_end = 0;
+	int err;
+
+	if (max_end <= d->opened_bytes)
+		return 0;
+	err = catalog_files_past(fs->cat, (unsigned)d->recorded, d->opened_bytes, paths,
+				 PAST_END_NAMED, &np, &nfiles, &ext_end);
+	if (err) {
+		fprintf(stderr, "scatterfs: catalog %s: cannot list the files on device '%s': %s\n",
+			fs->meta_path, d->name, strerror(-err));
+		return -1;
+	}
+	if (nfiles == 0)
+		return 0; /* only pattern gaps (no data) past the end: the checks below decide */
+	list[0] = '\0';
+	for (size_t i = 0; i < np; i++) {
+		int n = snprintf(list + at, sizeof list - at, "%s'%s'", i ? ", " : "", paths[i]);
+		if (n > 0)
+			at = at + (size_t)n < sizeof list ? at + (size_t)n : sizeof list - 1;
+		free(paths[i]);
+	}
+	if (nfiles > np)
+		snprintf(list + at, sizeof list - at, " and %llu more",
+			 (unsigned long long)(nfiles - np));
+	fprintf(stderr,
+		"scatterfs: device '%s': backing %s %s %llu bytes, but catalog %s has extents up "
+		"to byte %llu of it, in %llu file%s: %s; their data past the backing's end is gone "
+		"(the backing was truncated or shrunk): restore the backing, or give the catalog "
+		"that belongs to it; refused whatever size= says (a grown backing would read zeros "
+		"there)\n",
+		d->name, d->path, d->created ? "was missing: created with" : "has",
+		(unsigned long long)d->opened_bytes, fs->meta_path, (unsigned long long)ext_end,
+		(unsigned long long)nfiles, nfiles == 1 ? "" : "s", list);
+	return -1;
+}
+
 /*
  * Rebuilds the allocator of device @d from the catalog's runs in use, found
  * under the number the catalog records for @d (catalog_adopt() renumbers
- * them later); a device new to the catalog has none.
+ * them later); a device new to the catalog has none.  First refuses a
+ * backing that lost files' extents (check_runs_in_backing()), then one
+ * smaller than the device the catalog records (@recorded_size).
  */
-static int reserve_used(struct sfs *fs, struct device *d)
+static int reserve_used(struct sfs *fs, struct device *d, uint64_t recorded_size)
 {
 	struct run_vec used = {0};
 	struct run bad = {0};
+	uint64_t max_end = 0;
 	if (d->recorded < 0)
 		return 0;
 	int err = catalog_used_runs(fs->cat, (unsigned)d->recorded, &used);
+	for (size_t i = 0; !err && i < used.n; i++)
+		if (used.v[i].device + used.v[i].length > max_end)
+			max_end = used.v[i].device + used.v[i].length;
+	if (!err && check_runs_in_backing(fs, d, max_end)) {
+		run_vec_release(&used);
+		return -1;
+	}
+	if (!err && recorded_size > d->size) {
+		if (d->index == 0)
+			fprintf(
+			    stderr,
+			    "scatterfs: %s describes a device of %llu bytes but the backing has "
+			    "only %llu: wrong backing, or it was truncated\n",
+			    fs->meta_path, (unsigned long long)recorded_size,
+			    (unsigned long long)d->size);
+		else
+			fprintf(
+			    stderr,
+			    "scatterfs: device '%s': the catalog describes a device of %llu bytes "
+			    "but backing %s has only %llu: wrong backing, or it was truncated\n",
+			    d->name, (unsigned long long)recorded_size, d->path,
+			    (unsigned long long)d->size);
+		run_vec_release(&used);
+		return -1;
+	}
 	if (!err)
 		err = devalloc_reserve_all(d->alloc, used.v, used.n, &bad);
 	run_vec_release(&used);
@@ -372,6 +462,71 @@ static int reserve_used(struct sfs *fs, struct device *d)
 		fprintf(stderr, "scatterfs: cannot load the catalog's extents %s: %s\n",
 			fs->meta_path, strerror(-err));
 	return err;
+}
+
+/*
+ * Main's backing @d exists and its catalog does not: either a new file
+ * system, or a backing whose catalog is elsewhere (a typo in meta=) or
+ * lost, and an empty file system over it would overwrite its data.
+ * Refused when the backing holds data (backing_find_data()) unless @newfs.
+ * @return 0, or -1 with the reason on stderr.
+ */
+static int check_no_catalog(struct sfs *fs, struct device *d, bool meta_given, bool newfs)
+{
+	uint64_t at;
+	char hint[PATH_MAX + 128] = "";
+	struct stat st;
+	int rc = backing_find_data(d->fd, d->blockdev, d->opened_bytes, &at);
+
+	if (rc < 0) {
+		fprintf(stderr,
+			"scatterfs: backing %s has no catalog (%s) and cannot be read to see "
+			"whether it holds data: %s\n",
+			fs->backing_path, fs->meta_path, strerror(-rc));
+		return -1;
+	}
+	if (rc == 0)
+		return 0; /* nothing to lose: a new file system, silently */
+	if (newfs) {
+		fprintf(stderr,
+			"scatterfs: -o newfs: starting an empty file system on %s, whose data "
+			"(non-zero from byte %llu on) it will overwrite; catalog %s is new\n",
+			fs->backing_path, (unsigned long long)at, fs->meta_path);
+		return 0;
+	}
+	/* The catalog beside the backing, when meta= named another: a typo? */
+	char *beside = NULL;
+	if (meta_given && asprintf(&beside, "%s.scatterfs", fs->backing_path) < 0)
+		beside = NULL;
+	if (beside && strcmp(beside, fs->meta_path) != 0 && stat(beside, &st) == 0)
+		snprintf(hint, sizeof hint, " (%s exists: is that its catalog?)", beside);
+	free(beside);
+	fprintf(stderr,
+		"scatterfs: backing %s holds data (a non-zero byte at offset %llu) but its catalog "
+		"%s does not exist%s; refusing to start an empty file system over it: give its "
+		"catalog with -o meta=FILE, or -o newfs to start a new file system on it (its data "
+		"will be overwritten)\n",
+		fs->backing_path, (unsigned long long)at, fs->meta_path, hint);
+	return -1;
+}
+
+/*
+ * -o newfs over a catalog that exists must start something: a device the
+ * catalog does not know yet.  Otherwise it would be ignored silently (or
+ * taken for a request to wipe the file system, which it is not).
+ * @return 0, or -1 with the reason on stderr.
+ */
+static int check_newfs_has_work(struct sfs *fs)
+{
+	for (unsigned i = 1; i < fs->ndev; i++)
+		if (fs->dev[i]->recorded < 0)
+			return 0;
+	fprintf(stderr,
+		"scatterfs: -o newfs: catalog %s exists and records every device of this mount; "
+		"newfs starts a file system only where there is no catalog (or a [device \"NAME\"] "
+		"the catalog does not know): drop -o newfs to mount the file system it holds\n",
+		fs->meta_path);
+	return -1;
 }
 
 /* Sets the mount's readahead (bdi read_ahead_kb) once INIT is done. */
@@ -558,6 +713,7 @@ int main(int argc, char *argv[])
 	uint64_t dev_size;
 	if (open_backing(fs, d, fs->cfg.device.size, &created, &dev_size))
 		goto out;
+	d->created = created;
 	if (created) {
 		char *rp = realpath(fs->backing_path, NULL);
 		if (rp) {
@@ -598,6 +754,8 @@ int main(int argc, char *argv[])
 			goto out;
 	}
 	cat_created = access(fs->meta_path, F_OK) != 0;
+	if (cat_created && !created && check_no_catalog(fs, d, cl.meta != NULL, cl.newfs))
+		goto out;
 	if (!cat_created) {
 		/* The catalog is locked too: two daemons never share one (SQLite's
 		 * own locks would let them take turns). */
@@ -628,9 +786,6 @@ int main(int argc, char *argv[])
 		cat_created = false;
 		goto out;
 	}
-	if (cat_created && !created)
-		fprintf(stderr, "scatterfs: no catalog %s: starting an empty file system on %s\n",
-			fs->meta_path, fs->backing_path);
 	/* A new one is 0600 (catalog_open()); an old one may predate that. */
 	struct stat cst;
 	if (!cat_created && stat(fs->meta_path, &cst) == 0 && (cst.st_mode & (S_IRGRP | S_IROTH)))
@@ -640,10 +795,12 @@ int main(int argc, char *argv[])
 			fs->meta_path, (unsigned)(cst.st_mode & 07777));
 	ids[0] = id;
 	err[0] = '\0';
-	if (devices_check(fs, ids, err, sizeof err)) {
+	if (devices_check(fs, ids, cl.newfs, err, sizeof err)) {
 		fprintf(stderr, "scatterfs: %s\n", err[0] ? err : "out of memory");
 		goto out;
 	}
+	if (cl.newfs && !cat_created && check_newfs_has_work(fs))
+		goto out;
 	if (meta_fd < 0) {
 		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
 		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
@@ -660,7 +817,7 @@ int main(int argc, char *argv[])
 			fprintf(stderr, "scatterfs: cannot create the allocator\n");
 			goto out;
 		}
-		if (reserve_used(fs, dv))
+		if (reserve_used(fs, dv, ids[i].recorded_size))
 			goto out;
 		/* Each device its own model: its own head, its own queue of I/Os. */
 		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
@@ -687,6 +844,10 @@ int main(int argc, char *argv[])
 				dv->path, (unsigned long long)want, strerror(errno));
 			goto out;
 		}
+		/* What a shrink under the mount will be measured from. */
+		uint64_t bytes;
+		if (dev_backing_size(dv->fd, dv->blockdev, &bytes) == 0)
+			atomic_store(&dv->backing_bytes, bytes);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &fs->start_mono);
 	clock_gettime(CLOCK_REALTIME, &fs->start_realtime);
@@ -706,9 +867,11 @@ int main(int argc, char *argv[])
 	fuse_opt_add_arg(&args, fsname);
 	fs->se = fuse_session_new(&args, &sfs_ops, sizeof sfs_ops, fs);
 	if (!fs->se) {
-		fprintf(stderr, "scatterfs: the options above were not understood; scatterfs's own "
-				"are config=, log=, meta=, size= and SECTION.KEY=VALUE, with ':' "
-				"between list items (log.ops=read:write); see --help\n");
+		fprintf(stderr,
+			"scatterfs: the options above were not understood; scatterfs's own "
+			"are config=, log=, meta=, size=, nonempty, newfs and "
+			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
+			"see --help\n");
 		goto out;
 	}
 	if (fuse_set_signal_handlers(fs->se))
@@ -744,6 +907,9 @@ int main(int argc, char *argv[])
 		reqlog_set_devices(fs->log, fs->dev_names, fs->ndev);
 	}
 	if (!opts.foreground) {
+		/* Its stderr goes once the mount is up: a shrunk backing is reported here too. */
+		openlog("scatterfs", LOG_PID, LOG_DAEMON);
+		dev_set_syslog(true);
 		setsid();
 		if (chdir("/")) {
 			/* keep going: only relative paths would suffer, and all are absolute */
@@ -820,8 +986,8 @@ out:
 	if (ret && created && !mounted)
 		unlink(fs->backing_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
-		if (ret && fs->dev[i]->created && !mounted)
-			unlink(fs->dev[i]->path);
+		if (i && ret && fs->dev[i]->created && !mounted)
+			unlink(fs->dev[i]->path); /* main's: above */
 		devalloc_destroy(fs->dev[i]->alloc);
 		run_vec_release(&fs->dev[i]->pending_free);
 		if (i)

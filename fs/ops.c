@@ -201,6 +201,109 @@ static void sfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
+/*
+ * The credentials of the caller of @req that decide whether its write
+ * keeps a file's set-user-ID and set-group-ID bits, from its
+ * /proc/PID/status (proc(5); the FUSE pid is the calling thread's, whose
+ * credentials these are): *@fsetid whether CAP_FSETID is in its effective
+ * set (CapEff), *@in_group whether @gid is its file-system group or one of
+ * its supplementary groups (Groups).  A caller gone by now counts as having
+ * CAP_FSETID when it ran as root, as it almost surely did.
+ */
+static void caller_creds(fuse_req_t req, gid_t gid, bool *fsetid, bool *in_group)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	*fsetid = ctx->uid == 0;
+	*in_group = ctx->gid == gid;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)ctx->pid);
+	FILE *f = ctx->pid > 0 ? fopen(path, "re") : NULL;
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned long long eff;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			*fsetid = eff & (1ull << CAP_FSETID);
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			char *p = line + 7, *end;
+			for (unsigned long g = strtoul(p, &end, 10); end != p;
+			     p = end, g = strtoul(p, &end, 10))
+				if (g == gid)
+					*in_group = true;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * The kernel's file_remove_privs() for this file system: before @in's data
+ * or size is changed (write, fallocate, truncate, O_TRUNC open) by the
+ * caller of @req, as ext4 gets it from the VFS.  Two things go, each by
+ * its own rule (the expected values are ext4's on this machine's 6.18
+ * kernel, tests/mount/killpriv.sh and killcaps.sh):
+ *
+ *   - set-user-ID, and set-group-ID when the group may execute or the
+ *     caller is not in the file's group, for a caller without CAP_FSETID
+ *     (should_remove_suid(), setattr_should_drop_sgid(): 02767 -> 0767
+ *     for a writer outside the group, 02767 kept for one inside it);
+ *   - the file capability (security.capability), whoever the caller is,
+ *     root included (security_inode_need_killpriv() and
+ *     security_inode_killpriv(): cap_inode_killpriv() asks nothing of the
+ *     caller), xattr_kill_caps();
+ *
+ * so that a modified program keeps no privilege.  A chown (ATTR_KILL_PRIV)
+ * takes the capability through here too (sfs_setattr()).
+ *
+ * Done in the daemon, not left to the kernel: libfuse 3.14 knows no
+ * FUSE_CAP_HANDLE_KILLPRIV_V2 and does not pass the handler the
+ * FUSE_WRITE_KILL_SUIDGID flag the kernel sets on such writes, and the
+ * kernel removes privileges itself only on its page-cache path (cache.mode
+ * = kernel), for fallocate, truncate and chown, not on a direct-I/O write
+ * (cache.mode = none, or a copy or splice that falls back to one); nor does
+ * it clear set-id bits at an O_TRUNC open (atomic_o_trunc skips its
+ * setattr).  Where the kernel did it first, this finds nothing left.  The
+ * caller's credentials are read only when the file has a set-id bit; the
+ * catalog is asked about a capability once per inode.  The new mode goes
+ * to the catalog at once, as a chmod does (if that fails it stays dirty
+ * for the next flush); with @notify the kernel is told to drop the
+ * attributes it caches (a reply that carries none: a direct-I/O write's
+ * refreshes only size and times, an open's nothing); only the attributes,
+ * which takes no lock the caller's request holds.  Caller holds in->lock
+ * for writing.  @return 0, or -errno from the catalog: the caller then
+ * fails the request before changing anything, as a write fails when
+ * file_remove_privs() does.
+ */
+static int kill_priv(struct sfs *fs, fuse_req_t req, struct inode *in, bool notify)
+{
+	mode_t m = in->attr.mode, kill = 0;
+	if (!S_ISREG(m))
+		return 0;
+	if (m & (S_ISUID | S_ISGID)) {
+		bool fsetid, in_group;
+		caller_creds(req, in->attr.gid, &fsetid, &in_group);
+		if (!fsetid && (m & S_ISUID))
+			kill |= S_ISUID;
+		if (!fsetid && (m & S_ISGID) && ((m & S_IXGRP) || !in_group))
+			kill |= S_ISGID;
+	}
+	bool caps;
+	int err = xattr_kill_caps(fs, in, &caps);
+	if (err)
+		return err;
+	if (!kill && !caps)
+		return 0;
+	in->attr.mode &= ~kill;
+	clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
+	in->attr_dirty = true;
+	inode_flush(fs, in);
+	if (notify)
+		fuse_lowlevel_notify_inval_inode(fs->se, in->ino, -1, 0);
+	return 0;
+}
+
 static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
@@ -214,7 +317,15 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	inode_wrlock(in);
-	if (to_set & FUSE_SET_ATTR_SIZE) {
+	/*
+	 * A truncate, to any size, and a chown or chgrp, to any owner, remove
+	 * the file's privileges as on ext4 (the kernel's do_truncate() and
+	 * chown_common() ask for ATTR_KILL_PRIV): before the change.  The
+	 * reply carries the attributes: no notification.
+	 */
+	if (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		err = kill_priv(fs, req, in, false);
+	if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
 		if (!S_ISREG(in->attr.mode))
 			err = S_ISDIR(in->attr.mode) ? -EISDIR : -EINVAL;
 		else
@@ -252,6 +363,9 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	struct stat st;
 	inode_to_stat(in, &st);
 	pthread_rwlock_unlock(&in->lock);
+	/* The control directory's mirrors of @ino carry its owner, mode and ACL. */
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+		ctl_inval_mirrors(fs, ino);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -585,16 +699,30 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	reply_new_entry(req, 0, in);
 }
 
-static int open_inode(struct sfs *fs, struct inode *in, struct fuse_file_info *fi)
+/*
+ * Opens @in for the caller of @req; @created: by this request (FUSE_CREATE),
+ * whose O_TRUNC then truncates nothing, as open(2) skips the truncation of
+ * a file it created.
+ */
+static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct fuse_file_info *fi,
+		      bool created)
 {
 	ensure_path(fs, in);
 	inode_wrlock(in);
 	int err = inode_load_map(fs, in);
-	/* libfuse negotiates atomic O_TRUNC: the truncation is ours to do. */
-	if (!err && (fi->flags & O_TRUNC) && S_ISREG(in->attr.mode) && in->attr.size) {
-		err = io_truncate(fs, in, 0);
-		if (!err)
-			err = inode_flush(fs, in);
+	/*
+	 * libfuse negotiates atomic O_TRUNC: the truncation is ours to do,
+	 * and so is what it removes, even from an empty file (ext4's
+	 * handle_truncate() does both at every O_TRUNC open of a file it did
+	 * not create).
+	 */
+	if (!err && (fi->flags & O_TRUNC) && S_ISREG(in->attr.mode) && !created) {
+		err = kill_priv(fs, req, in, true);
+		if (!err && in->attr.size) {
+			err = io_truncate(fs, in, 0);
+			if (!err)
+				err = inode_flush(fs, in);
+		}
 	}
 	bool direct = in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
@@ -614,7 +742,7 @@ static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int err;
 	struct inode *in = iget(fs, ino, &err);
 	if (in)
-		err = open_inode(fs, in, fi);
+		err = open_inode(fs, req, in, fi, false);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -628,7 +756,7 @@ static void sfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct inode *in = NULL;
 	int err = make_node(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, &in);
 	if (!err) {
-		err = open_inode(fs, in, fi);
+		err = open_inode(fs, req, in, fi, true);
 		if (err)
 			inode_forget(fs, in, 1);
 	}
@@ -654,86 +782,6 @@ static void sfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	io_read(fs, req, in, (uint64_t)off, size);
 }
 
-/*
- * The credentials of the caller of @req that decide whether its write
- * keeps a file's set-user-ID and set-group-ID bits, from its
- * /proc/PID/status (proc(5); the FUSE pid is the calling thread's, whose
- * credentials these are): *@fsetid whether CAP_FSETID is in its effective
- * set (CapEff), *@in_group whether @gid is its file-system group or one of
- * its supplementary groups (Groups).  A caller gone by now counts as having
- * CAP_FSETID when it ran as root, as it almost surely did.
- */
-static void caller_creds(fuse_req_t req, gid_t gid, bool *fsetid, bool *in_group)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	*fsetid = ctx->uid == 0;
-	*in_group = ctx->gid == gid;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)ctx->pid);
-	FILE *f = ctx->pid > 0 ? fopen(path, "re") : NULL;
-	if (!f)
-		return;
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned long long eff;
-	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			*fsetid = eff & (1ull << CAP_FSETID);
-		} else if (strncmp(line, "Groups:", 7) == 0) {
-			char *p = line + 7, *end;
-			for (unsigned long g = strtoul(p, &end, 10); end != p;
-			     p = end, g = strtoul(p, &end, 10))
-				if (g == gid)
-					*in_group = true;
-		}
-	}
-	free(line);
-	fclose(f);
-}
-
-/*
- * After a write or fallocate of @in by the caller of @req: a caller without
- * CAP_FSETID strips set-user-ID, and set-group-ID when the group may
- * execute or the caller is not in the file's group, as the kernel's
- * file_remove_privs() does for local file systems (setattr_should_drop_sgid();
- * ext4 on this machine's 6.18 kernel gives 02767 -> 0767 for a writer
- * outside the group, and keeps 02767 for one inside it), so that a modified
- * program cannot keep its privilege.
- *
- * Done in the daemon, not by the kernel: libfuse 3.14 knows no
- * FUSE_CAP_HANDLE_KILLPRIV_V2 and does not pass the handler the
- * FUSE_WRITE_KILL_SUIDGID flag the kernel sets on such writes, and the
- * kernel strips the bits itself only on its page-cache path (cache.mode =
- * kernel) and for fallocate and truncate, not on a direct-I/O write.  The
- * caller's credentials are read only when the file has a bit to lose.  The
- * new mode goes to the catalog at once, as a chmod does (if that fails it
- * stays dirty for the next flush), and the kernel is told to drop the
- * attributes it caches (a direct-I/O write's reply refreshes only size and
- * times); only the attributes, which takes no lock the caller's write holds.
- * Caller holds in->lock for writing.
- */
-static void kill_priv(struct sfs *fs, fuse_req_t req, struct inode *in)
-{
-	mode_t m = in->attr.mode, kill = 0;
-	if (!S_ISREG(m) || !(m & (S_ISUID | S_ISGID)))
-		return;
-	bool fsetid, in_group;
-	caller_creds(req, in->attr.gid, &fsetid, &in_group);
-	if (fsetid)
-		return;
-	if (m & S_ISUID)
-		kill |= S_ISUID;
-	if ((m & S_ISGID) && ((m & S_IXGRP) || !in_group))
-		kill |= S_ISGID;
-	if (!kill)
-		return;
-	in->attr.mode &= ~kill;
-	clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
-	in->attr_dirty = true;
-	inode_flush(fs, in);
-	fuse_lowlevel_notify_inval_inode(fs->se, in->ino, -1, 0);
-}
-
 static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
@@ -745,9 +793,16 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		return;
 	}
 	inode_wrlock(in);
-	ssize_t n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
-	if (n > 0)
-		kill_priv(fs, req, in);
+	/*
+	 * A write back from the page cache (a shared mapping's dirty pages)
+	 * comes with no caller: the kernel removes nothing at a store into a
+	 * mapping (ext4 keeps set-id bits and capability), so neither do we.
+	 */
+	ssize_t n = 0;
+	if (size && !(fi && fi->writepage))
+		n = kill_priv(fs, req, in, true);
+	if (n == 0)
+		n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
 	pthread_rwlock_unlock(&in->lock);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -802,10 +857,12 @@ static void sfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 		return;
 	}
 	inode_wrlock(in);
-	err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len,
-			   fuse_req_ctx(req)->pid);
+	/* Every mode we do changes the file (ext4 removes privileges at each);
+	 * one we refuse changes nothing. */
+	err = io_fallocate_supported(mode) ? kill_priv(fs, req, in, true) : 0;
 	if (!err)
-		kill_priv(fs, req, in);
+		err = io_fallocate(fs, in, mode, (uint64_t)off, (uint64_t)len,
+				   fuse_req_ctx(req)->pid);
 	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
 }

@@ -77,6 +77,12 @@ struct inode {
 	struct run_vec gaps;    /* pattern gaps this file keeps reserved */
 	uint64_t dirty_from;    /* lowest logical offset whose extents changed; UINT64_MAX = clean */
 	bool gaps_dirty;
+	/*
+	 * Whether the catalog holds a security.capability for this inode, so
+	 * that a write asks the catalog once per inode, not once per write
+	 * (xattr_kill_caps()); set and removed only under lock.
+	 */
+	enum { CAPS_UNKNOWN, CAPS_NONE, CAPS_SET } caps;
 };
 
 struct sfs_stats {
@@ -104,7 +110,8 @@ struct sfs {
 	bool model_on;       /* some device has a timing model */
 	bool splice_replies; /* every device's stack lets replies splice from the backing */
 
-	pthread_t syncer;      /* flushes and syncs every SYNC_INTERVAL_S */
+	pthread_t
+	    syncer; /* flushes and syncs every SYNC_INTERVAL_S; looks at the backings' sizes */
 	bool syncer_running;
 	pthread_mutex_t syncer_lock;
 	pthread_cond_t syncer_cond;
@@ -309,6 +316,12 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint64_t len,
 		 pid_t pid);
 /**
+ * io_fallocate_supported() - whether io_fallocate() does @mode (0,
+ * KEEP_SIZE, PUNCH_HOLE with KEEP_SIZE, ZERO_RANGE with or without
+ * KEEP_SIZE) rather than refuse it with -EOPNOTSUPP.
+ */
+bool io_fallocate_supported(int mode);
+/**
  * io_truncate() - sets the size of @in, freeing whole blocks past it and
  * zeroing the tail of the last block.  Caller holds in->lock for writing.
  */
@@ -365,10 +378,35 @@ int xattr_acl_new_node(struct sfs *fs, uint64_t parent, mode_t *mode, mode_t uma
 		       struct new_acl *na);
 /** xattr_acl_store() - stores @na's ACLs as node @ino's.  @return 0, -EIO. */
 int xattr_acl_store(struct sfs *fs, uint64_t ino, const struct new_acl *na);
+/**
+ * xattr_kill_caps() - removes @in's file capability (security.capability)
+ * if it has one: the part of the kernel's file_remove_privs() that
+ * security_inode_need_killpriv() and security_inode_killpriv() do (the
+ * capability module: a file capability goes at any change of the file's
+ * data or owner, whoever makes it, root included).  *@killed tells whether
+ * one was removed.  The catalog is asked once per inode (in->caps).
+ * Caller holds in->lock for writing.  @return 0, -EIO.
+ */
+int xattr_kill_caps(struct sfs *fs, struct inode *in, bool *killed);
+/**
+ * xattr_acl_access() - the access ACL of inode @ino (the
+ * system.posix_acl_access bytes) into a new buffer *@value of *@len bytes,
+ * freed by the caller.  @return 0, -ENODATA without one (or when the
+ * kernel does not enforce ACLs), -ENOMEM, -EIO.
+ */
+int xattr_acl_access(struct sfs *fs, uint64_t ino, void **value, size_t *len);
 
 /* ctl.c: the hidden control directory */
 /** ctl_is_ino() - whether @ino is a node of the control directory. */
 bool ctl_is_ino(uint64_t ino);
+/**
+ * ctl_inval_mirrors() - after the owner, group, mode or access ACL of
+ * inode @ino changed: tells the kernel to drop what it caches of the
+ * nodes that mirror @ino in .scatterfs/extents/ and .scatterfs/layout/
+ * (their attributes and their ACL, which carry @ino's), so its next
+ * permission check there asks again.  Takes no lock.
+ */
+void ctl_inval_mirrors(struct sfs *fs, uint64_t ino);
 /** The handlers of control inodes (and of names that would enter or leave the directory). */
 extern const struct fuse_lowlevel_ops ctl_ops;
 

@@ -8,11 +8,17 @@
  * (FUSE_CAP_DONT_MASK).  The ACL arithmetic itself is acl.c's.  Other
  * system.* attributes are refused with EOPNOTSUPP, as before.
  *
+ * security.capability is the one other attribute the daemon reads itself:
+ * a change of a file's data or owner removes it (xattr_kill_caps(), called
+ * by ops.c's kill_priv()), so its setting and removal keep the inode's
+ * cached answer (in->caps) in step under the inode's lock.
+ *
  * A new node and its ACLs are two catalog writes, not one transaction: a
  * failure to store the ACLs removes the node again (see make_node() in
  * ops.c); a crash between the two leaves the node without them.
  */
 #include <errno.h>
+#include <linux/xattr.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
@@ -48,6 +54,68 @@ static int load_xattr(struct sfs *fs, uint64_t ino, const char *name, void **val
 		if (err != -ERANGE)
 			return err;
 	}
+}
+
+int xattr_acl_access(struct sfs *fs, uint64_t ino, void **value, size_t *len)
+{
+	*value = NULL;
+	*len = 0;
+	if (!fs->posix_acl)
+		return -ENODATA;
+	int err = load_xattr(fs, ino, ACL_XATTR_ACCESS, value, len);
+	if (!err && acl_valid(*value, *len)) {
+		free(*value);
+		*value = NULL;
+		err = -EIO; /* the catalog holds only what setxattr checked */
+	}
+	return err;
+}
+
+int xattr_kill_caps(struct sfs *fs, struct inode *in, bool *killed)
+{
+	*killed = false;
+	if (in->caps == CAPS_UNKNOWN) {
+		size_t len;
+		int err = catalog_getxattr(fs->cat, in->ino, XATTR_NAME_CAPS, NULL, 0, &len);
+		if (err && err != -ENODATA)
+			return err;
+		in->caps = err ? CAPS_NONE : CAPS_SET;
+	}
+	if (in->caps == CAPS_NONE)
+		return 0;
+	int err = catalog_removexattr(fs->cat, in->ino, XATTR_NAME_CAPS);
+	if (err && err != -ENODATA)
+		return err;
+	in->caps = CAPS_NONE;
+	*killed = !err;
+	return 0;
+}
+
+/*
+ * Sets (@value) or removes (@value NULL) security.capability of @ino under
+ * the inode's lock, so that a write that holds the lock either sees the
+ * capability and removes it or ran entirely before it was set.
+ * @return 0, -errno.
+ */
+static int set_caps(struct sfs *fs, fuse_ino_t ino, const char *value, size_t size, int flags)
+{
+	int err;
+	/* The kernel holds a lookup on @ino, so it is nearly always in the table. */
+	struct inode *in = inode_find(fs, ino), *loaded = NULL;
+	if (!in)
+		in = loaded = inode_get(fs, ino, 0, &err);
+	if (!in)
+		return err;
+	inode_wrlock(in);
+	if (value)
+		err = catalog_setxattr(fs->cat, ino, XATTR_NAME_CAPS, value, size, flags);
+	else
+		err = catalog_removexattr(fs->cat, ino, XATTR_NAME_CAPS);
+	in->caps = CAPS_UNKNOWN;
+	pthread_rwlock_unlock(&in->lock);
+	if (loaded)
+		inode_forget(fs, loaded, 0);
+	return err;
 }
 
 int xattr_acl_chmod(struct sfs *fs, struct inode *in)
@@ -139,6 +207,7 @@ static int set_access_acl(struct sfs *fs, fuse_ino_t ino, const char *value, siz
 	} else {
 		err = catalog_setxattr(fs->cat, ino, ACL_XATTR_ACCESS, value, size, flags);
 	}
+	bool changed = !err;
 	if (!err && !empty) {
 		in->attr.mode = (in->attr.mode & ~(mode_t)0777) | perm;
 		clock_gettime(CLOCK_REALTIME, &in->attr.ctime);
@@ -146,6 +215,8 @@ static int set_access_acl(struct sfs *fs, fuse_ino_t ino, const char *value, siz
 		err = inode_flush(fs, in);
 	}
 	pthread_rwlock_unlock(&in->lock);
+	if (changed)
+		ctl_inval_mirrors(fs, ino);
 	return err;
 }
 
@@ -165,6 +236,8 @@ void sfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *
 		err = acl_valid(value, size);
 	if (!err && access)
 		err = set_access_acl(fs, ino, value, size, flags);
+	else if (!err && strcmp(name, XATTR_NAME_CAPS) == 0)
+		err = set_caps(fs, ino, value, size, flags);
 	else if (!err)
 		err = catalog_setxattr(fs->cat, ino, name, value, size, flags);
 	if (err == -EEXIST && !(flags & XATTR_CREATE))
@@ -207,5 +280,13 @@ void sfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 void sfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct sfs *fs = fuse_req_userdata(req);
-	fuse_reply_err(req, -catalog_removexattr(fs->cat, ino, name));
+	int err;
+	if (strcmp(name, XATTR_NAME_CAPS) == 0)
+		err = set_caps(fs, ino, NULL, 0, 0);
+	else
+		err = catalog_removexattr(fs->cat, ino, name);
+	/* The control directory's mirrors of @ino carry its access ACL. */
+	if (!err && strcmp(name, ACL_XATTR_ACCESS) == 0)
+		ctl_inval_mirrors(fs, ino);
+	fuse_reply_err(req, -err);
 }

@@ -161,3 +161,25 @@ Test(acl, create)
 	cr_assert_eq(perm_of(b, 1), 4);
 	cr_assert_eq(perm_of(b, 2), 0);
 }
+
+Test(acl, keep_perms)
+{
+	unsigned char b[128];
+	/* an extent map's mirror of a file with user::rwx user:nobody:r-x
+	 * group::rwx mask::r-x other::--x keeps only read and write */
+	struct ent e[] = {{U, 7, 0}, {NU, 5, NOBODY}, {G, 7, 0}, {K, 5, 0}, {O, 1, 0}};
+	size_t n = build(b, e, 5);
+	acl_keep_perms(b, n, ACL_READ | ACL_WRITE);
+	cr_assert_eq(acl_valid(b, n), 0);
+	uint16_t want[] = {6, 4, 6, 4, 0};
+	for (size_t i = 0; i < 5; i++)
+		cr_assert_eq(perm_of(b, i), want[i], "entry %zu", i);
+	uint32_t id;
+	memcpy(&id, b + 8 + 8 * 1, 4);
+	cr_assert_eq(le32toh(id), NOBODY, "the qualifier stays");
+	mode_t perm;
+	bool equiv;
+	acl_equiv_mode(b, n, &perm, &equiv);
+	cr_assert_eq(perm, 0640);
+	acl_keep_perms(b, build(b, NULL, 0), ACL_READ); /* empty: nothing to do */
+}

@@ -155,7 +155,8 @@ run_pattern() {
 	head -c "$device" /dev/zero | tr '\0' '\253' >"$B"
 	tag=${name//[^a-z0-9]/-}
 	mkdir -p "$T/ref.$tag"
-	sfs_mount "$B" "$M" "$opts"
+	# A backing full of data and no catalog: a new file system only with -o newfs.
+	sfs_mount "$B" "$M" "${opts:+$opts,}newfs"
 	mkdir "$M/fsx"
 	out=$T/fsx.$tag.out
 	sfs_add_log "$out"

@@ -30,7 +30,8 @@ for mode in write fallocate none; do
 	B=$T/backing.$mode
 	L=$T/req.$mode.log
 	head -c 64M /dev/zero | tr '\0' '\253' >"$B"
-	sfs_mount "$B" "$M" "layout.pattern=contiguous,layout.extent_size=256K,autoextend.zero_fill=$mode,log=$L"
+	# A backing full of data and no catalog: a new file system only with -o newfs.
+	sfs_mount "$B" "$M" "newfs,layout.pattern=contiguous,layout.extent_size=256K,autoextend.zero_fill=$mode,log=$L"
 
 	zeros 4096 | tr '\0' x | dd of="$M/$F" bs=4096 count=1 conv=notrunc status=none || fail "$mode: dd write"
 	assert_eq "$(stat -c %s "$M/$F")" 4096 "$mode: size after the 4 KiB write"
