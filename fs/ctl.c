@@ -33,6 +33,7 @@
 #include "layout_score.h"
 #include "reqlog.h"
 #include "sfs.h"
+#include "transport.h"
 
 #define CTL_ROOT (CTL_INO_BASE + 1)
 #define CTL_STATS (CTL_INO_BASE + 2)
@@ -124,6 +125,16 @@ static char *stats_json(struct sfs *fs)
 		/* A backing shrunk under the mount: how often, and the I/Os it failed. */
 		json_object_set_new(o, "backing_shrinks", json_integer((json_int_t)shrinks));
 		json_object_set_new(o, "past_end_errors", json_integer((json_int_t)past_end));
+		/* How requests travel (transport.c), and what the kernel granted at INIT. */
+		uint64_t ring_req, dev_req;
+		unsigned queues, threads;
+		transport_counts(fs, &ring_req, &dev_req, &queues, &threads);
+		json_object_set_new(o, "transport", json_string(transport_name(fs)));
+		json_object_set_new(o, "ring_queues", json_integer((json_int_t)queues));
+		json_object_set_new(o, "ring_threads", json_integer((json_int_t)threads));
+		json_object_set_new(o, "ring_requests", json_integer((json_int_t)ring_req));
+		json_object_set_new(o, "dev_requests", json_integer((json_int_t)dev_req));
+		json_object_set_new(o, "shared_mmap_direct", json_boolean(fs->direct_mmap));
 	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;

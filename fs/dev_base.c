@@ -84,9 +84,18 @@ void dev_set_yield_fd(int fd)
 	atomic_store(&yield_fd, fd);
 }
 
+static __thread bool no_yield; /* dev_thread_no_yield() */
+
+void dev_thread_no_yield(void)
+{
+	no_yield = true;
+}
+
 /* Whether the kernel holds FUSE requests that no thread has read yet. */
 static bool requests_waiting(void)
 {
+	if (no_yield)
+		return false;
 	struct pollfd p = {.fd = atomic_load_explicit(&yield_fd, memory_order_relaxed), .events = POLLIN};
 	return p.fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }

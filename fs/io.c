@@ -28,6 +28,7 @@
 #include "io_i.h"
 #include "reqlog.h"
 #include "sfs.h"
+#include "transport.h"
 #include "units.h"
 
 #define ZERO_BUF_SIZE MiB
@@ -277,9 +278,12 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		pthread_rwlock_unlock(&in->lock);
 		return;
 	}
-	/* Copy when the stack cannot splice (O_DIRECT backing), or to overlap the real read
-	 * with the model's wait. */
-	if (!fs->splice_replies && size) {
+	/* On the ring, read into the reply's own buffer (transport.c).  Else
+	 * copy when the stack cannot splice (O_DIRECT backing), or to overlap
+	 * the real read with the model's wait. */
+	if (size && (c.buf = transport_reply_buffer(size))) {
+		/* the payload buffer of this thread's ring entry */
+	} else if (!fs->splice_replies && size) {
 		c.buf = bounce_get(BOUNCE_REPLY, size);
 		if (!c.buf) {
 			err = -ENOMEM;

@@ -21,6 +21,7 @@
 #include "io_i.h"
 #include "reqlog.h"
 #include "sfs.h"
+#include "transport.h"
 #include "units.h"
 
 #define READ_QUEUE_SLOTS 256 /* queued reads in flight at most; more read synchronously */
@@ -154,6 +155,14 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 	struct read_queue *rq = fs->rq;
 	struct device *d = inode_device(fs, in);
 	if (!rq || !size || !dev_can_queue(d))
+		return 1;
+	/*
+	 * Not from a ring thread: its reply would have to come back to the
+	 * thread through an eventfd, a wake-up and two system calls more than
+	 * the thread waiting for its own read (measured: bench/README.md,
+	 * third round).
+	 */
+	if (transport_on_ring_thread())
 		return 1;
 	/* The device reads whole blocks: the request's first and last block
 	 * belong to the extents the request starts and ends in. */

@@ -37,6 +37,7 @@
 #include "reqlog.h"
 #include "sfs.h"
 #include "size.h"
+#include "transport.h"
 #include "units.h"
 
 struct cmdline {
@@ -46,6 +47,7 @@ struct cmdline {
 	char *log;
 	char *meta;
 	char *size;
+	char *transport;  /* -o transport=auto|uring|dev */
 	char **overrides; /* SECTION.KEY=VALUE, in order */
 	size_t noverrides;
 	int nonopts;
@@ -60,6 +62,7 @@ static const struct fuse_opt sfs_opts[] = {
     SFS_OPT("log=%s", log),
     SFS_OPT("meta=%s", meta),
     SFS_OPT("size=%s", size),
+    SFS_OPT("transport=%s", transport),
     /* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
     {"nonempty", offsetof(struct cmdline, nonempty), 1},
     {"newfs", offsetof(struct cmdline, newfs), 1},
@@ -122,6 +125,12 @@ static void usage(const char *prog)
 	       "                           on one the catalog does not know (refused\n"
 	       "                           otherwise: its data would be overwritten); see\n"
 	       "                           scatterfs(1) for what counts as data\n"
+	       "    -o transport=auto|uring|dev\n"
+	       "                           how requests travel: FUSE over io_uring (Linux\n"
+	       "                           6.14, /sys/module/fuse/parameters/enable_uring = Y)\n"
+	       "                           or /dev/fuse; auto (default) takes the ring when\n"
+	       "                           the kernel offers it; uring refuses the mount\n"
+	       "                           without it; .scatterfs/stats says which is used\n"
 	       "    -o SECTION.KEY=VALUE   override any INI key, e.g. layout.pattern=random;\n"
 	       "                           lists use ':' (log.ops=read:write); the disk\n"
 	       "                           timing model is disk.model=hdd (presets in\n"
@@ -657,6 +666,17 @@ int main(int argc, char *argv[])
 			argv[0]);
 		return 2;
 	}
+	enum sfs_transport transport = TRANSPORT_AUTO;
+	if (cl.transport && transport_parse(cl.transport, &transport)) {
+		fprintf(stderr, "scatterfs: -o transport=%s: allowed: auto, uring, dev\n",
+			cl.transport);
+		goto out;
+	}
+	/* Before anything is created: a ring the kernel cannot give refuses the mount. */
+	if (transport_check(transport, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
+	}
 	struct stat mst;
 	struct statvfs msv;
 	/* statvfs() always asks a FUSE daemon (stat() may answer from the
@@ -918,6 +938,13 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	}
 	mounted = true;
+	unsigned max_threads = opts.singlethread				? 1
+			       : opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads
+										: 64;
+	if ((e = transport_install(fs, transport, max_threads))) {
+		fprintf(stderr, "scatterfs: cannot set up the transport: %s\n", strerror(-e));
+		goto out_unmount;
+	}
 	dev_set_yield_fd(fuse_session_fd(fs->se));
 	/* Durable now, so that an idle mount writes nothing more. */
 	if (catalog_adopt(fs->cat, ids, fs->ndev) || catalog_sync(fs->cat)) {
@@ -981,7 +1008,9 @@ int main(int argc, char *argv[])
 		ret = sfs_loop_run(fs->se,
 				   opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads : 64,
 				   opts.max_idle_threads <= 100000 ? opts.max_idle_threads : 0);
+	/* Queued reads before the ring: their replies go through its threads. */
 	io_queue_stop(fs);
+	transport_stop(fs);
 	sfs_syncer_stop(fs);
 	fuse_loop_cfg_destroy(loop);
 	ret = ret ? 1 : 0;
@@ -996,6 +1025,7 @@ out_signals:
 	fuse_remove_signal_handlers(fs->se);
 out_session:
 	fuse_session_destroy(fs->se); /* calls destroy(): the inodes are flushed */
+	transport_free(fs);
 out:
 	if (fs->cat)
 		catalog_close(fs->cat);
@@ -1035,6 +1065,7 @@ out:
 	free(cl.log);
 	free(cl.meta);
 	free(cl.size);
+	free(cl.transport);
 	free(opts.mountpoint);
 	config_free(&fs->cfg);
 	free(fs->backing_path);

@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "fuse_wire.h"
 #include "reqlog.h"
 #include "sfs.h"
+#include "transport.h"
 
 #define ATTR_TIMEOUT 1.0
 
@@ -98,10 +100,22 @@ static int do_lookup(struct sfs *fs, fuse_ino_t parent, const char *name,
 static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct sfs *fs = userdata;
+	/*
+	 * Shared mmap of direct-I/O files, where the kernel allows it (6.6):
+	 * transport.c adds FUSE_DIRECT_IO_ALLOW_MMAP to the reply.  Then the
+	 * built-in rule that gave SQLite's -shm files the page cache has no
+	 * reason left; no lookup has happened yet (INIT comes first), so no
+	 * inode has taken it.
+	 */
+	fs->direct_mmap = transport_init_offered(fs) & FUSE_DIRECT_IO_ALLOW_MMAP;
+	if (fs->direct_mmap)
+		config_drop_builtin_rules(&fs->cfg);
 	/* Splicing pays when replies come from the backing's file descriptor;
 	 * replies from memory (O_DIRECT backing, disk model) go faster with a
-	 * plain writev than with vmsplice and splice (measured with perf). */
-	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && fs->splice_replies)
+	 * plain writev than with vmsplice and splice (measured with perf).  A
+	 * ring's replies are copied into its payload buffer: never spliced. */
+	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && fs->splice_replies &&
+	    !transport_uses_ring(fs))
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
 		conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);

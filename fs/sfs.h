@@ -28,6 +28,7 @@
 
 struct catalog;
 struct reqlog;
+struct transport;
 
 /* Inode numbers at or above this belong to the control directory. */
 #define CTL_INO_BASE (1ull << 62)
@@ -130,9 +131,12 @@ struct sfs {
 
 	struct sfs_stats stats;
 	struct fuse_session *se;
+	struct transport *tp; /* transport.c: /dev/fuse or the io_uring queues */
 	/* Set by the init handler, before any other request: */
 	bool posix_acl; /* FUSE_CAP_POSIX_ACL: the kernel enforces ACLs kept as xattrs */
 	bool dont_mask; /* FUSE_CAP_DONT_MASK: the daemon applies the umask (or a default ACL) */
+	/* FUSE_DIRECT_IO_ALLOW_MMAP granted: MAP_SHARED works on cache.mode = none files */
+	bool direct_mmap;
 	double entry_timeout;
 };
 

@@ -290,6 +290,15 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t errlen);
 
 /**
+ * config_drop_builtin_rules() - removes the rules config_finish() added by
+ * itself (today the "*-shm" rule giving SQLite's memory-mapped WAL index
+ * cache.mode = kernel), for a mount where the kernel maps direct-I/O files
+ * shared.  Rules of the configuration stay where they are, so pointers to
+ * their params stay valid.
+ */
+void config_drop_builtin_rules(struct sfs_config *c);
+
+/**
  * config_for_path() - the parameters for the file at @path (relative to
  * the mount root, no leading '/'): the first rule whose glob matches, else
  * the global ones.  Valid until config_free().

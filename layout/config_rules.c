@@ -461,6 +461,17 @@ static int check_rule_device(const struct config_scope *s, char *err, size_t err
 	return -EINVAL;
 }
 
+void config_drop_builtin_rules(struct sfs_config *c)
+{
+	struct config_state *st = config_state_get(c);
+
+	/* Built-in rules come last (config_finish()): dropping them moves no other. */
+	while (c->nrules && st && !st->rules[c->nrules - 1].file) {
+		free(c->rules[c->nrules - 1].glob);
+		c->nrules--;
+	}
+}
+
 /*
  * Order matters: the global scope drops its ignored keys before the rules
  * copy what they inherit, and the rules inherit the global values before

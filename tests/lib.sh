@@ -22,6 +22,9 @@
 #   SCATTERFS_BIN       the daemon itself (default $SCATTERFS_BUILD/fs/scatterfs)
 #   SCATTERFS_DEBUG=1   start daemons with -d (FUSE request trace in their log)
 #   SCATTERFS_KEEP=1    keep the work dir (backings, logs) after the test
+#   SCATTERFS_TRANSPORT auto, uring or dev: every sfs_mount adds
+#                       -o transport=VALUE before the test's own options
+#                       (tests/run sets enable_uring for uring)
 #   TMPDIR              where the work dir is created (default /tmp)
 
 set -euo pipefail
@@ -86,7 +89,8 @@ sfs_skip() {
 declare -A SFS_PACKAGE_OF=([fio]=fio [gnuplot]=gnuplot-nox [sqlite3]=sqlite3
 	[valgrind]=valgrind [meson]=meson [ninja]=ninja-build [python3]=python3
 	[runuser]=util-linux [man]=man-db [groff]=groff-base [setfacl]=acl [getfacl]=acl
-	[/usr/sbin/mariadbd]=mariadb-server [/usr/bin/mariadb-install-db]=mariadb-server)
+	[/usr/sbin/mariadbd]=mariadb-server [/usr/bin/mariadb-install-db]=mariadb-server
+	[mdb_load]=lmdb-utils [mdb_stat]=lmdb-utils [mdb_dump]=lmdb-utils)
 
 # sfs_require CMD... - skip the test (sfs_skip) unless every CMD is an
 # executable: a name looked up on PATH, or a path.  Call it before the test
@@ -155,6 +159,8 @@ sfs_mount() {
 	dlog=$SFS_TMP/daemon.$SFS_NSTART.log
 	local args=("$backing" "$mnt" -f)
 	[[ -n ${SCATTERFS_DEBUG:-} ]] && args+=(-d)
+	# First, so that a transport= of the test's own options wins.
+	[[ -n ${SCATTERFS_TRANSPORT:-} ]] && args+=(-o "transport=$SCATTERFS_TRANSPORT")
 	[[ -n $opts ]] && args+=(-o "$opts")
 	args+=("$@")
 	echo "\$ $SFS_BIN ${args[*]}" >"$dlog"
@@ -435,8 +441,9 @@ sfs_check_space() {
 		SFS_SPACE_ERRORS+=("$phase: .scatterfs/stats used_bytes = $used, the catalog's extents and gaps = $cat_bytes for 7 s (before this mount the catalog held ${SFS_ORPHANS:-0 orphan inodes})")
 		note "MISMATCH ${SFS_SPACE_ERRORS[-1]}"
 	fi
-	overlaps=$(sqlite3 "$cat" 'WITH r(d, l) AS (SELECT device, length FROM extent UNION ALL
-		SELECT device, length FROM gap), o AS (SELECT d, lag(d + l) OVER (ORDER BY d) AS pe FROM r)
-		SELECT count(*) FROM o WHERE pe > d;')
+	# Per device: each has its own offsets (the dev column).
+	overlaps=$(sqlite3 "$cat" 'WITH r(v, d, l) AS (SELECT dev, device, length FROM extent UNION ALL
+		SELECT dev, device, length FROM gap), o AS (SELECT d, lag(d + l) OVER
+		(PARTITION BY v ORDER BY d) AS pe FROM r) SELECT count(*) FROM o WHERE pe > d;')
 	assert_eq "$overlaps" 0 "$phase: catalog runs (extents and gaps) that overlap another on the device"
 }

@@ -4,7 +4,8 @@
 # buffers), holes read as zeros, SQLite in WAL mode works, and all of it
 # survives a remount.  A lone device read is polled (device.poll_us): one
 # reader's reads all are, none with poll_us = 0 or under the disk model.
-# With poll_us = 0 they are all queued (device.async_reads) instead.
+# With poll_us = 0 they are all queued (device.async_reads) instead, on
+# /dev/fuse (transport=dev there: a ring thread reads its device itself).
 source "$(dirname "$0")/../lib.sh"
 sfs_require sqlite3 python3
 
@@ -76,7 +77,7 @@ assert_eq "$preads" 40 "polled_reads with the default poll_us, one reader"
 assert_eq "$queued" 0 "async_reads with the default poll_us, one reader (never another read in flight)"
 ((pdone <= preads)) || fail "polled_completions $pdone > polled_reads $preads"
 note "default poll_us: $preads reads polled, $pdone seen complete while polling"
-read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0")"
+read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0,transport=dev")"
 assert_eq "$reads $preads $pdone $queued" "40 0 0 40" "reads, polled_reads, polled_completions, async_reads with poll_us = 0"
 read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0,device.async_reads=false")"
 assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads with poll_us = 0, async_reads = false"

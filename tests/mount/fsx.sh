@@ -121,11 +121,18 @@ chmod +x "$T/remount.sh"
 cat >"$T/check-space.sh" <<'EOF'
 #!/bin/bash
 # check-space.sh MNT CATALOG - MNT's used_bytes (reading stats first flushes
-# every inode to the catalog) equals CATALOG's extents and gaps
-used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats")
-cat=$(sqlite3 -readonly "$2" 'select (select coalesce(sum(length), 0) from extent) +
-	(select coalesce(sum(length), 0) from gap)')
-[[ -n $used && $used == "$cat" ]] && exit 0
+# every inode to the catalog) equals CATALOG's extents and gaps.  Read again
+# for up to 5 s while they differ: an unlinked file's space goes at its
+# FORGET, which the kernel sends when it pleases (on FUSE over io_uring
+# through /dev/fuse, unordered with the stats read on the ring), so the two
+# readings may fall on either side of it.
+for ((t = 0; t < 50; t++)); do
+	used=$(sed -n 's/.*"used_bytes": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats")
+	cat=$(sqlite3 -readonly "$2" 'select (select coalesce(sum(length), 0) from extent) +
+		(select coalesce(sum(length), 0) from gap)')
+	[[ -n $used && $used == "$cat" ]] && exit 0
+	sleep 0.1
+done
 echo "check-space after operation $SFS_FSX_OP: .scatterfs/stats used_bytes is '$used', the catalog's extents and gaps sum to '$cat'" >&2
 exit 1
 EOF

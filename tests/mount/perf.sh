@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 240
+# TIMEOUT: 300
 # (it took 48 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/perf at a tiny scale (one workload, 3 rounds of 1 s, a 32 MiB file,
 # CSV), checked against its own per-round notes:
@@ -16,6 +16,11 @@
 #   time); log_paired, paired_min and paired_max are their per-round
 #   ratios' median and extremes on sfs-log's row, empty elsewhere, and
 #   empty with --no-paired, which runs no paired run;
+# - ratio_to_ptll is the median of the per-round ratios to passthrough_ll
+#   on scatterfs's rows, empty on bare's and ptll's;
+# - sfs-uring (scatterfs on FUSE over io_uring) runs where the kernel has
+#   it (enable_uring, set for the run and restored: checked after), and is
+#   otherwise skipped with a message naming the parameter;
 # - passthrough_ll runs when Debian ships its source, and is otherwise
 #   skipped with a message naming the missing file.
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -31,7 +36,9 @@ for bad in "--rounds 0" "--format xml" "--bogus 1"; do
 	assert_eq "$rc" 2 "exit status of bench/perf $bad"
 done
 
-systems=(bare sfs-log sfs-nolog ptll)
+systems=(bare sfs-log sfs-nolog sfs-uring ptll)
+uring_param=/sys/module/fuse/parameters/enable_uring
+uring_before=$(cat "$uring_param" 2>/dev/null || echo missing)
 out=$SFS_TMP/perf.csv
 err=$SFS_TMP/perf.err
 SCATTERFS_BUILD=$SFS_BUILD "$PERF" --rounds 3 --runtime 1 --size 32M --workloads randread-8k \
@@ -51,11 +58,18 @@ if grep -q 'passthrough_ll skipped' "$err"; then
 		fail "passthrough_ll was skipped although its source is installed"
 	grep -q '/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c' "$err" ||
 		fail "the skip message does not name the missing source"
-	systems=(bare sfs-log sfs-nolog)
+	systems=("${systems[@]/ptll/}")
 fi
+if grep -q 'sfs-uring skipped' "$err"; then
+	[[ ! -w $uring_param ]] || fail "sfs-uring was skipped although $uring_param is writable"
+	grep -q "$uring_param" "$err" || fail "the skip message does not name $uring_param"
+	systems=("${systems[@]/sfs-uring/}")
+fi
+mapfile -t systems < <(printf '%s\n' "${systems[@]}" | grep .)
+assert_eq "$(cat "$uring_param" 2>/dev/null || echo missing)" "$uring_before" "enable_uring after bench/perf"
 
 assert_eq "$(head -n 1 "$out")" \
-	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,log_paired,paired_min,paired_max,rounds,undersampled" "CSV header"
+	"workload,system,mib_s,iops,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,log_paired,paired_min,paired_max,rounds,undersampled,ratio_to_ptll" "CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1,2 | tr '\n' ' ')" \
 	"$(printf 'randread-8k,%s ' "${systems[@]}")" "one row per system, in order"
 
@@ -81,7 +95,7 @@ paired=$(sed -n 's/.*round \([0-9]\): randread-8k paired: sfs-log \([0-9.]*\) [0
 assert_eq "$(awk '{ printf "%s ", $1 }' <<<"$paired")" "1 2 3 " "one paired run per round"
 mapfile -t pr < <(awk '{ printf "%.3f\n", $2 / $3 }' <<<"$paired")
 for s in "${systems[@]}"; do
-	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi pv plo phi nr us < <(awk -F, -v s="$s" '$2 == s' "$out")
+	IFS=, read -r _ _ m _ rb rlo rhi lv llo lhi pv plo phi nr us rp < <(awk -F, -v s="$s" '$2 == s' "$out")
 	assert_eq "$nr,$us" "3," "$s: rounds, undersampled"
 	assert_eq "$m" "$(mid3 $(mib 1 "$s") $(mib 2 "$s") $(mib 3 "$s"))" "$s: mib_s, the median of the rounds"
 	mapfile -t rr < <(ratios "$s" bare)
@@ -95,6 +109,12 @@ for s in "${systems[@]}"; do
 			"sfs-log: log_paired, paired_min, paired_max from the paired runs"
 	else
 		assert_eq "$lv,$llo,$lhi,$pv,$plo,$phi" ",,,,," "$s: no log columns"
+	fi
+	if [[ $s == sfs-* && " ${systems[*]} " == *" ptll "* ]]; then
+		mapfile -t rr < <(ratios "$s" ptll)
+		assert_eq "$rp" "$(mid3 "${rr[@]}")" "$s: ratio_to_ptll from the rounds"
+	else
+		assert_eq "$rp" "" "$s: no ratio_to_ptll"
 	fi
 done
 assert_eq "$(awk -F, '$2 == "bare" { print $5, $6, $7 }' "$out")" "1.000 1.000 1.000" "bare against itself"

@@ -8,7 +8,10 @@
 # for the file's queued reads: inode_wrlock) and rewrites and truncates
 # another file get the right bytes, every read queued, and log rows that
 # name the file by one of its names.  (That a writer waits for the pins is
-# tested directly in test_pins.)
+# tested directly in test_pins.)  Queued reads belong to /dev/fuse's
+# workers (on FUSE over io_uring each ring thread reads its device itself,
+# fs/transport.c), so these mounts take transport=dev whatever
+# SCATTERFS_TRANSPORT says.
 source "$(dirname "$0")/../lib.sh"
 sfs_require python3
 
@@ -17,7 +20,7 @@ M=$SFS_TMP/mnt
 T=$SFS_TMP
 # poll_us = 0: nothing is polled, so every aligned read is queued (with
 # polling on, only reads that find another in flight are).
-BASE="size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
+BASE="transport=dev,size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
 
 # A 4 MiB sparse file over 16 KiB random extents: data, holes, data.
 # Then 1 MiB and 8 KiB aligned reads (several runs and holes each) and
