@@ -105,8 +105,9 @@ struct ssd_io {
 	uint32_t pages;	      /* flash pages it touched */
 	uint32_t dies;	      /* distinct dies those pages are on */
 	uint32_t collisions;  /* its pages that waited on a busy die */
-	uint64_t gc_wait_ns;  /* the longest time one of its pages waited behind garbage collection */
-	uint64_t die_ns;      /* die time it used: tR or tPROG per page, plus the GC it set off */
+	uint64_t
+	    gc_wait_ns;	 /* the longest time one of its pages waited behind garbage collection */
+	uint64_t die_ns; /* die time it used: tR or tPROG per page, plus the GC it set off */
 };
 
 /** Counters since creation. */
@@ -176,7 +177,8 @@ uint32_t ssd_dies(const struct ssd *s);
 /** ssd_blocks_per_die() - the derived blocks per die. */
 uint32_t ssd_blocks_per_die(const struct ssd *s);
 
-/** ssd_flash_bytes() - the derived flash size: dies x blocks_per_die x pages_per_block x page_size. */
+/** ssd_flash_bytes() - the derived flash size: dies x blocks_per_die x pages_per_block x page_size.
+ */
 uint64_t ssd_flash_bytes(const struct ssd *s);
 
 /**
