@@ -124,6 +124,9 @@ Test(ssd, two_reads_queue_on_one_die)
 	cr_assert_eq(a.collisions, 0);
 	cr_assert_eq(b.collisions, 1);
 	cr_assert_eq(b.gc_wait_ns, 0);
+	/* busy: [T, T+60] then the part of [T+5, T+110] after T+60 */
+	cr_assert_eq(a.busy_ns, 60000);
+	cr_assert_eq(b.busy_ns, 50000);
 	struct ssd_counters c;
 	ssd_get_counters(s, &c);
 	cr_assert_eq(c.collisions, 1);

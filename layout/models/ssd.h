@@ -108,6 +108,12 @@ struct ssd_io {
 	uint64_t
 	    gc_wait_ns;	 /* the longest time one of its pages waited behind garbage collection */
 	uint64_t die_ns; /* die time it used: tR or tPROG per page, plus the GC it set off */
+	/*
+	 * Time it added to the drive's busy time (some request between its
+	 * start and its completion), each instant counted once: the part of
+	 * [start_ns, complete_ns] after the latest completion before it.
+	 */
+	uint64_t busy_ns;
 };
 
 /** Counters since creation. */

@@ -53,7 +53,8 @@ struct ssd {
 	uint64_t *slots; /* min-heap, queue_depth entries */
 	uint64_t *wb;	 /* write cache ring: program ends, wb_cap entries */
 	uint64_t wb_cap, wb_head, wb_count, prog_end_max;
-	uint64_t cursor; /* host pages written: the next goes to die cursor % dies */
+	uint64_t busy_end; /* the latest completion so far */
+	uint64_t cursor;   /* host pages written: the next goes to die cursor % dies */
 	uint32_t *stamp, req;
 	struct ssd_counters c;
 };
@@ -482,6 +483,14 @@ static uint64_t do_write(struct ssd *s, bool fua, uint64_t offset, uint64_t end,
 	return cached ? complete : prog_end;
 }
 
+/* What [@from, @to] adds to the busy time: the part after the latest completion. */
+static uint64_t busy(struct ssd *s, uint64_t from, uint64_t to)
+{
+	uint64_t b = to > max64(from, s->busy_end) ? to - max64(from, s->busy_end) : 0;
+	s->busy_end = max64(s->busy_end, to);
+	return b;
+}
+
 uint64_t ssd_submit(struct ssd *s, enum ssd_op op, uint64_t offset, uint64_t length,
 		    uint64_t now_ns, struct ssd_io *io)
 {
@@ -501,6 +510,7 @@ uint64_t ssd_submit(struct ssd *s, enum ssd_op op, uint64_t offset, uint64_t len
 				       : do_write(s, op == SSD_WRITE_FUA, offset, end, t0, io);
 	slot_done(s, done);
 	s->c.gc_wait_ns += io->gc_wait_ns;
+	io->busy_ns = busy(s, start, done);
 	return io->complete_ns = done;
 }
 
@@ -509,6 +519,7 @@ uint64_t ssd_flush(struct ssd *s, uint64_t now_ns, struct ssd_io *io)
 	memset(io, 0, sizeof(*io));
 	io->start_ns = now_ns;
 	io->complete_ns = max64(now_ns, s->p.write_cache ? s->prog_end_max : now_ns);
+	io->busy_ns = busy(s, now_ns, io->complete_ns);
 	s->c.flushes++;
 	return io->complete_ns;
 }
