@@ -1060,6 +1060,24 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 	fuse_reply_err(req, -err);
 }
 
+/*
+ * A catalog has no inode table of fixed size: an inode is a row, and
+ * SQLite holds as many as its file can.  So that df -i says something
+ * familiar, the total is ext4's default, one inode per 16 KiB of device
+ * (mke2fs.conf(5): inode_ratio = 16384), over every device, or the number
+ * in use when that is more; the used ones are the catalog's real count
+ * (catalog_inode_count(), orphans included as ext4 counts them).  Free
+ * reaching 0 refuses nothing: a create still succeeds.
+ */
+void sfs_inodes(struct sfs *fs, uint64_t total_bytes, uint64_t *files, uint64_t *ffree)
+{
+	uint64_t used = catalog_inode_count(fs->cat);
+	*files = total_bytes / SFS_INODE_RATIO;
+	if (*files < used)
+		*files = used;
+	*ffree = *files - used;
+}
+
 static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct sfs *fs = fuse_req_userdata(req);
@@ -1072,8 +1090,7 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	s.f_blocks = total / bs;
 	s.f_bfree = free_bytes / bs;
 	s.f_bavail = s.f_bfree;
-	s.f_files = 1u << 30;
-	s.f_ffree = 1u << 30;
+	sfs_inodes(fs, total, &s.f_files, &s.f_ffree);
 	s.f_favail = s.f_ffree;
 	s.f_namemax = 255;
 	fuse_reply_statfs(req, &s);

@@ -210,6 +210,15 @@ static inline bool inode_extents_dirty(const struct inode *in)
 {
 	return in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty);
 }
+/* Bytes of device per inode in statfs(2)'s total: ext4's default inode_ratio (mke2fs.conf(5)). */
+#define SFS_INODE_RATIO 16384
+/**
+ * sfs_inodes() - statfs(2)'s inode figures for a mount of @total_bytes
+ * (every device): *@files = @total_bytes / SFS_INODE_RATIO, or the inodes
+ * in use when more; *@ffree = *@files minus the inodes in use (every
+ * inode of the catalog, orphans included).  A count, not a limit.
+ */
+void sfs_inodes(struct sfs *fs, uint64_t total_bytes, uint64_t *files, uint64_t *ffree);
 /**
  * sfs_space() - bytes of all devices, and of them free for files (space
  * waiting for a durable catalog counts as free, as it is for statfs).
