@@ -69,6 +69,18 @@ static uint64_t mirror_base(uint64_t ino)
 	return is_extents(ino) ? CTL_EXTENTS(0) : CTL_LAYOUT(0);
 }
 
+/* The @pct-th percentile of the lateness of @n modelled replies, in us (0 when none). */
+static uint64_t late_pct(struct sfs *fs, uint64_t n, unsigned pct)
+{
+	uint64_t rank = (n * pct + 99) / 100, seen = 0;
+	for (unsigned b = 0; n && b < LATE_BUCKETS; b++) {
+		seen += atomic_load(&fs->stats.late_hist[b]);
+		if (seen >= rank)
+			return late_bucket_top_us(b);
+	}
+	return 0;
+}
+
 static char *stats_json(struct sfs *fs)
 {
 	uint64_t inodes = 0, extents = 0;
@@ -140,6 +152,19 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "ring_requests", json_integer((json_int_t)ring_req));
 		json_object_set_new(o, "dev_requests", json_integer((json_int_t)dev_req));
 		json_object_set_new(o, "shared_mmap_direct", json_boolean(fs->direct_mmap));
+		/*
+		 * The emulation floor: replies under a disk model that left after
+		 * their modelled completion, and by how much (p50 and p99 over
+		 * every modelled reply, the top of a log-linear bucket).
+		 */
+		uint64_t n = atomic_load(&fs->stats.modelled_replies);
+		json_object_set_new(o, "modelled_replies", json_integer((json_int_t)n));
+		json_object_set_new(o, "late_replies",
+				    json_integer((json_int_t)atomic_load(&fs->stats.late_replies)));
+		json_object_set_new(o, "late_p50_us",
+				    json_integer((json_int_t)late_pct(fs, n, 50)));
+		json_object_set_new(o, "late_p99_us",
+				    json_integer((json_int_t)late_pct(fs, n, 99)));
 	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;
