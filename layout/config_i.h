@@ -57,6 +57,10 @@ enum core_key {
 	CK_READAHEAD,
 	CK_LOG_PATH,
 	CK_LOG_OPS,
+	/* [disk]: the keys every model shares, then model = (whose keys follow it) */
+	CK_DISK_CAPACITY,
+	CK_METADATA_IO,
+	CK_METADATA_OFFSET,
 	CK_DISK_MODEL,
 	CK__COUNT,
 };
