@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "fault.h"
 #include "size.h"
 #include "splitmix64.h"
@@ -444,6 +445,42 @@ int fault_set_del(struct fault_set *s, const char *name)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return i >= 0 ? 0 : -ENOENT;
+}
+
+int fault_set_load(struct fault_set *s, const struct config_fault *f, size_t n, char *err,
+		   size_t errlen)
+{
+	char msg[768];
+	for (size_t i = 0; i < n; i++) {
+		struct fault_rule *r = fault_rule_new(f[i].name, msg, sizeof msg);
+		if (!r) {
+			seterr(err, errlen, "%s:%u: [fault \"%s\"]: %s", f[i].file, f[i].line,
+			       f[i].name, msg);
+			return -EINVAL;
+		}
+		r->line = f[i].line;
+		for (size_t k = 0; k < f[i].nkv; k++) {
+			const struct config_fault_kv *kv = &f[i].kv[k];
+			int rc = fault_rule_set(r, kv->key, kv->value, msg, sizeof msg);
+			if (rc) {
+				seterr(err, errlen, "%s:%u: [fault \"%s\"] %s", f[i].file, kv->line,
+				       f[i].name, msg);
+				fault_rule_free(r);
+				return rc;
+			}
+		}
+		int rc = fault_rule_check(r, msg, sizeof msg);
+		if (!rc)
+			rc = fault_set_add(s, r, msg, sizeof msg);
+		else
+			fault_rule_free(r);
+		if (rc) {
+			seterr(err, errlen, "%s:%u: [fault \"%s\"]: %s", f[i].file, f[i].line,
+			       f[i].name, msg);
+			return rc;
+		}
+	}
+	return 0;
 }
 
 /* A value as a command word: bare, or quoted when it holds a blank, '"' or '\'. */

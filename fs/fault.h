@@ -216,6 +216,18 @@ void fault_set_list(struct fault_set *s, FILE *out);
  */
 bool fault_set_match(struct fault_set *s, const struct fault_io *io, struct fault_hit *hit);
 
+struct config_fault; /* layout/config.h */
+
+/**
+ * fault_set_load() - adds the rules of the @n [fault "NAME"] sections of
+ * @f, in order, to @s.  @return 0, or -EINVAL / -EEXIST / -ENOMEM with
+ * one line in @err naming the file and line, the section and what was
+ * wrong ("conf.ini:12: [fault \"x\"] key 'error': 'EIOO' is not valid;
+ * allowed: ..."); the rules added before it stay (the mount is refused).
+ */
+int fault_set_load(struct fault_set *s, const struct config_fault *f, size_t n, char *err,
+		   size_t errlen);
+
 /**
  * fault_command() - runs one fault control command, @line without its
  * newline: `fault add NAME KEY=VALUE...`, `fault del NAME`, `fault list`.

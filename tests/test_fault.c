@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fault.h"
 #include "splitmix64.h"
@@ -404,4 +405,69 @@ Test(fault, list_round_trips)
 	ok(cmd);
 	free(cmd);
 	free(l);
+}
+
+#include "config.h"
+
+/* Loads @text as a configuration file; its rules into the set.  Returns fault_set_load()'s. */
+static int load_ini(const char *text, char *err, size_t errlen)
+{
+	char path[] = "/tmp/test_fault.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	struct sfs_config c;
+	config_init(&c);
+	int rc = config_load_file(&c, path, err, errlen);
+	if (!rc)
+		rc = fault_set_load(&set, c.faults, c.nfaults, err, errlen);
+	/* the messages name the file: make them the same in every run */
+	for (char *at; rc && (at = strstr(err, path));) {
+		memmove(at + 4, at + strlen(path), strlen(at + strlen(path)) + 1);
+		memcpy(at, "FILE", 4);
+	}
+	config_free(&c);
+	unlink(path);
+	return rc;
+}
+
+Test(fault, ini_sections_become_rules)
+{
+	char err[1024] = "";
+	cr_assert_eq(load_ini("[fault \"wal\"]\n"
+			      "op = write\n"
+			      "file = pg_wal/*\n"
+			      "torn = true\n"
+			      "seed = 3\n"
+			      "\n"
+			      "[fault \"slow\"]\n"
+			      "delay_ms = 20\n",
+			      err, sizeof err),
+		     0, "%s", err);
+	char *l = run("fault list");
+	cr_assert_str_eq(l, "wal op=write file=pg_wal/* seed=3 torn=true matched=0 fired=0\n"
+			    "slow delay_ms=20 matched=0 fired=0\nok\n");
+	free(l);
+}
+
+Test(fault, ini_errors_name_file_line_and_key)
+{
+	char err[1024] = "";
+	cr_assert_eq(load_ini("[fault \"a\"]\nop = read\nerror = EIOO\n", err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "FILE:3: [fault \"a\"] key 'error': 'EIOO' is not valid; allowed: "
+			      "an errno name (such as EIO, ENOSPC, EROFS)");
+	cr_assert(fault_set_empty(&set));
+	cr_assert_neq(load_ini("[fault \"a\"]\nerror = EIO\nerror = EROFS\n", err, sizeof err), 0);
+	cr_assert_str_eq(err, "FILE:3: [fault \"a\"]: duplicated key 'error' (first at line 2)");
+	cr_assert_neq(load_ini("[fault \"a\"]\nerror = EIO\n[fault \"a\"]\nerror = EIO\n", err,
+			       sizeof err),
+		      0);
+	cr_assert_str_eq(err, "FILE:3: duplicated section [fault \"a\"] (first at FILE:1)");
+	cr_assert_eq(load_ini("[fault \"b\"]\nop = read\n", err, sizeof err), -EINVAL);
+	cr_assert_str_eq(err, "FILE:1: [fault \"b\"]: fault 'b' has no effect; give error, "
+			      "delay_ms, corrupt, torn or flush");
+	cr_assert_neq(load_ini("[fault]\nerror = EIO\n", err, sizeof err), 0);
+	cr_assert_str_eq(err, "FILE:1: [fault] needs a name in double quotes: [fault \"NAME\"]");
 }
