@@ -8,9 +8,11 @@
  * which its lock serializes.
  *
  * A reply that waits for the model is copied into memory anyway, so this
- * layer refuses to let a read be spliced from the backing (pread_fd) and
- * never queues reads (submit_reads): both would only hide the time the
- * reply must wait.
+ * layer has no pread_fd and no submit_reads: its device's reads are
+ * neither spliced from the backing nor queued (both would only hide the
+ * time the reply must wait), and it tells the layers below (args.timed)
+ * that polling would spend CPU for nothing.  On a device whose [disk]
+ * model is none it leaves itself out of the stack.
  *
  * A flush is the drive's SYNCHRONIZE CACHE: it waits for the model's write
  * cache to be destaged.  charge_metadata is the file system's allocation
@@ -18,12 +20,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "device.h"
 
 struct dev_timing {
-	struct dev_layer l;
 	pthread_mutex_t lock;
 	const struct disk_model_ops *ops;
 	void *model; /* the model's state, under lock */
@@ -34,7 +36,7 @@ struct dev_timing {
 
 static struct dev_timing *timing_of(struct dev_layer *l)
 {
-	return (struct dev_timing *)l;
+	return l->priv;
 }
 
 /*
@@ -77,20 +79,14 @@ static int timing_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint6
 			uint64_t off)
 {
 	charge(l, r, len, off, DISK_READ);
-	return l->next->ops->pread(l->next, r, buf, len, off);
-}
-
-static int timing_pread_fd(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
-			   int *fd)
-{
-	return -EOPNOTSUPP;
+	return dev_layer_pread(l->next, r, buf, len, off);
 }
 
 static int timing_pwrite(struct dev_layer *l, struct dev_req *r, const void *buf, uint64_t len,
 			 uint64_t off)
 {
 	charge(l, r, len, off, DISK_WRITE);
-	return l->next->ops->pwrite(l->next, r, buf, len, off);
+	return dev_layer_pwrite(l->next, r, buf, len, off);
 }
 
 static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
@@ -98,7 +94,7 @@ static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 {
 	if (mode != ZERO_FILL_NONE)
 		charge(l, r, len, off, DISK_WRITE);
-	return l->next->ops->zero(l->next, r, len, off, mode);
+	return dev_layer_zero(l->next, r, len, off, mode);
 }
 
 /*
@@ -122,7 +118,7 @@ static int timing_flush(struct dev_layer *l, struct dev_req *r)
 		c.cache_hit = true; /* only its destages took the head */
 		note_cost(l, r, &c, 0, done);
 	}
-	return l->next->ops->flush(l->next, r);
+	return dev_layer_flush(l->next, r);
 }
 
 /*
@@ -142,12 +138,6 @@ static int timing_charge_metadata(struct dev_layer *l, struct dev_req *r)
 	return 0;
 }
 
-static int timing_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios,
-			       size_t n)
-{
-	return -EOPNOTSUPP;
-}
-
 static void timing_close(struct dev_layer *l)
 {
 	struct dev_timing *t = timing_of(l);
@@ -157,30 +147,47 @@ static void timing_close(struct dev_layer *l)
 }
 
 static const struct dev_ops timing_ops = {
-	.name = "timing",
 	.pread = timing_pread,
-	.pread_fd = timing_pread_fd,
 	.pwrite = timing_pwrite,
 	.zero = timing_zero,
 	.flush = timing_flush,
 	.charge_metadata = timing_charge_metadata,
-	.submit_reads = timing_submit_reads,
 	.close = timing_close,
 };
 
-struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
-				    const struct disk_params *disk, int *rc)
+/* The model's instance for this device; every refusal is this layer's own message. */
+static int timing_open(struct dev_layer *l, struct dev_layer_args *a, char *err, size_t errlen)
 {
-	struct dev_timing *t = calloc(1, sizeof *t);
-	if (!t) {
-		*rc = -ENOMEM;
-		return NULL;
-	}
+	const struct disk_params *disk = a->disk;
+	struct dev_timing *t = timing_of(l);
+	struct device *d = l->dev;
+
+	if (disk->model == DISK_NONE)
+		return DEV_LAYER_SKIP;
 	t->ops = disk->model;
-	*rc = t->ops->create(disk, d->size, &t->model);
-	if (*rc) {
-		free(t);
-		return NULL;
+	int rc = t->ops->create(disk, d->size, &t->model);
+	if (rc) {
+		uint64_t cap = disk->capacity ? disk->capacity : d->size;
+		if (rc == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		else if (disk->capacity && disk->capacity < d->size)
+			snprintf(err, errlen,
+				 "[disk] capacity = %llu bytes is smaller than the backing device "
+				 "(%llu bytes); the backing occupies the first bytes of the "
+				 "emulated disk",
+				 (unsigned long long)disk->capacity, (unsigned long long)d->size);
+		else if (disk->metadata_io && disk->metadata_offset >= cap)
+			snprintf(err, errlen,
+				 "[disk] metadata_offset = %llu is not below the %s disk's size "
+				 "(%llu bytes); allowed: 0 to %llu, or metadata_io = false",
+				 (unsigned long long)disk->metadata_offset, d->name,
+				 (unsigned long long)cap, (unsigned long long)(cap - 1));
+		else if (disk->model->explain)
+			disk->model->explain(disk, err, errlen);
+		else
+			snprintf(err, errlen, "[disk] model = %s cannot be built with these parameters",
+				 disk->model->name);
+		return rc;
 	}
 	/* create() refused a metadata_offset at or past the capacity. */
 	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
@@ -188,7 +195,15 @@ struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
 	t->metadata_offset = disk->metadata_offset;
 	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;
 	pthread_mutex_init(&t->lock, NULL);
-	t->l = (struct dev_layer){.ops = &timing_ops, .next = next, .dev = d};
-	return &t->l;
+	l->splice = false;
+	a->timed = true;
+	return 0;
 }
 
+static const struct dev_layer_type timing_layer = {
+	.cfg = {.name = "timing", .order = 2, .flags = CONFIG_LAYER_DISK},
+	.ops = &timing_ops,
+	.priv_size = sizeof(struct dev_timing),
+	.open = timing_open,
+};
+DEV_LAYER_REGISTER(timing_layer);
