@@ -144,6 +144,7 @@ struct catalog {
 	bool upgrading; /* catalog_open() began the version upgrade; catalog_adopt() commits it */
 	uint64_t commits, syncs; /* since the mount: write transactions, synchronous commits */
 	uint64_t synced_upto;    /* commits made durable by the last synchronous commit */
+	uint64_t inodes;         /* rows of the inode table, orphans included */
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
 };
@@ -205,6 +206,19 @@ static int exec(struct catalog *cat, const char *sql)
 		return rc == SQLITE_FULL ? -ENOSPC : -EIO;
 	}
 	return 0;
+}
+
+/* Sets cat->inodes from the inode table; caller holds cat->lock (or owns @cat). */
+static int count_inodes(struct catalog *cat)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(cat->db, "SELECT count(*) FROM inode", -1, &s, NULL) != SQLITE_OK)
+		return sql_err(cat, SQLITE_ERROR);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		cat->inodes = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : sql_err(cat, rc);
 }
 
 static int begin(struct catalog *cat)
@@ -427,6 +441,11 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 		ret = -EIO;
 		goto fail;
 	}
+	if (count_inodes(cat)) {
+		snprintf(err, errlen, "catalog %s: %s", path, sqlite3_errmsg(cat->db));
+		ret = -EIO;
+		goto fail;
+	}
 	for (int i = 0; i < S_COUNT; i++) {
 		rc = sqlite3_prepare_v3(cat->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
 					&cat->st[i], NULL);
@@ -589,6 +608,8 @@ int catalog_create(struct catalog *cat, uint64_t parent, const char *name, struc
 	if (!err && S_ISDIR(a->mode))
 		err = nlink_add_locked(cat, parent, 1, &a->ctime);
 	err = end(cat, err);
+	if (!err)
+		cat->inodes++;
 out:
 	pthread_mutex_unlock(&cat->lock);
 	return err;
@@ -807,15 +828,21 @@ out:
 
 int catalog_delete_inode(struct catalog *cat, uint64_t ino)
 {
-	char sql[256];
+	char sql[320];
+	/* The inode row last: sqlite3_changes() then says whether there was one. */
 	snprintf(sql, sizeof sql,
-		 "DELETE FROM inode WHERE ino = %1$llu; DELETE FROM extent WHERE ino = %1$llu; "
-		 "DELETE FROM gap WHERE ino = %1$llu; DELETE FROM xattr WHERE ino = %1$llu;",
+		 "DELETE FROM extent WHERE ino = %1$llu; DELETE FROM gap WHERE ino = %1$llu; "
+		 "DELETE FROM xattr WHERE ino = %1$llu; DELETE FROM inode WHERE ino = %1$llu;",
 		 (unsigned long long)ino);
 	pthread_mutex_lock(&cat->lock);
 	int err = begin(cat);
-	if (!err)
-		err = end(cat, exec(cat, sql));
+	if (!err) {
+		err = exec(cat, sql);
+		int gone = err ? 0 : sqlite3_changes(cat->db);
+		err = end(cat, err);
+		if (!err && gone && cat->inodes)
+			cat->inodes--;
+	}
 	pthread_mutex_unlock(&cat->lock);
 	return err;
 }
@@ -1605,6 +1632,16 @@ int catalog_adopt(struct catalog *cat, const struct catalog_identity *ids, unsig
 	}
 	free(cases);
 	err = end(cat, err);
+	if (!err)
+		err = count_inodes(cat); /* the orphans are gone */
 	pthread_mutex_unlock(&cat->lock);
 	return err;
+}
+
+uint64_t catalog_inode_count(struct catalog *cat)
+{
+	pthread_mutex_lock(&cat->lock);
+	uint64_t n = cat->inodes;
+	pthread_mutex_unlock(&cat->lock);
+	return n;
 }

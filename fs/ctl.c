@@ -118,6 +118,11 @@ static char *stats_json(struct sfs *fs)
 	uint64_t commits, syncs;
 	catalog_commit_counts(fs->cat, &commits, &syncs);
 	if (o) {
+		/* statfs(2)'s inode figures (df -i): every inode of the catalog. */
+		uint64_t files, ffree;
+		sfs_inodes(fs, total, &files, &ffree);
+		json_object_set_new(o, "inodes", json_integer((json_int_t)(files - ffree)));
+		json_object_set_new(o, "inodes_free", json_integer((json_int_t)ffree));
 		json_object_set_new(o, "catalog_commits", json_integer((json_int_t)commits));
 		json_object_set_new(o, "catalog_syncs", json_integer((json_int_t)syncs));
 		json_object_set_new(o, "writes_bounced",

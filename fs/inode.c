@@ -424,14 +424,11 @@ void inode_forget(struct sfs *fs, struct inode *in, uint64_t n)
 		inode_destroy(fs, in);
 }
 
-int inode_open_ref(struct sfs *fs, struct inode *in)
+void inode_open_ref(struct sfs *fs, struct inode *in)
 {
 	pthread_mutex_lock(&fs->itable_lock);
-	bool freed = in->space_freed;
-	if (!freed)
-		in->nopen++;
+	in->nopen++;
 	pthread_mutex_unlock(&fs->itable_lock);
-	return freed ? -ENOENT : 0;
 }
 
 void inode_close_ref(struct sfs *fs, struct inode *in)

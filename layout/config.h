@@ -9,6 +9,7 @@
 #ifndef SCATTERFS_CONFIG_H
 #define SCATTERFS_CONFIG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,6 +108,13 @@ struct cache_params {
 
 /* [device "NAME"] sections a configuration may have (main is one more). */
 #define CONFIG_MAX_DEVICES 15
+
+/*
+ * Characters of a configuration line, blanks at its ends not counted:
+ * room for a value as long as a path (PATH_MAX, 4096 on Linux) with its
+ * key and a comment.
+ */
+#define CONFIG_LINE_MAX (PATH_MAX + 256)
 
 /* Bytes of a device name, its NUL included ([layout] device, [device "NAME"]). */
 #define CONFIG_NAME_MAX 32

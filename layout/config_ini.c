@@ -12,9 +12,14 @@
  * header and does what it is good at: splitting "key = value" and
  * stripping comments.  The reader also strips leading blanks, which turns
  * off inih's multi-line continuation values (a continuation would look
- * like a duplicated key).  Known limit: a key line may hold at most 198
- * characters, the line buffer of Debian's inih (INI_MAX_LINE 200); longer
- * lines are an error, never silently cut.
+ * like a duplicated key).  Long lines: Debian's inih reads into a line
+ * buffer of 200 bytes (INI_MAX_LINE, on the stack), too short for a path;
+ * a key line that does not fit it is split by the reader itself, with
+ * inih's own rules (the first '=' or ':', an inline comment from a ';'
+ * after a blank), and inih gets "key=" while the value waits in
+ * x->long_value for the handler.  A line may hold CONFIG_LINE_MAX
+ * characters: a value as long as a path (PATH_MAX) with its key and
+ * comment; a longer one is an error, never silently cut.
  *
  * Composition.  Several files load into one configuration in order
  * (config_load_file() once per config= option), and a file's "include =
@@ -28,8 +33,10 @@
  * being read (the chain of parse_ctx), not by their names, which can
  * differ for one file.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +252,7 @@ struct parse_ctx {
 	size_t *opened;			       /* the rules this file has a section of (malloc'd) */
 	unsigned *opened_line;		       /* ... and where each section began */
 	size_t nopened;
+	char *long_value; /* the value of a line longer than inih's buffer (malloc'd); NULL */
 	char *err;
 	size_t errlen;
 	int rc; /* first error; 0 while none */
@@ -503,6 +511,55 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 }
 
 /*
+ * A key line [@s, @end) (blanks stripped) too long for inih's buffer @str
+ * of @num bytes: split as inih's ini_parse_stream() splits a line (name
+ * before the first '=' or ':', the value after it up to an inline comment
+ * (';' after a blank), both stripped of blanks); inih gets "name=" and the
+ * handler takes the value from x->long_value.
+ */
+static char *long_line(struct parse_ctx *x, const char *s, const char *end, char *str, int num)
+{
+	const char *sep, *v, *vend;
+	bool was_blank = false;
+	size_t klen;
+
+	for (sep = s; sep < end && *sep != '=' && *sep != ':'; sep++) {
+		if (was_blank && *sep == ';')
+			break;
+		was_blank = isspace((unsigned char)*sep);
+	}
+	if (sep == end || *sep == ';') {
+		parse_fail(x, "'%.*s' is not 'key = value', a [section] or a comment", 60, s);
+		return NULL;
+	}
+	for (klen = (size_t)(sep - s); klen > 0 && isspace((unsigned char)s[klen - 1]); klen--)
+		;
+	if (klen + 3 > (size_t)num) {
+		parse_fail(x, "key '%.60s...' too long (more than %d characters)", s, num - 3);
+		return NULL;
+	}
+	was_blank = false;
+	for (vend = sep + 1; vend < end; vend++) {
+		if (was_blank && *vend == ';')
+			break;
+		was_blank = isspace((unsigned char)*vend);
+	}
+	for (v = sep + 1; v < vend && isspace((unsigned char)*v); v++)
+		;
+	while (vend > v && isspace((unsigned char)vend[-1]))
+		vend--;
+	free(x->long_value);
+	x->long_value = strndup(v, (size_t)(vend - v));
+	if (!x->long_value) {
+		x->rc = -ENOMEM;
+		return NULL;
+	}
+	memcpy(str, s, klen);
+	memcpy(str + klen, "=\n", 3);
+	return str;
+}
+
+/*
  * inih's reader: hands over the next line of the buffer, with leading
  * blanks stripped (no continuation lines), comments as blank lines and
  * headers as "[s]", so that inih's line count stays ours.
@@ -550,8 +607,8 @@ static char *reader(char *str, int num, void *stream)
 		return str;
 	}
 	n = (size_t)(end - s);
-	if (n + 2 > (size_t)num) {
-		parse_fail(x, "line too long (more than %d characters)", num - 2);
+	if (n > CONFIG_LINE_MAX) {
+		parse_fail(x, "line too long (%zu characters; at most %d)", n, CONFIG_LINE_MAX);
 		return NULL;
 	}
 	if (!memchr(s, '=', n) && !memchr(s, ':', n)) {
@@ -559,6 +616,8 @@ static char *reader(char *str, int num, void *stream)
 			   (int)(n > 60 ? 60 : n), s);
 		return NULL;
 	}
+	if (n + 2 > (size_t)num)
+		return long_line(x, s, end, str, num);
 	memcpy(str, s, n);
 	str[n] = '\n';
 	str[n + 1] = '\0';
@@ -730,9 +789,24 @@ static int device_key(struct parse_ctx *x, const char *label, const char *name, 
 	return 1;
 }
 
+static int handle_key(struct parse_ctx *x, const char *name, const char *value);
+
+/* inih's handler: one key of the current section (a long line's value from the reader). */
 static int handler(void *user, const char *inih_section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
+	char *long_value = x->long_value;
+	int rc;
+
+	(void)inih_section; /* ours is complete (see reader()) */
+	x->long_value = NULL;
+	rc = handle_key(x, name, long_value ? long_value : value);
+	free(long_value);
+	return rc;
+}
+
+static int handle_key(struct parse_ctx *x, const char *name, const char *value)
+{
 	struct config_state *st = x->st;
 	const char *glob = x->sec == SEC_FILE		? x->c->rules[x->rule].glob
 			   : x->sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].name
@@ -741,7 +815,6 @@ static int handler(void *user, const char *inih_section, const char *name, const
 	unsigned k;
 	int rc;
 
-	(void)inih_section; /* ours is complete (see reader()) */
 	if (x->rc)
 		return 0;
 	if (strcmp(name, "include") == 0)
@@ -924,6 +997,7 @@ static int load_file(struct sfs_config *c, const char *path, struct parse_ctx *p
 	x.buf = buf;
 	x.len = len;
 	rc = ini_parse_stream(reader, &x, handler, &x);
+	free(x.long_value);
 	free(buf);
 	free(x.opened);
 	free(x.opened_line);

@@ -651,12 +651,84 @@ Test(config, error_empty_file)
 	config_free(&c);
 }
 
+/* "/" then 'a' to @len bytes in all (malloc'd): a path longer than inih's 200-byte line. */
+static char *long_path(size_t len)
+{
+	char *p = malloc(len + 1);
+
+	cr_assert_not_null(p);
+	memset(p, 'a', len);
+	p[0] = '/';
+	p[len] = '\0';
+	return p;
+}
+
+Test(config, long_lines_hold_a_path)
+{
+	struct sfs_config c;
+	char *backing = long_path(3000), *log = long_path(PATH_MAX - 1), *text, *want, *ini;
+
+	/* key = value, key : value, an inline comment, blanks around. */
+	cr_assert_gt(asprintf(&text,
+			      "[log]\n"
+			      "  path =   %s   ; the longest path: PATH_MAX - 1 bytes\n"
+			      "[device \"wal\"]\n"
+			      "backing:%s\n"
+			      "[layout]\n"
+			      "extent_size = 64K\n",
+			      log, backing),
+		     0);
+	load_ok(&c, text);
+	cr_assert_eq(strlen(c.log.path), PATH_MAX - 1);
+	cr_assert_str_eq(c.log.path, log);
+	cr_assert_eq(strlen(c.devices[0].backing), 3000);
+	cr_assert_str_eq(c.devices[0].backing, backing);
+	cr_assert_eq(c.defaults.layout.extent_size, 64 * KiB);
+	/* .scatterfs/config writes them whole. */
+	ini = config_write_ini(&c);
+	cr_assert_not_null(ini);
+	cr_assert_gt(asprintf(&want, "\npath = %s\n", log), 0);
+	assert_has(ini, want);
+	free(want);
+	cr_assert_gt(asprintf(&want, "\nbacking = %s\n", backing), 0);
+	assert_has(ini, want);
+	free(want);
+	free(ini);
+	config_free(&c);
+	/* A relative backing: the long path is taken beside the file. */
+	free(text);
+	cr_assert_gt(asprintf(&text, "[device \"wal\"]\nbacking = %s\n", backing + 1), 0);
+	load_ok(&c, text);
+	cr_assert_gt(asprintf(&want, "%s/%s", tmpdir, backing + 1), 0);
+	cr_assert_str_eq(c.devices[0].backing, want);
+	config_free(&c);
+	free(want);
+	free(text);
+	free(log);
+	free(backing);
+}
+
 Test(config, error_long_line)
 {
-	char text[400];
+	struct sfs_config c;
+	const char *path;
+	char *text, *p = long_path(CONFIG_LINE_MAX - 6), want[512];
 
-	snprintf(text, sizeof(text), "[log]\npath = /%0300d\n", 0);
-	load_fails(text, 2, "too long");
+	/* "path = " and the path: CONFIG_LINE_MAX + 1 characters. */
+	cr_assert_gt(asprintf(&text, "[log]\npath = %s\n", p), 0);
+	cr_assert_eq(strlen(text), 6 + CONFIG_LINE_MAX + 1 + 1);
+	cr_assert_eq(load_text(&c, text, &path), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: line too long (4353 characters; at most 4352)", path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+	/* One character less fits (and the value is a path too long to open, later). */
+	free(text);
+	cr_assert_gt(asprintf(&text, "[log]\npath = %s\n", p + 1), 0);
+	load_ok(&c, text);
+	cr_assert_eq(strlen(c.log.path), CONFIG_LINE_MAX - 7);
+	config_free(&c);
+	free(text);
+	free(p);
 }
 
 Test(config, error_unreadable_file)
