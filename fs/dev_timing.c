@@ -3,9 +3,11 @@
  * would take and records its completion in the request, then passes the
  * I/O on unchanged.  The model is whichever registered disk model [disk]
  * model names (struct disk_model_ops in layout/disk_model.h), called
- * through its table; each device has its own instance, one virtual head,
- * so I/Os of one device are served in the order they reach this layer,
- * which its lock serializes.
+ * through its table and named nowhere here; each device has its own
+ * instance, which keeps its own timelines (one head, or many dies), and
+ * calls on it are serialized by this layer's lock, in the order I/Os
+ * reach it.  The keys every model shares are this layer's: capacity (the
+ * disk the model is created for) and the metadata write.
  *
  * A reply that waits for the model is copied into memory anyway, so this
  * layer has no pread_fd and no submit_reads: its device's reads are
@@ -40,20 +42,16 @@ static struct dev_timing *timing_of(struct dev_layer *l)
 }
 
 /*
- * Adds the head time of @c to the device's busy time (a write taken into
- * the write cache costs the head only the destages it caused), and, for a
+ * Adds the busy time the model reported in @c to the device's, and, for a
  * device I/O that arrived at @arrival (0 for a flush), its time from
  * arrival to completion to the device's queue time (iostat's
  * time_in_queue: over an interval, its growth is the mean number of I/Os
  * in flight, aqu-sz), and makes @r wait until @done.
  */
-static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io_cost *c,
+static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io *c,
 		      uint64_t arrival, uint64_t done)
 {
-	uint64_t head = c->destage_ns;
-	if (!c->cache_hit)
-		head += c->complete_ns - c->start_ns;
-	atomic_fetch_add(&l->dev->counters.busy_ns, head);
+	atomic_fetch_add(&l->dev->counters.busy_ns, c->busy_ns);
 	if (arrival && done > arrival)
 		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
 	if (r && done > r->complete_ns)
@@ -62,15 +60,15 @@ static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_
 
 /* Charges [off, off+len) on the model for @r (its arrival is the submission time). */
 static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
-		   enum disk_dir dir)
+		   enum disk_op op)
 {
 	struct dev_timing *t = timing_of(l);
-	struct disk_io_cost c;
+	struct disk_io c;
 	if (!len)
 		return;
 	uint64_t now = r ? r->arrival_ns : mono_ns();
 	pthread_mutex_lock(&t->lock);
-	uint64_t done = t->ops->submit(t->model, now, off, len, dir, &c);
+	uint64_t done = t->ops->submit(t->model, op, off, len, now, &c);
 	pthread_mutex_unlock(&t->lock);
 	note_cost(l, r, &c, now, done);
 }
@@ -110,12 +108,11 @@ static int timing_flush(struct dev_layer *l, struct dev_req *r)
 {
 	struct dev_timing *t = timing_of(l);
 	if (t->ops->flush && r) {
-		struct disk_io_cost c;
+		struct disk_io c;
 		uint64_t now = r->arrival_ns;
 		pthread_mutex_lock(&t->lock);
 		uint64_t done = t->ops->flush(t->model, now, &c);
 		pthread_mutex_unlock(&t->lock);
-		c.cache_hit = true; /* only its destages took the head */
 		note_cost(l, r, &c, 0, done);
 	}
 	return dev_layer_flush(l->next, r);
@@ -138,6 +135,25 @@ static int timing_charge_metadata(struct dev_layer *l, struct dev_req *r)
 	return 0;
 }
 
+/*
+ * A trim: the model's, when it has one (an SSD's FTL drops the pages; a
+ * rotating disk ignores it).  Nobody waits for it: its time counts in the
+ * device's busy time only.
+ */
+static int timing_trim(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off)
+{
+	struct dev_timing *t = timing_of(l);
+	if (t->ops->trim && len) {
+		struct disk_io c;
+		uint64_t now = r ? r->arrival_ns : mono_ns();
+		pthread_mutex_lock(&t->lock);
+		uint64_t done = t->ops->trim(t->model, off, len, now, &c);
+		pthread_mutex_unlock(&t->lock);
+		note_cost(l, NULL, &c, now, done);
+	}
+	return dev_layer_trim(l->next, r, len, off);
+}
+
 static void timing_close(struct dev_layer *l)
 {
 	struct dev_timing *t = timing_of(l);
@@ -152,6 +168,7 @@ static const struct dev_ops timing_ops = {
 	.zero = timing_zero,
 	.flush = timing_flush,
 	.charge_metadata = timing_charge_metadata,
+	.trim = timing_trim,
 	.close = timing_close,
 };
 
@@ -164,33 +181,30 @@ static int timing_open(struct dev_layer *l, struct dev_layer_args *a, char *err,
 
 	if (disk->model == DISK_NONE)
 		return DEV_LAYER_SKIP;
+	/* The backing occupies the first bytes of the modelled disk. */
+	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
+	if (disk->capacity && disk->capacity < d->size) {
+		snprintf(err, errlen,
+			 "[disk] capacity = %llu bytes is smaller than the backing device (%llu "
+			 "bytes); the backing occupies the first bytes of the emulated disk",
+			 (unsigned long long)disk->capacity, (unsigned long long)d->size);
+		return -EINVAL;
+	}
+	if (disk->metadata_io && disk->metadata_offset >= capacity) {
+		snprintf(err, errlen,
+			 "[disk] metadata_offset = %llu is not below the %s disk's size (%llu "
+			 "bytes); allowed: 0 to %llu, or metadata_io = false",
+			 (unsigned long long)disk->metadata_offset, d->name,
+			 (unsigned long long)capacity, (unsigned long long)(capacity - 1));
+		return -EINVAL;
+	}
 	t->ops = disk->model;
-	int rc = t->ops->create(disk, d->size, &t->model);
+	int rc = t->ops->create(disk_model_params(disk, t->ops), capacity, &t->model, err, errlen);
 	if (rc) {
-		uint64_t cap = disk->capacity ? disk->capacity : d->size;
 		if (rc == -ENOMEM)
 			snprintf(err, errlen, "out of memory");
-		else if (disk->capacity && disk->capacity < d->size)
-			snprintf(err, errlen,
-				 "[disk] capacity = %llu bytes is smaller than the backing device "
-				 "(%llu bytes); the backing occupies the first bytes of the "
-				 "emulated disk",
-				 (unsigned long long)disk->capacity, (unsigned long long)d->size);
-		else if (disk->metadata_io && disk->metadata_offset >= cap)
-			snprintf(err, errlen,
-				 "[disk] metadata_offset = %llu is not below the %s disk's size "
-				 "(%llu bytes); allowed: 0 to %llu, or metadata_io = false",
-				 (unsigned long long)disk->metadata_offset, d->name,
-				 (unsigned long long)cap, (unsigned long long)(cap - 1));
-		else if (disk->model->explain)
-			disk->model->explain(disk, err, errlen);
-		else
-			snprintf(err, errlen, "[disk] model = %s cannot be built with these parameters",
-				 disk->model->name);
 		return rc;
 	}
-	/* create() refused a metadata_offset at or past the capacity. */
-	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
 	t->metadata_io = disk->metadata_io;
 	t->metadata_offset = disk->metadata_offset;
 	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;

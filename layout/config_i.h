@@ -57,6 +57,10 @@ enum core_key {
 	CK_READAHEAD,
 	CK_LOG_PATH,
 	CK_LOG_OPS,
+	/* [disk]: the keys every model shares, then model = (whose keys follow it) */
+	CK_DISK_CAPACITY,
+	CK_METADATA_IO,
+	CK_METADATA_OFFSET,
 	CK_DISK_MODEL,
 	CK_LAYERS,
 	CK__COUNT,
@@ -82,7 +86,7 @@ struct key_entry {
 /* Whether a key of home @h is a global one (its offset into struct sfs_config). */
 static inline bool config_home_global(enum config_home h)
 {
-	return h == CONFIG_GLOBAL || h == CONFIG_LAYER_DATA;
+	return h == CONFIG_GLOBAL || h == CONFIG_MODEL_DATA || h == CONFIG_LAYER_DATA;
 }
 
 /* config_layers.c */

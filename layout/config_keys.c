@@ -149,6 +149,12 @@ static const struct config_key core_keys[CK__COUNT] = {
 		   .format = config_format_layers,
 		   .help = "the device's layer stack, top first (base last): accounting, timing, "
 			   "base and any registered layer"},
+    [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
+			  .help = "bytes of the modelled disk; 0 = the backing device's size"},
+    [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io),
+			.def = "true", .help = "charge one FUA metadata write per new extent"},
+    [CK_METADATA_OFFSET] = {"disk", "metadata_offset", CONFIG_SIZE, GLOBAL(disk.metadata_offset),
+			    .def = "0", .help = "device offset of the per-extent metadata write"},
     [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
 		       .help = "disk timing model"},
 };
@@ -183,12 +189,12 @@ static __attribute__((noreturn, format(printf, 1, 2))) void broken(const char *f
 
 /*
  * Where a key lives in struct device_conf (NO_DEV_OFFSET: not a key of
- * [device "NAME"] sections).  A [disk] row points into sfs_config.disk, so
- * its place in a device's struct disk_params is the same distance from
- * the struct's start: a disk model's new key works in [device "NAME"]
- * sections without a row of its own.
+ * [device "NAME"] sections).  A [disk] key's @offset points into
+ * sfs_config.disk, so its place in a device's struct disk_params is the
+ * same distance from the struct's start: a disk model's new key works in
+ * [device "NAME"] sections without a row of its own.
  */
-static size_t dev_offset_of(const struct config_key *row, enum section sec)
+static size_t dev_offset_of(const struct config_key *row, enum section sec, size_t offset)
 {
 	const size_t disk = offsetof(struct sfs_config, disk);
 
@@ -202,9 +208,9 @@ static size_t dev_offset_of(const struct config_key *row, enum section sec)
 		if (row->offset == offsetof(struct sfs_config, device.layers))
 			return offsetof(struct device_conf, layers);
 	}
-	if (sec == SEC_DISK && row->home == CONFIG_GLOBAL && row->offset >= disk &&
-	    row->offset < disk + sizeof(struct disk_params))
-		return offsetof(struct device_conf, disk) + (row->offset - disk);
+	if (sec == SEC_DISK && row->home != CONFIG_FILE_PARAMS && offset >= disk &&
+	    offset < disk + sizeof(struct disk_params))
+		return offsetof(struct device_conf, disk) + (offset - disk);
 	return NO_DEV_OFFSET;
 }
 
@@ -221,7 +227,6 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e->model = model;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
-	e->dev_offset = dev_offset_of(row, e->sec);
 	if (row->home == CONFIG_PATTERN_DATA) {
 		size_t base = placement_data_offset(pattern);
 
@@ -229,6 +234,14 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 		    base + pattern->data_size > LAYOUT_PATTERN_DATA_MAX)
 			broken("pattern %s: key %s outside pattern_data", pattern->name, row->name);
 		e->offset = offsetof(struct file_params, layout.pattern_data) + base + row->offset;
+	}
+	if (row->home == CONFIG_MODEL_DATA) {
+		size_t base = disk_model_data_offset(model);
+
+		if (row->offset >= model->params_size ||
+		    base + model->params_size > DISK_MODEL_DATA_MAX)
+			broken("disk model %s: key %s outside model_data", model->name, row->name);
+		e->offset = offsetof(struct sfs_config, disk.model_data) + base + row->offset;
 	}
 	if (row->home == CONFIG_LAYER_DATA) {
 		size_t base = config_layer_data_offset(layer);
@@ -238,7 +251,9 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 			broken("layer %s: key %s outside layer_data", layer->name, row->name);
 		e->offset = offsetof(struct sfs_config, device.layer_data) + base + row->offset;
 		e->dev_offset = offsetof(struct device_conf, layer_data) + base + row->offset;
+		return;
 	}
+	e->dev_offset = dev_offset_of(row, e->sec, e->offset);
 }
 
 __attribute__((constructor)) static void build_key_list(void)
@@ -292,16 +307,13 @@ __attribute__((constructor)) static void build_key_list(void)
 			for (i = 0; i < m->nkeys; i++) {
 				enum section s = section_of(m->keys[i].section);
 
-				if (s != SEC_DISK || m->keys[i].home != CONFIG_GLOBAL)
-					broken("disk model %s: key %s must be a global [disk] key",
+				if (s != SEC_DISK || m->keys[i].home != CONFIG_MODEL_DATA)
+					broken("disk model %s: key %s must be a [disk] key in "
+					       "model_data",
 					       m->name, m->keys[i].name);
 				if (s != sec)
 					continue;
 				add_entry(&m->keys[i], NULL, m, NULL);
-				if (entries[nentries - 1].dev_offset == NO_DEV_OFFSET)
-					broken("disk model %s: key %s must point into "
-					       "sfs_config.disk",
-					       m->name, m->keys[i].name);
 			}
 		}
 	}

@@ -395,14 +395,14 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 }
 
 /*
- * Each registered disk model's check of its keys, whichever model is
- * selected: of [disk] (main), then of each [device "NAME"] section.
+ * The chosen disk model's check of its keys: of [disk] (main), then of
+ * each [device "NAME"] section.  No model's check runs for another's keys.
  */
 static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
 {
 	struct config_scope s = {
 	    .c = c, .st = st, .rule = -1, .set = st ? st->set : 0, .disk = &c->disk};
-	size_t i, d;
+	size_t d;
 	int rc;
 
 	for (d = 0; d <= c->ndevices; d++) {
@@ -411,12 +411,10 @@ static int check_disk(const struct sfs_config *c, struct config_state *st, char 
 			s.disk = &c->devices[d - 1].disk;
 			s.set = st->devices[d - 1].set;
 		}
-		for (i = 0; i < disk_model_count(); i++) {
-			const struct disk_model_ops *m = disk_model_at(i);
-
-			if (m->check && (rc = m->check(&s, err, errlen)))
-				return rc;
-		}
+		if (s.disk->model && s.disk->model->check &&
+		    (rc = s.disk->model->check(&s, disk_model_params(s.disk, s.disk->model), err,
+					       errlen)))
+			return rc;
 	}
 	return 0;
 }
