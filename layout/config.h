@@ -261,6 +261,13 @@ struct sfs_config {
 	size_t nrules;
 	struct device_conf *devices; /* [device "NAME"] sections, in the order declared */
 	size_t ndevices;
+	/*
+	 * [fault "NAME"] sections, in the order read, as written: the fault
+	 * layer (fs/fault.c) owns their keys and checks them at mount, naming
+	 * the file and line kept here.
+	 */
+	struct config_fault *faults;
+	size_t nfaults;
 	char *source; /* the INI file's path, or NULL */
 	/*
 	 * Private to the configuration module (config_i.h): which keys
@@ -269,6 +276,21 @@ struct sfs_config {
 	 * NULL until a file or override is applied.
 	 */
 	struct config_state *state;
+};
+
+/** One key = value line of a [fault "NAME"] section. */
+struct config_fault_kv {
+	char *key, *value;
+	unsigned line;
+};
+
+/** A [fault "NAME"] section: its keys, unchecked (the fault layer's). */
+struct config_fault {
+	char *name;
+	const char *file; /* where it was written (the configuration's copy of the path) */
+	unsigned line;    /* of its header */
+	struct config_fault_kv *kv;
+	size_t nkv;
 };
 
 /** config_init() - fills @c with the built-in defaults (see conf/default.ini). */

@@ -30,6 +30,7 @@ enum section {
 	SEC_DISK,
 	SEC_FILE,
 	SEC_NAMED_DEVICE, /* [device "NAME"] */
+	SEC_FAULT,        /* [fault "NAME"]: keys kept as written (struct config_fault) */
 };
 #define NGLOBAL_SECTIONS SEC_FILE
 
