@@ -3,9 +3,11 @@
  * would take and records its completion in the request, then passes the
  * I/O on unchanged.  The model is whichever registered disk model [disk]
  * model names (struct disk_model_ops in layout/disk_model.h), called
- * through its table; each device has its own instance, one virtual head,
- * so I/Os of one device are served in the order they reach this layer,
- * which its lock serializes.
+ * through its table and named nowhere here; each device has its own
+ * instance, which keeps its own timelines (one head, or many dies), and
+ * calls on it are serialized by this layer's lock, in the order I/Os
+ * reach it.  The keys every model shares are this layer's: capacity (the
+ * disk the model is created for) and the metadata write.
  *
  * A reply that waits for the model is copied into memory anyway, so this
  * layer refuses to let a read be spliced from the backing (pread_fd) and
@@ -18,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "device.h"
@@ -38,20 +41,16 @@ static struct dev_timing *timing_of(struct dev_layer *l)
 }
 
 /*
- * Adds the head time of @c to the device's busy time (a write taken into
- * the write cache costs the head only the destages it caused), and, for a
+ * Adds the busy time the model reported in @c to the device's, and, for a
  * device I/O that arrived at @arrival (0 for a flush), its time from
  * arrival to completion to the device's queue time (iostat's
  * time_in_queue: over an interval, its growth is the mean number of I/Os
  * in flight, aqu-sz), and makes @r wait until @done.
  */
-static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io_cost *c,
+static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io *c,
 		      uint64_t arrival, uint64_t done)
 {
-	uint64_t head = c->destage_ns;
-	if (!c->cache_hit)
-		head += c->complete_ns - c->start_ns;
-	atomic_fetch_add(&l->dev->counters.busy_ns, head);
+	atomic_fetch_add(&l->dev->counters.busy_ns, c->busy_ns);
 	if (arrival && done > arrival)
 		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
 	if (r && done > r->complete_ns)
@@ -60,15 +59,15 @@ static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_
 
 /* Charges [off, off+len) on the model for @r (its arrival is the submission time). */
 static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
-		   enum disk_dir dir)
+		   enum disk_op op)
 {
 	struct dev_timing *t = timing_of(l);
-	struct disk_io_cost c;
+	struct disk_io c;
 	if (!len)
 		return;
 	uint64_t now = r ? r->arrival_ns : mono_ns();
 	pthread_mutex_lock(&t->lock);
-	uint64_t done = t->ops->submit(t->model, now, off, len, dir, &c);
+	uint64_t done = t->ops->submit(t->model, op, off, len, now, &c);
 	pthread_mutex_unlock(&t->lock);
 	note_cost(l, r, &c, now, done);
 }
@@ -114,12 +113,11 @@ static int timing_flush(struct dev_layer *l, struct dev_req *r)
 {
 	struct dev_timing *t = timing_of(l);
 	if (t->ops->flush && r) {
-		struct disk_io_cost c;
+		struct disk_io c;
 		uint64_t now = r->arrival_ns;
 		pthread_mutex_lock(&t->lock);
 		uint64_t done = t->ops->flush(t->model, now, &c);
 		pthread_mutex_unlock(&t->lock);
-		c.cache_hit = true; /* only its destages took the head */
 		note_cost(l, r, &c, 0, done);
 	}
 	return l->next->ops->flush(l->next, r);
@@ -169,21 +167,41 @@ static const struct dev_ops timing_ops = {
 };
 
 struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
-				    const struct disk_params *disk, int *rc)
+				    const struct disk_params *disk, char *err, size_t errlen, int *rc)
 {
+	/* The backing occupies the first bytes of the modelled disk. */
+	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
+	if (disk->capacity && disk->capacity < d->size) {
+		snprintf(err, errlen,
+			 "[disk] capacity = %llu bytes is smaller than the backing device (%llu "
+			 "bytes); the backing occupies the first bytes of the emulated disk",
+			 (unsigned long long)disk->capacity, (unsigned long long)d->size);
+		*rc = -EINVAL;
+		return NULL;
+	}
+	if (disk->metadata_io && disk->metadata_offset >= capacity) {
+		snprintf(err, errlen,
+			 "[disk] metadata_offset = %llu is not below the %s disk's size (%llu "
+			 "bytes); allowed: 0 to %llu, or metadata_io = false",
+			 (unsigned long long)disk->metadata_offset, d->name,
+			 (unsigned long long)capacity, (unsigned long long)(capacity - 1));
+		*rc = -EINVAL;
+		return NULL;
+	}
 	struct dev_timing *t = calloc(1, sizeof *t);
 	if (!t) {
+		snprintf(err, errlen, "device %s: out of memory", d->name);
 		*rc = -ENOMEM;
 		return NULL;
 	}
 	t->ops = disk->model;
-	*rc = t->ops->create(disk, d->size, &t->model);
+	*rc = t->ops->create(disk_model_params(disk, t->ops), capacity, &t->model, err, errlen);
 	if (*rc) {
+		if (*rc == -ENOMEM)
+			snprintf(err, errlen, "device %s: out of memory", d->name);
 		free(t);
 		return NULL;
 	}
-	/* create() refused a metadata_offset at or past the capacity. */
-	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
 	t->metadata_io = disk->metadata_io;
 	t->metadata_offset = disk->metadata_offset;
 	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;
@@ -191,4 +209,3 @@ struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
 	t->l = (struct dev_layer){.ops = &timing_ops, .next = next, .dev = d};
 	return &t->l;
 }
-

@@ -81,31 +81,9 @@ int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t p
 	struct dev_layer *top = base;
 	if (model) {
 		int rc;
-		struct dev_layer *t = dev_timing_create(d, top, disk, &rc);
+		struct dev_layer *t = dev_timing_create(d, top, disk, err, errlen, &rc);
 		if (!t) {
-			uint64_t cap = disk->capacity ? disk->capacity : d->size;
 			free(base);
-			if (rc == -ENOMEM)
-				snprintf(err, errlen, "device %s: out of memory", d->name);
-			else if (disk->capacity && disk->capacity < d->size)
-				snprintf(err, errlen,
-					 "[disk] capacity = %llu bytes is smaller than the backing device "
-					 "(%llu bytes); the backing occupies the first bytes of the "
-					 "emulated disk",
-					 (unsigned long long)disk->capacity,
-					 (unsigned long long)d->size);
-			else if (disk->metadata_io && disk->metadata_offset >= cap)
-				snprintf(err, errlen,
-					 "[disk] metadata_offset = %llu is not below the %s disk's size "
-					 "(%llu bytes); allowed: 0 to %llu, or metadata_io = false",
-					 (unsigned long long)disk->metadata_offset, d->name,
-					 (unsigned long long)cap, (unsigned long long)(cap - 1));
-			else if (disk->model->explain)
-				disk->model->explain(disk, err, errlen);
-			else
-				snprintf(err, errlen,
-					 "[disk] model = %s cannot be built with these parameters",
-					 disk->model->name);
 			return rc;
 		}
 		top = t;

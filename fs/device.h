@@ -344,11 +344,13 @@ static inline int dev_submit_reads(struct device *d, struct dev_req *r, struct d
 struct dev_layer *dev_base_create(struct device *d, uint32_t poll_us, bool async_reads);
 /**
  * dev_timing_create() - the timing model layer for @disk over @next.
- * @return the layer, or NULL with *@rc = -EINVAL (parameters the model
- * cannot represent) or -ENOMEM.
+ * @return the layer, or NULL with *@rc = -EINVAL (a capacity below the
+ * backing's size, a metadata_offset past the disk, parameters the model
+ * cannot represent) or -ENOMEM, and one line in @err.
  */
 struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
-				    const struct disk_params *disk, int *rc);
+				    const struct disk_params *disk, char *err, size_t errlen,
+				    int *rc);
 /** dev_account_create() - the accounting layer over @next.  NULL on ENOMEM. */
 struct dev_layer *dev_account_create(struct device *d, struct dev_layer *next);
 

@@ -143,7 +143,7 @@ static void usage(const char *prog)
 	       "    default_permissions is always on; use allow_other to let other users in\n"
 	       "    (PostgreSQL runs as its own user).\n\n"
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n"
-	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH,layout/PATH}\n"
+	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH,layout/PATH,control}\n"
 	       "    (stats: counters as JSON; config: the effective configuration;\n"
 	       "    extents/PATH: the file's extent map as CSV; layout/PATH: its layout\n"
 	       "    score; see scatterfs(1))\n\n"
@@ -641,7 +641,7 @@ int main(int argc, char *argv[])
 	struct sfs *fs = calloc(1, sizeof *fs);
 	char err[1024];
 	int ret = 1;
-	bool created = false, cat_created = false, mounted = false;
+	bool created = false, cat_created = false, mounted = false, faults_ready = false;
 	int meta_fd = -1; /* held open for its lock */
 	struct fuse_loop_config *loop = NULL;
 
@@ -890,6 +890,15 @@ int main(int argc, char *argv[])
 		fs->splice_replies &= !dv->direct && !dv->model_on;
 	}
 
+	for (unsigned i = 0; i < fs->ndev; i++)
+		fs->dev_names[i] = fs->dev[i]->name;
+	fault_set_init(&fs->faults, fs->dev_names, fs->ndev);
+	faults_ready = true;
+	if (fault_set_load(&fs->faults, fs->cfg.faults, fs->cfg.nfaults, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
+	}
+
 	/* Everything checked: now change things. */
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
@@ -1067,6 +1076,8 @@ out:
 	free(cl.size);
 	free(cl.transport);
 	free(opts.mountpoint);
+	if (faults_ready)
+		fault_set_release(&fs->faults);
 	config_free(&fs->cfg);
 	free(fs->backing_path);
 	free(fs->meta_path);

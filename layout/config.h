@@ -9,6 +9,7 @@
 #ifndef SCATTERFS_CONFIG_H
 #define SCATTERFS_CONFIG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,16 +48,9 @@ struct disk_model_ops; /* disk_model.h */
 
 /*
  * Disk timing models register themselves (DISK_MODEL_REGISTER in
- * disk_model.h); [disk] model = none is NULL.  Shorthands for the built-in ones:
+ * disk_model.h), so nothing here names one; [disk] model = none is NULL.
  */
-extern const struct disk_model_ops hdd_model;
 #define DISK_NONE ((const struct disk_model_ops *)0)
-#define DISK_HDD (&hdd_model)
-
-enum disk_rotation {
-	ROTATION_PHASE,   /* from a virtual spindle angle */
-	ROTATION_AVERAGE, /* half a revolution per positioning */
-};
 
 /**
  * [layout] keys. extent_size 0 means "auto" (Oracle AUTOALLOCATE sizes).
@@ -108,6 +102,13 @@ struct cache_params {
 /* [device "NAME"] sections a configuration may have (main is one more). */
 #define CONFIG_MAX_DEVICES 15
 
+/*
+ * Characters of a configuration line, blanks at its ends not counted:
+ * room for a value as long as a path (PATH_MAX, 4096 on Linux) with its
+ * key and a comment.
+ */
+#define CONFIG_LINE_MAX (PATH_MAX + 256)
+
 /* Bytes of a device name, its NUL included ([layout] device, [device "NAME"]). */
 #define CONFIG_NAME_MAX 32
 
@@ -127,26 +128,23 @@ struct file_params {
 #define DEVICE_POLL_US_DEFAULT 200
 #define DEVICE_POLL_US_MAX 10000
 
-/** Largest [disk] prefetch: read-ahead of at most this many times an I/O. */
-#define DISK_PREFETCH_MAX 1000
+/* Bytes of struct disk_params that the disk models keep their own keys in. */
+#define DISK_MODEL_DATA_MAX 512
 
-/** [disk] keys: the disk timing model's parameters (see disk_model.h). */
+/**
+ * [disk] keys: the timing model of a device (see disk_model.h).  The keys
+ * every model shares are fields here; each model's own keys are in its
+ * own struct, its slice of model_data (disk_model_params()), which nobody
+ * but the model reads.
+ */
 struct disk_params {
 	const struct disk_model_ops *model; /* DISK_NONE (NULL) = no timing model */
-	double rpm;
-	double seek_track_ms, seek_avg_ms, seek_full_ms;
-	double transfer_outer_mib_s, transfer_inner_mib_s; /* equal when not zoned */
-	uint64_t capacity; /* bytes; 0 = the backing device's size */
-	enum disk_rotation rotation;
-	double prefetch;       /* read-ahead after each I/O, in multiples of its length; 0 = off */
-	uint64_t prefetch_max; /* bytes: the read-ahead never goes further than this */
-	/* The drive's write cache (disk_model.h): WCE of the Caching mode page. */
-	bool write_cache;
-	uint64_t cache_size;	/* bytes of dirty data the cache holds */
-	double interface_mib_s; /* host link rate in MiB/s */
+	uint64_t capacity; /* bytes of the modelled disk; 0 = the backing device's size */
 	/* One forced-unit-access metadata write per new extent (fs/device.h). */
 	bool metadata_io;
 	uint64_t metadata_offset; /* device offset of that write */
+	/* Each registered model with keys has its own 16-byte aligned slice. */
+	_Alignas(16) unsigned char model_data[DISK_MODEL_DATA_MAX];
 };
 
 /*
@@ -214,6 +212,13 @@ struct sfs_config {
 	size_t nrules;
 	struct device_conf *devices; /* [device "NAME"] sections, in the order declared */
 	size_t ndevices;
+	/*
+	 * [fault "NAME"] sections, in the order read, as written: the fault
+	 * layer (fs/fault.c) owns their keys and checks them at mount, naming
+	 * the file and line kept here.
+	 */
+	struct config_fault *faults;
+	size_t nfaults;
 	char *source; /* the INI file's path, or NULL */
 	/*
 	 * Private to the configuration module (config_i.h): which keys
@@ -222,6 +227,21 @@ struct sfs_config {
 	 * NULL until a file or override is applied.
 	 */
 	struct config_state *state;
+};
+
+/** One key = value line of a [fault "NAME"] section. */
+struct config_fault_kv {
+	char *key, *value;
+	unsigned line;
+};
+
+/** A [fault "NAME"] section: its keys, unchecked (the fault layer's). */
+struct config_fault {
+	char *name;
+	const char *file; /* where it was written (the configuration's copy of the path) */
+	unsigned line;    /* of its header */
+	struct config_fault_kv *kv;
+	size_t nkv;
 };
 
 /** config_init() - fills @c with the built-in defaults (see conf/default.ini). */
@@ -352,7 +372,8 @@ enum config_type {
 enum config_home {
 	CONFIG_GLOBAL,	    /* into struct sfs_config: a global key */
 	CONFIG_FILE_PARAMS, /* into struct file_params: a key [file] rules can set */
-	CONFIG_PATTERN_DATA /* into its pattern's slice of layout_params.pattern_data */
+	CONFIG_PATTERN_DATA, /* into its pattern's slice of layout_params.pattern_data */
+	CONFIG_MODEL_DATA    /* into its disk model's slice of disk_params.model_data */
 };
 
 /* Flags of a key row. */

@@ -30,6 +30,7 @@ enum section {
 	SEC_DISK,
 	SEC_FILE,
 	SEC_NAMED_DEVICE, /* [device "NAME"] */
+	SEC_FAULT,        /* [fault "NAME"]: keys kept as written (struct config_fault) */
 };
 #define NGLOBAL_SECTIONS SEC_FILE
 
@@ -57,6 +58,10 @@ enum core_key {
 	CK_READAHEAD,
 	CK_LOG_PATH,
 	CK_LOG_OPS,
+	/* [disk]: the keys every model shares, then model = (whose keys follow it) */
+	CK_DISK_CAPACITY,
+	CK_METADATA_IO,
+	CK_METADATA_OFFSET,
 	CK_DISK_MODEL,
 	CK__COUNT,
 };

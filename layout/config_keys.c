@@ -144,6 +144,12 @@ static const struct config_key core_keys[CK__COUNT] = {
     [CK_LOG_OPS] = {"log", "ops", CONFIG_CUSTOM, GLOBAL(log.ops), .def = "read,extend",
 		    .parse = parse_log_ops, .format = format_log_ops,
 		    .help = "requests to log: read, write, extend, fsync, punch, zero"},
+    [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
+			  .help = "bytes of the modelled disk; 0 = the backing device's size"},
+    [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io),
+			.def = "true", .help = "charge one FUA metadata write per new extent"},
+    [CK_METADATA_OFFSET] = {"disk", "metadata_offset", CONFIG_SIZE, GLOBAL(disk.metadata_offset),
+			    .def = "0", .help = "device offset of the per-extent metadata write"},
     [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
 		       .help = "disk timing model"},
 };
@@ -178,12 +184,12 @@ static __attribute__((noreturn, format(printf, 1, 2))) void broken(const char *f
 
 /*
  * Where a key lives in struct device_conf (NO_DEV_OFFSET: not a key of
- * [device "NAME"] sections).  A [disk] row points into sfs_config.disk, so
- * its place in a device's struct disk_params is the same distance from
- * the struct's start: a disk model's new key works in [device "NAME"]
- * sections without a row of its own.
+ * [device "NAME"] sections).  A [disk] key's @offset points into
+ * sfs_config.disk, so its place in a device's struct disk_params is the
+ * same distance from the struct's start: a disk model's new key works in
+ * [device "NAME"] sections without a row of its own.
  */
-static size_t dev_offset_of(const struct config_key *row, enum section sec)
+static size_t dev_offset_of(const struct config_key *row, enum section sec, size_t offset)
 {
 	const size_t disk = offsetof(struct sfs_config, disk);
 
@@ -195,9 +201,9 @@ static size_t dev_offset_of(const struct config_key *row, enum section sec)
 		if (row->offset == offsetof(struct sfs_config, device.direct))
 			return offsetof(struct device_conf, direct);
 	}
-	if (sec == SEC_DISK && row->home == CONFIG_GLOBAL && row->offset >= disk &&
-	    row->offset < disk + sizeof(struct disk_params))
-		return offsetof(struct device_conf, disk) + (row->offset - disk);
+	if (sec == SEC_DISK && row->home != CONFIG_FILE_PARAMS && offset >= disk &&
+	    offset < disk + sizeof(struct disk_params))
+		return offsetof(struct device_conf, disk) + (offset - disk);
 	return NO_DEV_OFFSET;
 }
 
@@ -214,7 +220,6 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e->model = model;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
-	e->dev_offset = dev_offset_of(row, e->sec);
 	if (row->home == CONFIG_PATTERN_DATA) {
 		size_t base = placement_data_offset(pattern);
 
@@ -223,6 +228,15 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 			broken("pattern %s: key %s outside pattern_data", pattern->name, row->name);
 		e->offset = offsetof(struct file_params, layout.pattern_data) + base + row->offset;
 	}
+	if (row->home == CONFIG_MODEL_DATA) {
+		size_t base = disk_model_data_offset(model);
+
+		if (row->offset >= model->params_size ||
+		    base + model->params_size > DISK_MODEL_DATA_MAX)
+			broken("disk model %s: key %s outside model_data", model->name, row->name);
+		e->offset = offsetof(struct sfs_config, disk.model_data) + base + row->offset;
+	}
+	e->dev_offset = dev_offset_of(row, e->sec, e->offset);
 }
 
 __attribute__((constructor)) static void build_key_list(void)
@@ -259,16 +273,13 @@ __attribute__((constructor)) static void build_key_list(void)
 			for (i = 0; i < m->nkeys; i++) {
 				enum section s = section_of(m->keys[i].section);
 
-				if (s != SEC_DISK || m->keys[i].home != CONFIG_GLOBAL)
-					broken("disk model %s: key %s must be a global [disk] key",
+				if (s != SEC_DISK || m->keys[i].home != CONFIG_MODEL_DATA)
+					broken("disk model %s: key %s must be a [disk] key in "
+					       "model_data",
 					       m->name, m->keys[i].name);
 				if (s != sec)
 					continue;
 				add_entry(&m->keys[i], NULL, m);
-				if (entries[nentries - 1].dev_offset == NO_DEV_OFFSET)
-					broken("disk model %s: key %s must point into "
-					       "sfs_config.disk",
-					       m->name, m->keys[i].name);
 			}
 		}
 	}
