@@ -245,7 +245,7 @@ struct parse_ctx {
 	long device;			       /* current index in c->devices in [device "NAME"] */
 	unsigned dev_line[CONFIG_MAX_DEVICES]; /* where this file's section of each began; 0 */
 	unsigned sec_line[NGLOBAL_SECTIONS];   /* where each global section began; 0 = not seen */
-	uint64_t sec_keys;		       /* keys the current section wrote */
+	config_keyset sec_keys;		       /* keys the current section wrote */
 	unsigned key_line[CONFIG_MAX_KEYS];    /* ... and where */
 	size_t *opened;			       /* the rules this file has a section of (malloc'd) */
 	unsigned *opened_line;		       /* ... and where each section began */

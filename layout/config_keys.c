@@ -9,7 +9,7 @@
  * section, core keys first, then each pattern's in registration order, so
  * a pattern's keys appear in messages and in config_write_ini() under its
  * section without the core table naming them.  Weak spot: sets of keys are
- * 64-bit masks, so the list holds at most CONFIG_MAX_KEYS keys; more
+ * 128-bit masks, so the list holds at most CONFIG_MAX_KEYS keys; more
  * aborts at start-up with a message rather than silently dropping keys.
  */
 #include <errno.h>

@@ -56,7 +56,7 @@ const char *config_label(const struct config_scope *s, unsigned k, char *buf, si
 	return config_section_label(s->glob ? SEC_FILE : config_key(k)->sec, s->glob, buf, len);
 }
 
-static uint64_t scope_global_set(const struct config_scope *s)
+static config_keyset scope_global_set(const struct config_scope *s)
 {
 	return s->st ? s->st->set : 0;
 }
@@ -271,7 +271,7 @@ static int drop_unused_keys(struct config_scope *s, const struct file_params *ba
 }
 
 /* Makes the keys config_finish() resolved from auto 0 again (a second config_finish()). */
-static void unresolve(struct file_params *fp, uint64_t *autoset)
+static void unresolve(struct file_params *fp, config_keyset *autoset)
 {
 	unsigned k;
 

@@ -27,7 +27,7 @@ static void write_origin(FILE *f, const struct sfs_config *c, long rule, unsigne
 {
 	const struct config_state *st = c->state;
 	const char *file = NULL, *option = NULL;
-	uint64_t autoset;
+	config_keyset autoset;
 	unsigned line = 0;
 	char *text;
 
