@@ -93,6 +93,16 @@ unsigned config_core_id(enum core_key ck);
 unsigned config_key_id(const struct config_key *row);
 /* The key named @name in @sec (in [file] sections also "cache.mode" and the like). */
 unsigned config_find_key(enum section sec, const char *name);
+/*
+ * The next key after @k with the same section and name, of another disk
+ * model (each model's keys are its own, so two may share a name);
+ * config_nkeys() when none is, or when @k is no model's.
+ */
+unsigned config_twin(unsigned k);
+/* Of @k and its twins, the key of @model; config_nkeys() when @model has none of that name. */
+unsigned config_model_key(unsigned k, const struct disk_model_ops *model);
+/* "capacity, ..., model, rpm, ...": the [disk] keys with @model chosen (NULL: none). */
+void config_disk_keys(const struct disk_model_ops *model, char *buf, size_t len);
 /* Whether key @k may be set by a [file] rule. */
 bool config_rule_key(unsigned k);
 /* "a, b, c": the keys of @sec (for [file], every rule key). */
