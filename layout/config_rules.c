@@ -296,7 +296,7 @@ static void resolve_auto(struct config_scope *s, const struct file_params *globa
 		const struct config_key *r = config_key(k)->row;
 		uint64_t *v;
 
-		if (!r->resolve_auto || r->home == CONFIG_GLOBAL || r->home == CONFIG_MODEL_DATA)
+		if (!r->resolve_auto || config_home_global(r->home))
 			continue;
 		v = config_field(NULL, s->fp, k);
 		if (*v != 0)
@@ -330,9 +330,8 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct config_key *r = config_key(k)->row;
 
-		if (!(r->flags & CONFIG_BLOCK_MULTIPLE) || r->home == CONFIG_GLOBAL ||
-		    r->home == CONFIG_MODEL_DATA || !pattern_reads(pat, k) ||
-		    config_size_of(fp, k) % bs == 0)
+		if (!(r->flags & CONFIG_BLOCK_MULTIPLE) || config_home_global(r->home) ||
+		    !pattern_reads(pat, k) || config_size_of(fp, k) % bs == 0)
 			continue;
 		config_format_value(c, fp, k, v, sizeof(v));
 		config_seterr(
@@ -368,9 +367,8 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 		for (k = 0; k < config_nkeys(); k++) {
 			const struct config_key *r = config_key(k)->row;
 
-			if (!(r->flags & CONFIG_WITHIN_DEVICE) || r->home == CONFIG_GLOBAL ||
-			    r->home == CONFIG_MODEL_DATA || !pattern_reads(pat, k) ||
-			    config_size_of(fp, k) <= device)
+			if (!(r->flags & CONFIG_WITHIN_DEVICE) || config_home_global(r->home) ||
+			    !pattern_reads(pat, k) || config_size_of(fp, k) <= device)
 				continue;
 			config_format_value(c, fp, k, v, sizeof(v));
 			config_seterr(err, errlen, "%s%s %s = %s%s: larger than the device (%s)",
@@ -505,6 +503,8 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 	rc = check_disk(c, st, err, errlen);
 	if (!rc)
 		rc = check_devices(c, st, err, errlen);
+	if (!rc)
+		rc = config_check_layers(c, st, err, errlen);
 	if (rc)
 		return rc;
 	s = (struct config_scope){.c = c,

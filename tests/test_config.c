@@ -1990,7 +1990,8 @@ Test(config, device_written_back_and_loaded_again)
 	cr_assert_not_null(text);
 	snprintf(want, sizeof(want),
 		 "\n[device \"wal\"]\n# set at %s/t.ini:2\nbacking = /var/tmp/w.img\nsize = 0\n"
-		 "# set at %s/t.ini:3\nblock_size = 8K\ndirect = false\ncapacity = 0\n"
+		 "# set at %s/t.ini:3\nblock_size = 8K\ndirect = false\n"
+		 "layers = accounting,timing,base\ncapacity = 0\n"
 		 "metadata_io = true\nmetadata_offset = 0\n# set at %s/t.ini:4\nmodel = hdd\n"
 		 "rpm = 7200\n",
 		 tmpdir, tmpdir, tmpdir);
@@ -2042,7 +2043,7 @@ Test(config, device_errors_exact_messages)
 		     "(it appears in the log as NAME:offset+length)");
 	device_error("[device \"wal\"]\nbacking = w.img\npoll_us = 0\n",
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
-		     "block_size, direct, capacity, metadata_io, metadata_offset, model, rpm, "
+		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
 		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
 		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
