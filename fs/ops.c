@@ -122,8 +122,27 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-	/* Writes through the page cache would hide write sizes: keep write-through. */
-	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * The kernel's write-back cache (cache.writeback, every file in kernel
+	 * mode: config_writeback()), as a local file system has one: dirty
+	 * pages reach the daemon at write-back, fsync or close, in page
+	 * multiples, and the log sees them so.  The kernel then keeps size,
+	 * mtime and ctime (it sends them back by SETATTR), computes O_APPEND
+	 * offsets, may read whole pages through a handle opened O_WRONLY
+	 * (nothing here checks a handle's access mode), and removes set-id
+	 * bits and the file capability at write(2) itself, by SETATTR and
+	 * REMOVEXATTR, as for any file system without FUSE_HANDLE_KILLPRIV:
+	 * the write-back WRITE carries the flusher's credentials, not the
+	 * writer's, so sfs_write() judges none.  Without it (cache.mode =
+	 * none, or cache.writeback = false) every write(2) reaches the
+	 * daemon before it returns.
+	 */
+	fs->writeback =
+	    (conn->capable & FUSE_CAP_WRITEBACK_CACHE) && config_writeback(&fs->cfg, NULL, 0);
+	if (fs->writeback)
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/*
 	 * POSIX ACLs: the kernel enforces them and caches them; keeping the
 	 * mode in step and inheriting default ACLs is ours.  With ACLs the VFS
@@ -794,9 +813,12 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	}
 	inode_wrlock(in);
 	/*
-	 * A write back from the page cache (a shared mapping's dirty pages)
-	 * comes with no caller: the kernel removes nothing at a store into a
-	 * mapping (ext4 keeps set-id bits and capability), so neither do we.
+	 * A write back from the page cache (a shared mapping's dirty pages,
+	 * and with the write-back cache every cached write) comes with the
+	 * flusher's credentials, not the writer's: the kernel removed what
+	 * write(2) takes when it was called (file_remove_privs()), and
+	 * nothing at a store into a mapping (ext4 keeps set-id bits and
+	 * capability), so neither do we here.
 	 */
 	ssize_t n = 0;
 	if (size && !(fi && fi->writepage))

@@ -171,6 +171,7 @@ Test(config, defaults)
 	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_WRITE);
 	cr_assert_eq(c.defaults.cache.mode, CACHE_NONE);
 	cr_assert_eq(c.defaults.cache.readahead, 128 * KiB);
+	cr_assert(c.cache_writeback);
 	cr_assert_null(c.log.path);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
 	cr_assert_eq(c.disk.model, DISK_NONE);
@@ -524,6 +525,66 @@ Test(config, error_unknown_key_in_rule)
 		   "extent_size, device, initial_size, gap, gap_max, contiguous_ratio, seed, "
 		   "layout_score, map, map_format, map_base, map_then, next, max_size, "
 		   "zero_fill, sparse, mode, readahead");
+}
+
+/*
+ * cache.writeback is mount-wide (the kernel's write-back cache is one per
+ * connection): a [file] rule that sets it is refused with where to put it.
+ */
+Test(config, writeback_not_in_rule)
+{
+	load_fails("[cache]\nmode = kernel\n[file \"*.db\"]\nwriteback = false\n", 4,
+		   "'writeback'");
+	assert_has(errbuf, "[file \"*.db\"] key 'writeback' is mount-wide");
+	assert_has(errbuf, "set it in [cache]");
+	load_fails("[file \"*.db\"]\ncache.writeback = true\n", 2, "'cache.writeback'");
+	assert_has(errbuf, "is mount-wide");
+}
+
+/*
+ * config_writeback(): on only where every file is in kernel mode; a mount
+ * that puts some files in each mode gets it off and one line saying why;
+ * a mount in none mode alone, or with cache.writeback = false, no line.
+ */
+Test(config, writeback_needs_every_file_in_kernel_mode)
+{
+	struct sfs_config c;
+	char why[512];
+
+	load_ok(&c, "[cache]\nmode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\nwriteback = false\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	/* none: the built-in *-shm rule (kernel) says nothing */
+	load_ok(&c, "[cache]\nmode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\n[file \"pg_wal/*\"]\ncache.mode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "cache.writeback is off for this mount: it has files in both cache "
+			      "modes ([file \"pg_wal/*\"] cache.mode = none), and the kernel's "
+			      "write-back cache would keep the size and times of every file, a "
+			      "direct-I/O file's going stale; set cache.writeback = false, or "
+			      "cache.mode = kernel for every file");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = none\n[file \"*.db\"]\ncache.mode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	assert_has(why, "([cache] mode = none)");
+	config_free(&c);
 }
 
 Test(config, error_bad_enums)
