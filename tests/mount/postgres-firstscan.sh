@@ -8,7 +8,8 @@
 # pages back (its ring of buffers, shared_buffers = 16MB); without the
 # write-back cache each of those 8 KiB writes reached the modelled disk
 # before write(2) returned, between the scan's reads: 35.7 s against 0.86 s
-# for the second scan, 41 times (measured before the cache, 2026-12).
+# for the second scan, 41 times, in the measurement that asked for the
+# cache (issue 28).
 #
 # PostgreSQL 15 as user postgres: initdb and a load of 300,000 rows (the
 # table of bench/scan --engine postgres) and CHECKPOINT without the disk
