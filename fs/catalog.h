@@ -192,6 +192,14 @@ int catalog_files_past(struct catalog *cat, unsigned dev, uint64_t end, char **p
 		       size_t *npaths, uint64_t *nfiles, uint64_t *max_end);
 /** catalog_mapped_bytes() - sum of the lengths of @ino's extents (for st_blocks). */
 int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes);
+/**
+ * catalog_inode_count() - the number of inodes the catalog holds: every
+ * file, directory, symlink and node, the root included, and the orphans
+ * (no name, still open or known to the kernel) until they are deleted.
+ * Kept in memory (counted at open and adopt, then followed at each create
+ * and delete), so it costs no query: statfs(2)'s used inodes.
+ */
+uint64_t catalog_inode_count(struct catalog *cat);
 /** catalog_counts() - number of regular files and of extents in the catalog. */
 int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents);
 

@@ -512,7 +512,17 @@ static void sfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	free(target);
 }
 
-/* After the catalog dropped a link to @ino: mirror nlink, delete at zero. */
+/*
+ * After the catalog dropped a link to @ino: mirror nlink, and mark the
+ * inode unlinked when that was its last name.  It then lives on as an
+ * orphan, catalog row and space, until the kernel forgets it and its last
+ * open closes (inode_forget(), inode_close_ref()), as an ext4 inode lives
+ * until its last reference: the kernel may send an OPEN for it through a
+ * path walk that found it before the unlink or the rename over its name
+ * (a reader racing a writer that renames a new version over the name),
+ * and that open must succeed and read the file's bytes.  When the kernel
+ * holds no reference (nlookup 0) and nothing is open, that is now.
+ */
 static void link_dropped(struct sfs *fs, uint64_t ino)
 {
 	int err;
@@ -530,20 +540,6 @@ static void link_dropped(struct sfs *fs, uint64_t ino)
 	if (gone) {
 		in->attr.nlink = 0;
 		in->unlinked = true;
-	}
-	/* Decided under the table's lock with the open count, so that an
-	 * OPEN racing with this either counts first (the space stays) or
-	 * finds space_freed and fails (inode_open_ref()). */
-	pthread_mutex_lock(&fs->itable_lock);
-	bool free_now = gone && !in->nopen && S_ISREG(in->attr.mode) && !in->space_freed;
-	if (free_now)
-		in->space_freed = true;
-	pthread_mutex_unlock(&fs->itable_lock);
-	if (free_now && inode_load_map(fs, in) == 0) {
-		/* No name and nothing open: free the space now, as unlink(2) does,
-		 * not when the kernel gets round to forgetting the inode. */
-		catalog_delete_inode(fs->cat, in->ino);
-		inode_free_space(fs, in, 0);
 	}
 	pthread_rwlock_unlock(&in->lock);
 	inode_forget(fs, in, 0);
@@ -768,7 +764,8 @@ static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct f
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
 	fi->fh = (uint64_t)(uintptr_t)in;
-	return inode_open_ref(fs, in);
+	inode_open_ref(fs, in);
+	return 0;
 }
 
 static void sfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1101,6 +1098,24 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 	fuse_reply_err(req, -err);
 }
 
+/*
+ * A catalog has no inode table of fixed size: an inode is a row, and
+ * SQLite holds as many as its file can.  So that df -i says something
+ * familiar, the total is ext4's default, one inode per 16 KiB of device
+ * (mke2fs.conf(5): inode_ratio = 16384), over every device, or the number
+ * in use when that is more; the used ones are the catalog's real count
+ * (catalog_inode_count(), orphans included as ext4 counts them).  Free
+ * reaching 0 refuses nothing: a create still succeeds.
+ */
+void sfs_inodes(struct sfs *fs, uint64_t total_bytes, uint64_t *files, uint64_t *ffree)
+{
+	uint64_t used = catalog_inode_count(fs->cat);
+	*files = total_bytes / SFS_INODE_RATIO;
+	if (*files < used)
+		*files = used;
+	*ffree = *files - used;
+}
+
 static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct sfs *fs = fuse_req_userdata(req);
@@ -1113,8 +1128,7 @@ static void sfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	s.f_blocks = total / bs;
 	s.f_bfree = free_bytes / bs;
 	s.f_bavail = s.f_bfree;
-	s.f_files = 1u << 30;
-	s.f_ffree = 1u << 30;
+	sfs_inodes(fs, total, &s.f_files, &s.f_ffree);
 	s.f_favail = s.f_ffree;
 	s.f_namemax = 255;
 	fuse_reply_statfs(req, &s);

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "device.h"
 #include "extmap.h"
+#include "fault.h"
 #include "pins.h"
 
 struct catalog;
@@ -50,8 +51,7 @@ struct inode {
 	UT_hash_handle hh;
 	uint64_t nlookup; /* under fs->itable_lock */
 	uint32_t nopen;   /* under fs->itable_lock */
-	bool unlinked;    /* nlink reached 0: delete at the last forget/release */
-	bool space_freed; /* under fs->itable_lock: freed at unlink; opens fail */
+	bool unlinked;    /* nlink reached 0: an orphan, deleted at the last forget/release */
 
 	pthread_rwlock_t lock; /* protects everything below but pins */
 	/*
@@ -119,6 +119,7 @@ struct sfs {
 
 	struct catalog *cat;
 	struct reqlog *log;
+	struct fault_set faults; /* the fault layer's rules (fault.h), of every device */
 	struct timespec start_mono;     /* ts_us = 0 */
 	struct timespec start_realtime; /* wall clock at mount, for stats */
 
@@ -160,14 +161,11 @@ struct inode *inode_find(struct sfs *fs, uint64_t ino);
 /** inode_forget() - drops @n lookups; frees (and deletes, if unlinked) at zero. */
 void inode_forget(struct sfs *fs, struct inode *in, uint64_t n);
 /**
- * inode_open_ref() / inode_close_ref() - count open handles.
- * inode_open_ref() returns -ENOENT, counting nothing, when the inode's
- * space was freed at its unlink (space_freed): the kernel may still send
- * an OPEN for it through a lookup made before the unlink, and that open
- * has lost the race with the unlink, as an open(2) that came after it.
- * Otherwise 0.
+ * inode_open_ref() / inode_close_ref() - count open handles.  An inode
+ * with no name (unlinked) is deleted, and its space freed, when the last
+ * open closes and the kernel has forgotten it, whichever comes last.
  */
-int inode_open_ref(struct sfs *fs, struct inode *in);
+void inode_open_ref(struct sfs *fs, struct inode *in);
 void inode_close_ref(struct sfs *fs, struct inode *in);
 /** inode_set_path() - records @parent_path/@name as the inode's path and picks its rule. */
 void inode_set_path(struct sfs *fs, struct inode *in, const char *parent_path, const char *name);
@@ -221,6 +219,15 @@ static inline bool inode_extents_dirty(const struct inode *in)
 {
 	return in->map_loaded && (in->dirty_from != UINT64_MAX || in->gaps_dirty);
 }
+/* Bytes of device per inode in statfs(2)'s total: ext4's default inode_ratio (mke2fs.conf(5)). */
+#define SFS_INODE_RATIO 16384
+/**
+ * sfs_inodes() - statfs(2)'s inode figures for a mount of @total_bytes
+ * (every device): *@files = @total_bytes / SFS_INODE_RATIO, or the inodes
+ * in use when more; *@ffree = *@files minus the inodes in use (every
+ * inode of the catalog, orphans included).  A count, not a limit.
+ */
+void sfs_inodes(struct sfs *fs, uint64_t total_bytes, uint64_t *files, uint64_t *ffree);
 /**
  * sfs_space() - bytes of all devices, and of them free for files (space
  * waiting for a durable catalog counts as free, as it is for statfs).

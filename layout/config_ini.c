@@ -12,9 +12,14 @@
  * header and does what it is good at: splitting "key = value" and
  * stripping comments.  The reader also strips leading blanks, which turns
  * off inih's multi-line continuation values (a continuation would look
- * like a duplicated key).  Known limit: a key line may hold at most 198
- * characters, the line buffer of Debian's inih (INI_MAX_LINE 200); longer
- * lines are an error, never silently cut.
+ * like a duplicated key).  Long lines: Debian's inih reads into a line
+ * buffer of 200 bytes (INI_MAX_LINE, on the stack), too short for a path;
+ * a key line that does not fit it is split by the reader itself, with
+ * inih's own rules (the first '=' or ':', an inline comment from a ';'
+ * after a blank), and inih gets "key=" while the value waits in
+ * x->long_value for the handler.  A line may hold CONFIG_LINE_MAX
+ * characters: a value as long as a path (PATH_MAX) with its key and
+ * comment; a longer one is an error, never silently cut.
  *
  * Composition.  Several files load into one configuration in order
  * (config_load_file() once per config= option), and a file's "include =
@@ -28,8 +33,10 @@
  * being read (the chain of parse_ctx), not by their names, which can
  * differ for one file.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +61,8 @@ const char *config_section_label(enum section sec, const char *glob, char *buf, 
 		snprintf(buf, len, "[file \"%s\"]", glob);
 	else if (sec == SEC_NAMED_DEVICE)
 		snprintf(buf, len, "[device \"%s\"]", glob);
+	else if (sec == SEC_FAULT)
+		snprintf(buf, len, "[fault \"%s\"]", glob);
 	else if (sec == SEC_NONE)
 		snprintf(buf, len, "(no section)");
 	else
@@ -195,6 +204,8 @@ long config_add_device(struct sfs_config *c, const char *name, unsigned line, co
 	d->block_size = builtin.device.block_size;
 	d->direct = builtin.device.direct;
 	d->disk = builtin.disk;
+	d->layers = builtin.device.layers;
+	memcpy(d->layer_data, builtin.device.layer_data, sizeof(d->layer_data));
 	d->file = file;
 	d->line = line;
 	config_free(&builtin);
@@ -212,6 +223,15 @@ void config_free(struct sfs_config *c)
 	for (i = 0; i < c->nrules; i++)
 		free(c->rules[i].glob);
 	free(c->rules);
+	for (i = 0; i < c->nfaults; i++) {
+		for (size_t j = 0; j < c->faults[i].nkv; j++) {
+			free(c->faults[i].kv[j].key);
+			free(c->faults[i].kv[j].value);
+		}
+		free(c->faults[i].kv);
+		free(c->faults[i].name);
+	}
+	free(c->faults);
 	free(c->log.path);
 	free(c->source);
 	config_state_free(c->state);
@@ -236,6 +256,7 @@ struct parse_ctx {
 	enum section sec;		       /* current section */
 	long rule;			       /* current rule index in [file] sections */
 	long device;			       /* current index in c->devices in [device "NAME"] */
+	long fault;			       /* current index in c->faults in [fault "NAME"] */
 	unsigned dev_line[CONFIG_MAX_DEVICES]; /* where this file's section of each began; 0 */
 	unsigned sec_line[NGLOBAL_SECTIONS];   /* where each global section began; 0 = not seen */
 	uint64_t sec_keys;		       /* keys the current section wrote */
@@ -243,6 +264,7 @@ struct parse_ctx {
 	size_t *opened;			       /* the rules this file has a section of (malloc'd) */
 	unsigned *opened_line;		       /* ... and where each section began */
 	size_t nopened;
+	char *long_value; /* the value of a line longer than inih's buffer (malloc'd); NULL */
 	char *err;
 	size_t errlen;
 	int rc; /* first error; 0 while none */
@@ -388,6 +410,88 @@ static int parse_device_header(struct parse_ctx *x, const char *q, const char *e
 	return 0;
 }
 
+/*
+ * A [fault "NAME"] header, from the opening quote @q: a new section whose
+ * keys are kept as written for the fault layer.  A name given twice, in
+ * this file or an earlier one, is refused: two rules cannot share a name.
+ */
+static int parse_fault_header(struct parse_ctx *x, const char *q, const char *end)
+{
+	const char *close = memchr(q + 1, '"', (size_t)(end - q - 1)), *p;
+	struct config_fault *f;
+
+	if (!close) {
+		parse_fail(x, "[fault \"...: missing closing '\"' of the name");
+		return x->rc;
+	}
+	p = close + 1;
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end || *p != ']' || !header_tail_ok(p + 1, end)) {
+		parse_fail(x, "[fault \"NAME\"]: expected ']' after the name and nothing but a "
+			      "comment after it");
+		return x->rc;
+	}
+	if (close == q + 1) {
+		parse_fail(x, "[fault \"\"]: empty name");
+		return x->rc;
+	}
+	for (size_t i = 0; i < x->c->nfaults; i++) {
+		f = &x->c->faults[i];
+		if ((size_t)(close - q - 1) == strlen(f->name) &&
+		    memcmp(f->name, q + 1, (size_t)(close - q - 1)) == 0) {
+			parse_fail(x, "duplicated section [fault \"%s\"] (first at %s:%u)", f->name,
+				   f->file, f->line);
+			return x->rc;
+		}
+	}
+	f = realloc(x->c->faults, (x->c->nfaults + 1) * sizeof(*f));
+	if (!f)
+		return x->rc = -ENOMEM;
+	x->c->faults = f;
+	f += x->c->nfaults;
+	memset(f, 0, sizeof(*f));
+	f->name = strndup(q + 1, (size_t)(close - q - 1));
+	if (!f->name)
+		return x->rc = -ENOMEM;
+	f->file = x->file;
+	f->line = x->line;
+	x->fault = (long)x->c->nfaults++;
+	x->sec = SEC_FAULT;
+	return 0;
+}
+
+/* One key of a [fault "NAME"] section: kept as written; a key twice is refused here. */
+static int fault_key(struct parse_ctx *x, const char *label, const char *name, const char *value)
+{
+	struct config_fault *f = &x->c->faults[x->fault];
+	struct config_fault_kv *kv;
+
+	for (size_t i = 0; i < f->nkv; i++) {
+		if (strcmp(f->kv[i].key, name) == 0) {
+			parse_fail(x, "%s: duplicated key '%s' (first at line %u)", label, name,
+				   f->kv[i].line);
+			return 0;
+		}
+	}
+	kv = realloc(f->kv, (f->nkv + 1) * sizeof(*kv));
+	if (!kv) {
+		x->rc = -ENOMEM;
+		return 0;
+	}
+	f->kv = kv;
+	kv += f->nkv;
+	kv->key = strdup(name);
+	kv->value = strdup(value);
+	kv->line = x->line;
+	f->nkv++;
+	if (!kv->key || !kv->value) {
+		x->rc = -ENOMEM;
+		return 0;
+	}
+	return 1;
+}
+
 /* Parses the header in [@s, @end) (starting at '[') and makes it current.  Returns 0 or -errno. */
 static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 {
@@ -466,6 +570,16 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 		if (q < end && *q == '"')
 			return parse_device_header(x, q, end);
 	}
+	if (end - p >= 5 && memcmp(p, "fault", 5) == 0 &&
+	    (p + 5 == end || is_blank(p[5]) || p[5] == '"' || p[5] == ']')) {
+		q = p + 5;
+		while (q < end && is_blank(*q))
+			q++;
+		if (q < end && *q == '"')
+			return parse_fault_header(x, q, end);
+		parse_fail(x, "[fault] needs a name in double quotes: [fault \"NAME\"]");
+		return x->rc;
+	}
 	close = memchr(p, ']', (size_t)(end - p));
 	if (!close) {
 		parse_fail(x, "section header without ']'");
@@ -487,7 +601,8 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 	if (i == NGLOBAL_SECTIONS) {
 		parse_fail(x,
 			   "unknown section [%s]; allowed: [device], [layout], [autoextend], "
-			   "[cache], [log], [disk], [file \"GLOB\"], [device \"NAME\"]",
+			   "[cache], [log], [disk], [file \"GLOB\"], [device \"NAME\"], "
+			   "[fault \"NAME\"]",
 			   name);
 		return x->rc;
 	}
@@ -498,6 +613,55 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 	x->sec_line[i] = x->line;
 	x->sec = (enum section)i;
 	return 0;
+}
+
+/*
+ * A key line [@s, @end) (blanks stripped) too long for inih's buffer @str
+ * of @num bytes: split as inih's ini_parse_stream() splits a line (name
+ * before the first '=' or ':', the value after it up to an inline comment
+ * (';' after a blank), both stripped of blanks); inih gets "name=" and the
+ * handler takes the value from x->long_value.
+ */
+static char *long_line(struct parse_ctx *x, const char *s, const char *end, char *str, int num)
+{
+	const char *sep, *v, *vend;
+	bool was_blank = false;
+	size_t klen;
+
+	for (sep = s; sep < end && *sep != '=' && *sep != ':'; sep++) {
+		if (was_blank && *sep == ';')
+			break;
+		was_blank = isspace((unsigned char)*sep);
+	}
+	if (sep == end || *sep == ';') {
+		parse_fail(x, "'%.*s' is not 'key = value', a [section] or a comment", 60, s);
+		return NULL;
+	}
+	for (klen = (size_t)(sep - s); klen > 0 && isspace((unsigned char)s[klen - 1]); klen--)
+		;
+	if (klen + 3 > (size_t)num) {
+		parse_fail(x, "key '%.60s...' too long (more than %d characters)", s, num - 3);
+		return NULL;
+	}
+	was_blank = false;
+	for (vend = sep + 1; vend < end; vend++) {
+		if (was_blank && *vend == ';')
+			break;
+		was_blank = isspace((unsigned char)*vend);
+	}
+	for (v = sep + 1; v < vend && isspace((unsigned char)*v); v++)
+		;
+	while (vend > v && isspace((unsigned char)vend[-1]))
+		vend--;
+	free(x->long_value);
+	x->long_value = strndup(v, (size_t)(vend - v));
+	if (!x->long_value) {
+		x->rc = -ENOMEM;
+		return NULL;
+	}
+	memcpy(str, s, klen);
+	memcpy(str + klen, "=\n", 3);
+	return str;
 }
 
 /*
@@ -548,8 +712,8 @@ static char *reader(char *str, int num, void *stream)
 		return str;
 	}
 	n = (size_t)(end - s);
-	if (n + 2 > (size_t)num) {
-		parse_fail(x, "line too long (more than %d characters)", num - 2);
+	if (n > CONFIG_LINE_MAX) {
+		parse_fail(x, "line too long (%zu characters; at most %d)", n, CONFIG_LINE_MAX);
 		return NULL;
 	}
 	if (!memchr(s, '=', n) && !memchr(s, ':', n)) {
@@ -557,6 +721,8 @@ static char *reader(char *str, int num, void *stream)
 			   (int)(n > 60 ? 60 : n), s);
 		return NULL;
 	}
+	if (n + 2 > (size_t)num)
+		return long_line(x, s, end, str, num);
 	memcpy(str, s, n);
 	str[n] = '\n';
 	str[n + 1] = '\0';
@@ -736,18 +902,33 @@ static int device_key(struct parse_ctx *x, const char *label, const char *name, 
 	return 1;
 }
 
+static int handle_key(struct parse_ctx *x, const char *name, const char *value);
+
+/* inih's handler: one key of the current section (a long line's value from the reader). */
 static int handler(void *user, const char *inih_section, const char *name, const char *value)
 {
 	struct parse_ctx *x = user;
+	char *long_value = x->long_value;
+	int rc;
+
+	(void)inih_section; /* ours is complete (see reader()) */
+	x->long_value = NULL;
+	rc = handle_key(x, name, long_value ? long_value : value);
+	free(long_value);
+	return rc;
+}
+
+static int handle_key(struct parse_ctx *x, const char *name, const char *value)
+{
 	struct config_state *st = x->st;
 	const char *glob = x->sec == SEC_FILE		? x->c->rules[x->rule].glob
 			   : x->sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].name
+			   : x->sec == SEC_FAULT	? x->c->faults[x->fault].name
 							: NULL;
 	char label[300], why[256];
 	unsigned k;
 	int rc;
 
-	(void)inih_section; /* ours is complete (see reader()) */
 	if (x->rc)
 		return 0;
 	if (strcmp(name, "include") == 0)
@@ -766,6 +947,8 @@ static int handler(void *user, const char *inih_section, const char *name, const
 	config_section_label(x->sec, glob, label, sizeof(label));
 	if (x->sec == SEC_NAMED_DEVICE)
 		return device_key(x, label, name, value);
+	if (x->sec == SEC_FAULT)
+		return fault_key(x, label, name, value);
 	k = claim_key(x, x->sec, label, name);
 	if (k == config_nkeys())
 		return 0;
@@ -930,6 +1113,7 @@ static int load_file(struct sfs_config *c, const char *path, struct parse_ctx *p
 	x.buf = buf;
 	x.len = len;
 	rc = ini_parse_stream(reader, &x, handler, &x);
+	free(x.long_value);
 	free(buf);
 	free(x.opened);
 	free(x.opened_line);

@@ -6,9 +6,11 @@
 # first), when the daemon had already freed the space of a file with no
 # name and nothing open: that open succeeded on a file of 12 bytes that
 # read as zeros (375 of 5,120 reads in 4 s on the 2-vCPU machine; this
-# is how pg_ctl once found "invalid data" in postmaster.pid).  Such an
-# open now fails with ENOENT, as an open(2) after the unlink does, and
-# every read that returns bytes returns the file's.
+# is how pg_ctl once found "invalid data" in postmaster.pid).  The inode
+# now lives, space and all, until the kernel forgets it (tests/mount/
+# rename-race.sh: such an open must not fail either), so that open reads
+# the file's bytes, as on ext4, and every read that returns bytes returns
+# the file's.
 # TIMEOUT: 60
 source "$(dirname "$0")/../lib.sh"
 sfs_require python3
