@@ -1167,6 +1167,7 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 	cr_assert_eq(a->device.poll_us, b->device.poll_us);
 	cr_assert_eq(a->device.async_reads, b->device.async_reads);
 	assert_same_params(&a->defaults, &b->defaults);
+	cr_assert_eq(a->cache_writeback, b->cache_writeback);
 	cr_assert_eq(!a->log.path, !b->log.path);
 	if (a->log.path)
 		cr_assert_str_eq(a->log.path, b->log.path);
@@ -1251,7 +1252,7 @@ Test(config, write_ini_round_trip)
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
-		    "[cache]\nmode = kernel\nreadahead = 64K\n"
+		    "[cache]\nmode = kernel\nreadahead = 64K\nwriteback = false\n"
 		    "[log]\npath = /tmp/req log.csv\nops = write,punch\n"
 		    "[disk]\nmodel = hdd\nrpm = 5400\nseek_track_ms = 0.3\nseek_avg_ms = 8.9\n"
 		    "seek_full_ms = 17.25\ntransfer_mib_s = 200,90.5\ncapacity = 8G\n"
@@ -1270,6 +1271,9 @@ Test(config, write_ini_round_trip)
 	assert_has(text, "contiguous_ratio = 0.1\n");
 	assert_has(text, "transfer_mib_s = 200,90.5\n");
 	assert_has(text, "extent_size = auto\n");
+	/* cache.writeback is mount-wide: in [cache], in no rule's section. */
+	cr_assert_not_null(strstr(text, "writeback = false\n"));
+	cr_assert_null(strstr(strstr(text, "[file "), "writeback"));
 	/* The built-in rule is a commented-out section, not a section. */
 	assert_has(text, "# [file \"*-shm\"]\n# cache.mode = kernel\n");
 	cr_assert_null(strstr(text, "\n[file \"*-shm\"]"));
