@@ -7,6 +7,9 @@
  *   config         the effective configuration as INI
  *   extents/PATH   CSV extent map of the file at PATH
  *   layout/PATH    the file's static layout: one line of layout_stats_format()
+ *   control        root only (0600): one command a line, its reply read back
+ *                  from the same open file (fault add|del|list, sync-report,
+ *                  crash)
  *
  * Every request on a control inode, or on a name that would put something
  * into the control directory or take it out, comes here through ctl_ops
@@ -30,6 +33,7 @@
 #include "acl.h"
 #include "build_config.h"
 #include "catalog.h"
+#include "fault.h"
 #include "layout_score.h"
 #include "reqlog.h"
 #include "sfs.h"
@@ -38,6 +42,7 @@
 #define CTL_ROOT (CTL_INO_BASE + 1)
 #define CTL_STATS (CTL_INO_BASE + 2)
 #define CTL_CONFIG (CTL_INO_BASE + 3)
+#define CTL_CONTROL (CTL_INO_BASE + 4)
 #define EXTENTS_BIT (1ull << 61)
 #define CTL_EXTENTS(ino) (CTL_INO_BASE + EXTENTS_BIT + (ino))
 #define LAYOUT_BIT (1ull << 60)
@@ -47,6 +52,24 @@ struct ctl_buf {
 	char *data;
 	size_t len;
 };
+
+/*
+ * An open control file: the command bytes not yet ended by a newline, and
+ * the replies not yet read.  Replies are a stream, read in order whatever
+ * the read's offset (the writes moved the file offset past them), and a
+ * read with nothing pending returns 0 bytes, so `cat <&3` ends.
+ */
+struct ctl_chan {
+	pthread_mutex_t lock;
+	char *cmd;
+	size_t cmd_len;
+	char *reply; /* [reply_pos, reply_len) not read yet */
+	size_t reply_len, reply_pos;
+	bool overlong; /* the line in cmd grew past CTL_LINE_MAX: refused at its newline */
+};
+
+/* A command line's limit: a 4,000-byte path and its quoting fit well. */
+#define CTL_LINE_MAX (64 * 1024)
 
 bool ctl_is_ino(uint64_t ino)
 {
@@ -366,6 +389,10 @@ static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 		if (!S_ISREG(a.mode))
 			return -ENOENT;
 		st->st_mode = S_IFREG | (a.mode & 0666);
+	} else if (ino == CTL_CONTROL) {
+		/* root's alone: the kernel refuses any other user (default_permissions) */
+		st->st_mode = S_IFREG | 0600;
+		return 0;
 	} else if (ino != CTL_STATS && ino != CTL_CONFIG) {
 		return -ENOENT;
 	} else {
@@ -403,6 +430,8 @@ static void ctl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			ino = CTL_STATS;
 		else if (strcmp(name, "config") == 0)
 			ino = CTL_CONFIG;
+		else if (strcmp(name, "control") == 0)
+			ino = CTL_CONTROL;
 		else if (strcmp(name, "extents") == 0)
 			ino = CTL_EXTENTS(FUSE_ROOT_ID);
 		else if (strcmp(name, "layout") == 0)
@@ -436,9 +465,143 @@ static void ctl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, 0);
 }
 
+/*
+ * One command line of the control file, without its newline: its reply
+ * lines, ending with "ok" or one "error: ..." line, go to @out.  A blank
+ * line gets no reply.
+ */
+static void ctl_command(struct sfs *fs, const char *line, FILE *out)
+{
+	const char *p = line + strspn(line, " \t");
+	if (!*p)
+		return;
+	if (fault_command(&fs->faults, p, out) == 0)
+		return;
+	size_t n = strcspn(p, " \t");
+	if ((n == 11 && memcmp(p, "sync-report", 11) == 0) ||
+	    (n == 5 && memcmp(p, "crash", 5) == 0))
+		fprintf(out, "error: %.*s: this scatterfs has no simulated power failure\n", (int)n,
+			p);
+	else
+		fprintf(out,
+			"error: unknown command '%.*s'; allowed: fault add, fault del, fault list, "
+			"sync-report, crash\n",
+			(int)(n > 64 ? 64 : n), p);
+}
+
+/* Runs every complete line of @c's command bytes (@all: the last unended one too). */
+static int chan_run(struct sfs *fs, struct ctl_chan *c, bool all)
+{
+	char *rbuf = NULL;
+	size_t rlen = 0;
+	FILE *out = open_memstream(&rbuf, &rlen);
+	if (!out)
+		return -ENOMEM;
+	size_t start = 0;
+	for (;;) {
+		char *nl = memchr(c->cmd + start, '\n', c->cmd_len - start);
+		if (!nl && !(all && start < c->cmd_len))
+			break;
+		size_t end = nl ? (size_t)(nl - c->cmd) : c->cmd_len;
+		c->cmd[end] = '\0'; /* the newline, or the spare byte chan_write() keeps */
+		if (c->overlong) {
+			fprintf(out, "error: command line longer than %d bytes\n", CTL_LINE_MAX);
+			c->overlong = false;
+		} else if (memchr(c->cmd + start, '\0', end - start)) {
+			fputs("error: a NUL byte in the command line\n", out);
+		} else {
+			ctl_command(fs, c->cmd + start, out);
+		}
+		start = nl ? end + 1 : c->cmd_len;
+	}
+	memmove(c->cmd, c->cmd + start, c->cmd_len - start);
+	c->cmd_len -= start;
+	if (fclose(out))
+		return -ENOMEM;
+	if (rlen) {
+		size_t keep = c->reply_len - c->reply_pos;
+		char *r = malloc(keep + rlen);
+		if (!r) {
+			free(rbuf);
+			return -ENOMEM;
+		}
+		memcpy(r, c->reply + c->reply_pos, keep);
+		memcpy(r + keep, rbuf, rlen);
+		free(c->reply);
+		c->reply = r;
+		c->reply_len = keep + rlen;
+		c->reply_pos = 0;
+	}
+	free(rbuf);
+	return 0;
+}
+
+/* Takes the written bytes: each line that ends in them runs at once, in order. */
+static int chan_write(struct sfs *fs, struct ctl_chan *c, const char *buf, size_t size)
+{
+	pthread_mutex_lock(&c->lock);
+	int err = 0;
+	size_t done = 0;
+	while (!err && done < size) {
+		const char *nl = memchr(buf + done, '\n', size - done);
+		size_t n = nl ? (size_t)(nl - (buf + done)) + 1 : size - done;
+		if (c->overlong || c->cmd_len + n > CTL_LINE_MAX + 1) {
+			/* dropped as it comes; at its newline, one error line stands for it */
+			c->overlong = true;
+			c->cmd_len = 0;
+			if (nl) {
+				char *m = realloc(c->cmd, 2);
+				if (!m) {
+					err = -ENOMEM;
+					break;
+				}
+				c->cmd = m;
+				c->cmd[c->cmd_len++] = '\n';
+				err = chan_run(fs, c, false);
+			}
+		} else {
+			/* + 1: the NUL chan_run() puts */
+			char *m = realloc(c->cmd, c->cmd_len + n + 1);
+			if (!m) {
+				err = -ENOMEM;
+				break;
+			}
+			c->cmd = m;
+			memcpy(c->cmd + c->cmd_len, buf + done, n);
+			c->cmd_len += n;
+			if (nl)
+				err = chan_run(fs, c, false);
+		}
+		done += n;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
 static void ctl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sfs *fs = fuse_req_userdata(req);
+	if (ino == CTL_CONTROL) {
+		/*
+		 * The kernel checks the mode (0600, root's) first; this is the
+		 * daemon's own check, for a mount without default_permissions.
+		 */
+		if (fuse_req_ctx(req)->uid != 0) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		struct ctl_chan *c = calloc(1, sizeof *c);
+		if (!c) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		pthread_mutex_init(&c->lock, NULL);
+		fi->fh = (uint64_t)(uintptr_t)c;
+		fi->direct_io = 1;
+		fi->nonseekable = 1;
+		fuse_reply_open(req, fi);
+		return;
+	}
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;
@@ -466,6 +629,25 @@ static void ctl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void ctl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	if (ino == CTL_CONTROL) {
+		struct ctl_chan *c = (struct ctl_chan *)(uintptr_t)fi->fh;
+		pthread_mutex_lock(&c->lock);
+		size_t n = c->reply_len - c->reply_pos;
+		if (n > size)
+			n = size;
+		char *copy = n ? malloc(n) : NULL;
+		if (copy) {
+			memcpy(copy, c->reply + c->reply_pos, n);
+			c->reply_pos += n;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (n && !copy)
+			fuse_reply_err(req, ENOMEM);
+		else
+			fuse_reply_buf(req, copy, n);
+		free(copy);
+		return;
+	}
 	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
 	if (!b || (uint64_t)off >= b->len) {
 		fuse_reply_buf(req, NULL, 0);
@@ -494,6 +676,18 @@ static void ctl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void ctl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (ino == CTL_CONTROL) {
+		struct ctl_chan *c = (struct ctl_chan *)(uintptr_t)fi->fh;
+		/* A last line without its newline still runs; its reply has no reader. */
+		if (c->cmd_len)
+			(void)chan_run(fuse_req_userdata(req), c, true);
+		pthread_mutex_destroy(&c->lock);
+		free(c->cmd);
+		free(c->reply);
+		free(c);
+		fuse_reply_err(req, 0);
+		return;
+	}
 	struct ctl_buf *b = (struct ctl_buf *)(uintptr_t)fi->fh;
 	if (b)
 		free(b->data);
@@ -565,10 +759,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		return;
 	}
 	if (ino == CTL_ROOT) {
-		static const char *const names[] = {"stats", "config", "extents", "layout"};
+		static const char *const names[] = {"stats", "config", "extents", "layout",
+						    "control"};
 		const uint64_t inos[] = {CTL_STATS, CTL_CONFIG, CTL_EXTENTS(FUSE_ROOT_ID),
-					 CTL_LAYOUT(FUSE_ROOT_ID)};
-		for (off_t i = off; i < 4; i++)
+					 CTL_LAYOUT(FUSE_ROOT_ID), CTL_CONTROL};
+		for (off_t i = off; i < 5; i++)
 			if (!add_entry(req, buf, size, &used, names[i], inos[i], i + 1, plus))
 				break;
 	} else {
@@ -634,6 +829,19 @@ static void reply_rofs(fuse_req_t req)
 static void ctl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
+	/*
+	 * `echo CMD > control` truncates first: the control file is always
+	 * empty, so a truncation to 0 (and the times it sets) changes nothing.
+	 */
+	const int ok_bits = FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+			    FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME;
+	if (ino == CTL_CONTROL && !(to_set & ~ok_bits) &&
+	    (!(to_set & FUSE_SET_ATTR_SIZE) || attr->st_size == 0)) {
+		struct stat st;
+		ctl_stat(fuse_req_userdata(req), ino, &st);
+		fuse_reply_attr(req, &st, 0);
+		return;
+	}
 	reply_rofs(req);
 }
 
@@ -684,7 +892,16 @@ static void ctl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
-	reply_rofs(req);
+	if (ino != CTL_CONTROL) {
+		reply_rofs(req);
+		return;
+	}
+	struct ctl_chan *c = (struct ctl_chan *)(uintptr_t)fi->fh;
+	int err = chan_write(fuse_req_userdata(req), c, buf, size);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_write(req, size);
 }
 
 static void ctl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

@@ -58,25 +58,6 @@ static void mark_dirty(struct inode *in, uint64_t logical)
 		in->dirty_from = logical;
 }
 
-void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in, uint64_t off,
-		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r)
-{
-	struct reqlog_row row = {
-		.ts_us = ts,
-		.op = op,
-		.pid = pid,
-		.path = in->path ? in->path : "",
-		.offset = off,
-		.size = size,
-		.result = result,
-		.latency_us = (mono_ns() - r->arrival_ns) / 1000,
-		.device_io = r->v,
-		.ndevice_io = r->n,
-		.model_us = dev_req_model_us(r),
-	};
-	reqlog_append(fs->log, &row);
-}
-
 /*
  * Zero-fills the new extents of @plan except the blocks [skip_from,
  * skip_to) that the caller is about to overwrite, marks what it zeroed as
@@ -87,7 +68,7 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 			  uint64_t skip_from, uint64_t skip_to, pid_t pid, struct dev_req *r)
 {
 	struct dev_req ext;
-	io_req_init(fs, &ext, mono_ns());
+	io_req_file(fs, &ext, mono_ns(), r ? r->op : DEV_OP_WRITE, in);
 	uint64_t ts = now_us(fs);
 	int err = 0;
 	for (size_t i = 0; i < plan->n && !err; i++) {
@@ -99,6 +80,7 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 			uint64_t a = parts[k][0], b = parts[k][1];
 			if (b <= a)
 				continue;
+			ext.logical = a;
 			err = dev_zero(fs->dev[e->dev], &ext, b - a, e->device + (a - lo),
 				       plan->zero_fill);
 			if (!err)
@@ -222,6 +204,8 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 		 * it covers): charged to the request, not to the extend row,
 		 * whose latency is the zero-fill alone.
 		 */
+		if (r)
+			r->logical = DEV_NO_LOGICAL;
 		for (size_t i = 0; i < plan.n && !err; i++)
 			err = dev_charge_metadata(fs->dev[plan.v[i].dev], r);
 	}
@@ -284,10 +268,12 @@ static int read_segment(void *opaque, const struct segment *s)
 			memset(d, 0, s->length);
 			return 0;
 		}
+		c->r->logical = s->logical;
 		return dev_pread(c->fs->dev[s->dev], c->r, d, s->length, s->device);
 	}
 	if (s->kind == SEG_DATA) {
 		int fd;
+		c->r->logical = s->logical;
 		int err = dev_pread_fd(c->fs->dev[s->dev], c->r, s->length, s->device, &fd);
 		if (err)
 			return err;
@@ -309,7 +295,7 @@ static int read_segment(void *opaque, const struct segment *s)
 void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size)
 {
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_READ, in);
 	uint64_t ts = now_us(fs);
 	pid_t pid = fuse_req_ctx(req)->pid;
 	struct read_ctx c = {.fs = fs, .r = &r, .off = off};
@@ -356,6 +342,14 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 	}
 	if (size)
 		err = io_for_each_segment(in, off, size, read_segment, &c);
+	if (err == -EOPNOTSUPP && c.bv) {
+		/* A layer would not let a run splice after all: copy the whole
+		 * reply instead, its device I/Os recorded once. */
+		r.n = 0;
+		c.bv = NULL;
+		c.buf = bounce_get(BOUNCE_REPLY, size);
+		err = c.buf ? io_for_each_segment(in, off, size, read_segment, &c) : -ENOMEM;
+	}
 	if (err)
 		goto out;
 	/* With the model, start the reply early by what copying it to the
@@ -383,17 +377,13 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		atomic_store(&fs->reply_ps_per_byte, old - old / 8 + ps / 8);
 	}
 	r.complete_ns += r.complete_ns ? copy_ns : 0;
-	atomic_fetch_add(&fs->stats.reads, 1);
-	atomic_fetch_add(&fs->stats.bytes_read, size);
-	if (reqlog_wants(fs->log, LOG_READ))
-		io_log_request(fs, LOG_READ, pid, in, off, want, err ? err : (int64_t)size, ts, &r);
+	io_read_done(fs, in, pid, off, want, size, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
 	return;
 out:
+	io_read_done(fs, in, pid, off, want, size, err, 0, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
-	if (reqlog_wants(fs->log, LOG_READ))
-		io_log_request(fs, LOG_READ, pid, in, off, want, err, ts, &r);
 	dev_req_release(&r);
 	fuse_reply_err(req, -err);
 }
@@ -410,6 +400,7 @@ static int write_segment(void *opaque, const struct segment *s)
 	struct write_ctx *c = opaque;
 	if (s->kind == SEG_HOLE)
 		return -EIO; /* allocate_range() left a hole: a bug */
+	c->r->logical = s->logical;
 	return dev_pwrite(c->fs->dev[s->dev], c->r, c->buf + (s->logical - c->off), s->length,
 			  s->device);
 }
@@ -440,6 +431,7 @@ static int fill_segment(void *opaque, const struct segment *s)
 		memset(d, 0, s->length);
 		return 0;
 	}
+	c->r->logical = s->logical;
 	return dev_pread(c->fs->dev[s->dev], c->r, d, s->length, s->device);
 }
 
@@ -455,7 +447,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 		 pid_t pid)
 {
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_WRITE, in);
 	uint64_t ts = now_us(fs);
 	uint64_t bs = inode_device(fs, in)->block_size;
 	int err = inode_load_map(fs, in);
@@ -536,6 +528,7 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	int err = read_mapped(fs, in, tmp, a, bs, r);
 	if (!err) {
 		memset(tmp + (off - a), 0, len);
+		r->logical = a;
 		err = dev_pwrite(fs->dev[s.dev], r, tmp, bs, s.device);
 	}
 	return err;
@@ -577,8 +570,13 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 	if (!io_fallocate_supported(mode))
 		return -EOPNOTSUPP;
 	uint64_t bs = inode_device(fs, in)->block_size;
+	int kind = mode & ~FALLOC_FL_KEEP_SIZE;
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(),
+		    kind == FALLOC_FL_PUNCH_HOLE   ? DEV_OP_PUNCH
+		    : kind == FALLOC_FL_ZERO_RANGE ? DEV_OP_ZERO_RANGE
+						   : DEV_OP_ALLOCATE,
+		    in);
 	uint64_t ts = now_us(fs);
 	int err = inode_load_map(fs, in);
 	if (err)
@@ -587,7 +585,6 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		return -EINVAL;
 	if (off + len < off || off + len > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	int kind = mode & ~FALLOC_FL_KEEP_SIZE;
 	uint64_t wf, wt;
 	switch (kind) {
 	case 0: {
@@ -634,7 +631,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 {
 	uint64_t bs = inode_device(fs, in)->block_size;
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_TRUNCATE, in);
 	int err = inode_load_map(fs, in);
 	if (err)
 		return err;
@@ -660,7 +657,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 {
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_FSYNC, in);
 	uint64_t ts = now_us(fs);
 	int err;
 	inode_wrlock(in);

@@ -16,12 +16,35 @@ static inline void io_req_init(struct sfs *fs, struct dev_req *r, uint64_t arriv
 }
 
 /**
+ * io_req_file() - io_req_init() of a request that does @op on @in: the
+ * layers see its inode number and path (a pointer to in->path: nothing
+ * is built per request).
+ */
+static inline void io_req_file(struct sfs *fs, struct dev_req *r, uint64_t arrival_ns,
+			       enum dev_op op, const struct inode *in)
+{
+	io_req_init(fs, r, arrival_ns);
+	dev_req_file(r, op, in->ino, in->path);
+}
+
+/**
  * io_log_request() - appends the log row of one request of @in: @op at
  * logical [@off, +@size), @result bytes or -errno, started at @ts (us since
  * the mount); latency, device I/Os and modelled time come from @r.
  */
 void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in, uint64_t off,
 		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r);
+
+/**
+ * io_read_done() - the completion of one read of @in, however it was
+ * read (synchronously, io.c, or queued, io_queue.c), counted and logged
+ * here once: logical [@off, +@want) asked, @size bytes read (clamped at
+ * EOF); @err the read's -errno (0: read), @reply_err the reply's (the
+ * log's result when the read succeeded); started at @ts (us since the
+ * mount); device I/Os and times from @r.
+ */
+void io_read_done(struct sfs *fs, const struct inode *in, pid_t pid, uint64_t off, size_t want,
+		  size_t size, int err, int reply_err, uint64_t ts, const struct dev_req *r);
 
 /**
  * io_for_each_segment() - calls @fn for each segment of logical [off,

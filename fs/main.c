@@ -143,7 +143,7 @@ static void usage(const char *prog)
 	       "    default_permissions is always on; use allow_other to let other users in\n"
 	       "    (PostgreSQL runs as its own user).\n\n"
 	       "Unmount with: fusermount3 -u MOUNTPOINT\n"
-	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH,layout/PATH}\n"
+	       "Control files: MOUNTPOINT/.scatterfs/{stats,config,extents/PATH,layout/PATH,control}\n"
 	       "    (stats: counters as JSON; config: the effective configuration;\n"
 	       "    extents/PATH: the file's extent map as CSV; layout/PATH: its layout\n"
 	       "    score; see scatterfs(1))\n\n"
@@ -641,7 +641,7 @@ int main(int argc, char *argv[])
 	struct sfs *fs = calloc(1, sizeof *fs);
 	char err[1024];
 	int ret = 1;
-	bool created = false, cat_created = false, mounted = false;
+	bool created = false, cat_created = false, mounted = false, faults_ready = false;
 	int meta_fd = -1; /* held open for its lock */
 	struct fuse_loop_config *loop = NULL;
 
@@ -876,18 +876,28 @@ int main(int argc, char *argv[])
 		}
 		if (reserve_used(fs, dv, ids[i].recorded_size))
 			goto out;
-		/* Each device its own model: its own head, its own queue of I/Os. */
-		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
-		if (dev_stack_build(dv, disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
-				    err, sizeof err)) {
-			if (i)
-				fprintf(stderr, "scatterfs: device '%s': %s\n", dv->name, err);
-			else
-				fprintf(stderr, "scatterfs: %s\n", err);
+		/* Each device its own stack: its own model, head and queue of I/Os. */
+		const struct device_conf *dc = i ? &fs->cfg.devices[i - 1] : NULL;
+		struct dev_layer_args la = {.disk = dc ? &dc->disk : &fs->cfg.disk,
+					    .poll_us = fs->cfg.device.poll_us,
+					    .async_reads = fs->cfg.device.async_reads};
+		if (dev_stack_build(dv, dc ? &dc->layers : &fs->cfg.device.layers,
+				    dc ? dc->layer_data : fs->cfg.device.layer_data, &la, err,
+				    sizeof err)) {
+			fprintf(stderr, "scatterfs: %s\n", err);
 			goto out;
 		}
 		fs->model_on |= dv->model_on;
-		fs->splice_replies &= !dv->direct && !dv->model_on;
+		fs->splice_replies &= dev_splice_ok(dv);
+	}
+
+	for (unsigned i = 0; i < fs->ndev; i++)
+		fs->dev_names[i] = fs->dev[i]->name;
+	fault_set_init(&fs->faults, fs->dev_names, fs->ndev);
+	faults_ready = true;
+	if (fault_set_load(&fs->faults, fs->cfg.faults, fs->cfg.nfaults, err, sizeof err)) {
+		fprintf(stderr, "scatterfs: %s\n", err);
+		goto out;
 	}
 
 	/* Everything checked: now change things. */
@@ -1067,6 +1077,8 @@ out:
 	free(cl.size);
 	free(cl.transport);
 	free(opts.mountpoint);
+	if (faults_ready)
+		fault_set_release(&fs->faults);
 	config_free(&fs->cfg);
 	free(fs->backing_path);
 	free(fs->meta_path);

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "device.h"
 #include "extmap.h"
+#include "fault.h"
 #include "pins.h"
 
 struct catalog;
@@ -118,6 +119,7 @@ struct sfs {
 
 	struct catalog *cat;
 	struct reqlog *log;
+	struct fault_set faults; /* the fault layer's rules (fault.h), of every device */
 	struct timespec start_mono;     /* ts_us = 0 */
 	struct timespec start_realtime; /* wall clock at mount, for stats */
 

@@ -61,6 +61,8 @@ const char *config_section_label(enum section sec, const char *glob, char *buf, 
 		snprintf(buf, len, "[file \"%s\"]", glob);
 	else if (sec == SEC_NAMED_DEVICE)
 		snprintf(buf, len, "[device \"%s\"]", glob);
+	else if (sec == SEC_FAULT)
+		snprintf(buf, len, "[fault \"%s\"]", glob);
 	else if (sec == SEC_NONE)
 		snprintf(buf, len, "(no section)");
 	else
@@ -202,6 +204,8 @@ long config_add_device(struct sfs_config *c, const char *name, unsigned line, co
 	d->block_size = builtin.device.block_size;
 	d->direct = builtin.device.direct;
 	d->disk = builtin.disk;
+	d->layers = builtin.device.layers;
+	memcpy(d->layer_data, builtin.device.layer_data, sizeof(d->layer_data));
 	d->file = file;
 	d->line = line;
 	config_free(&builtin);
@@ -219,6 +223,15 @@ void config_free(struct sfs_config *c)
 	for (i = 0; i < c->nrules; i++)
 		free(c->rules[i].glob);
 	free(c->rules);
+	for (i = 0; i < c->nfaults; i++) {
+		for (size_t j = 0; j < c->faults[i].nkv; j++) {
+			free(c->faults[i].kv[j].key);
+			free(c->faults[i].kv[j].value);
+		}
+		free(c->faults[i].kv);
+		free(c->faults[i].name);
+	}
+	free(c->faults);
 	free(c->log.path);
 	free(c->source);
 	config_state_free(c->state);
@@ -243,6 +256,7 @@ struct parse_ctx {
 	enum section sec;		       /* current section */
 	long rule;			       /* current rule index in [file] sections */
 	long device;			       /* current index in c->devices in [device "NAME"] */
+	long fault;			       /* current index in c->faults in [fault "NAME"] */
 	unsigned dev_line[CONFIG_MAX_DEVICES]; /* where this file's section of each began; 0 */
 	unsigned sec_line[NGLOBAL_SECTIONS];   /* where each global section began; 0 = not seen */
 	uint64_t sec_keys;		       /* keys the current section wrote */
@@ -396,6 +410,88 @@ static int parse_device_header(struct parse_ctx *x, const char *q, const char *e
 	return 0;
 }
 
+/*
+ * A [fault "NAME"] header, from the opening quote @q: a new section whose
+ * keys are kept as written for the fault layer.  A name given twice, in
+ * this file or an earlier one, is refused: two rules cannot share a name.
+ */
+static int parse_fault_header(struct parse_ctx *x, const char *q, const char *end)
+{
+	const char *close = memchr(q + 1, '"', (size_t)(end - q - 1)), *p;
+	struct config_fault *f;
+
+	if (!close) {
+		parse_fail(x, "[fault \"...: missing closing '\"' of the name");
+		return x->rc;
+	}
+	p = close + 1;
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end || *p != ']' || !header_tail_ok(p + 1, end)) {
+		parse_fail(x, "[fault \"NAME\"]: expected ']' after the name and nothing but a "
+			      "comment after it");
+		return x->rc;
+	}
+	if (close == q + 1) {
+		parse_fail(x, "[fault \"\"]: empty name");
+		return x->rc;
+	}
+	for (size_t i = 0; i < x->c->nfaults; i++) {
+		f = &x->c->faults[i];
+		if ((size_t)(close - q - 1) == strlen(f->name) &&
+		    memcmp(f->name, q + 1, (size_t)(close - q - 1)) == 0) {
+			parse_fail(x, "duplicated section [fault \"%s\"] (first at %s:%u)", f->name,
+				   f->file, f->line);
+			return x->rc;
+		}
+	}
+	f = realloc(x->c->faults, (x->c->nfaults + 1) * sizeof(*f));
+	if (!f)
+		return x->rc = -ENOMEM;
+	x->c->faults = f;
+	f += x->c->nfaults;
+	memset(f, 0, sizeof(*f));
+	f->name = strndup(q + 1, (size_t)(close - q - 1));
+	if (!f->name)
+		return x->rc = -ENOMEM;
+	f->file = x->file;
+	f->line = x->line;
+	x->fault = (long)x->c->nfaults++;
+	x->sec = SEC_FAULT;
+	return 0;
+}
+
+/* One key of a [fault "NAME"] section: kept as written; a key twice is refused here. */
+static int fault_key(struct parse_ctx *x, const char *label, const char *name, const char *value)
+{
+	struct config_fault *f = &x->c->faults[x->fault];
+	struct config_fault_kv *kv;
+
+	for (size_t i = 0; i < f->nkv; i++) {
+		if (strcmp(f->kv[i].key, name) == 0) {
+			parse_fail(x, "%s: duplicated key '%s' (first at line %u)", label, name,
+				   f->kv[i].line);
+			return 0;
+		}
+	}
+	kv = realloc(f->kv, (f->nkv + 1) * sizeof(*kv));
+	if (!kv) {
+		x->rc = -ENOMEM;
+		return 0;
+	}
+	f->kv = kv;
+	kv += f->nkv;
+	kv->key = strdup(name);
+	kv->value = strdup(value);
+	kv->line = x->line;
+	f->nkv++;
+	if (!kv->key || !kv->value) {
+		x->rc = -ENOMEM;
+		return 0;
+	}
+	return 1;
+}
+
 /* Parses the header in [@s, @end) (starting at '[') and makes it current.  Returns 0 or -errno. */
 static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 {
@@ -474,6 +570,16 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 		if (q < end && *q == '"')
 			return parse_device_header(x, q, end);
 	}
+	if (end - p >= 5 && memcmp(p, "fault", 5) == 0 &&
+	    (p + 5 == end || is_blank(p[5]) || p[5] == '"' || p[5] == ']')) {
+		q = p + 5;
+		while (q < end && is_blank(*q))
+			q++;
+		if (q < end && *q == '"')
+			return parse_fault_header(x, q, end);
+		parse_fail(x, "[fault] needs a name in double quotes: [fault \"NAME\"]");
+		return x->rc;
+	}
 	close = memchr(p, ']', (size_t)(end - p));
 	if (!close) {
 		parse_fail(x, "section header without ']'");
@@ -495,7 +601,8 @@ static int parse_header(struct parse_ctx *x, const char *s, const char *end)
 	if (i == NGLOBAL_SECTIONS) {
 		parse_fail(x,
 			   "unknown section [%s]; allowed: [device], [layout], [autoextend], "
-			   "[cache], [log], [disk], [file \"GLOB\"], [device \"NAME\"]",
+			   "[cache], [log], [disk], [file \"GLOB\"], [device \"NAME\"], "
+			   "[fault \"NAME\"]",
 			   name);
 		return x->rc;
 	}
@@ -808,6 +915,7 @@ static int handle_key(struct parse_ctx *x, const char *name, const char *value)
 	struct config_state *st = x->st;
 	const char *glob = x->sec == SEC_FILE		? x->c->rules[x->rule].glob
 			   : x->sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].name
+			   : x->sec == SEC_FAULT	? x->c->faults[x->fault].name
 							: NULL;
 	char label[300], why[256];
 	unsigned k;
@@ -831,6 +939,8 @@ static int handle_key(struct parse_ctx *x, const char *name, const char *value)
 	config_section_label(x->sec, glob, label, sizeof(label));
 	if (x->sec == SEC_NAMED_DEVICE)
 		return device_key(x, label, name, value);
+	if (x->sec == SEC_FAULT)
+		return fault_key(x, label, name, value);
 	k = claim_key(x, x->sec, label, name);
 	if (k == config_nkeys())
 		return 0;

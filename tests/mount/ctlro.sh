@@ -4,6 +4,7 @@
 # extents/ and a file's extents/PATH), and every operation that would put a
 # name into it or take one out of it, each with the exact errno (or result)
 # the daemon gave before the control directory had a dispatch of its own.
+# control, root's command file, is the one writable entry (tests/mount/faults.sh).
 # Run as root (root passes every permission check, so each answer is the
 # daemon's or the VFS's, never EACCES).
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -133,7 +134,7 @@ for what, fn, want in checks:
 # Nothing above may have changed the tree or the control files.
 if sorted(os.listdir(".")) != ["d", "g"]:
     fails.append(f"root after the checks: {sorted(os.listdir('.'))}, expected ['d', 'g']")
-if sorted(os.listdir(C)) != ["config", "extents", "layout", "stats"]:
+if sorted(os.listdir(C)) != ["config", "control", "extents", "layout", "stats"]:
     fails.append(f".scatterfs after the checks: {sorted(os.listdir(C))}")
 if open("d/f").read() != "data\n" or open("g").read() != "other\n":
     fails.append("d/f or g changed")
