@@ -27,7 +27,7 @@ static void write_origin(FILE *f, const struct sfs_config *c, long rule, unsigne
 {
 	const struct config_state *st = c->state;
 	const char *file = NULL, *option = NULL;
-	uint64_t autoset;
+	config_keyset autoset;
 	unsigned line = 0;
 	char *text;
 
@@ -75,7 +75,10 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct key_entry *e = config_key(k);
 
-		if (!config_rule_key(k))
+		/* The global sections also hold mount-wide keys (cache.writeback). */
+		if (!config_rule_key(k) &&
+		    !(rule < 0 && (e->sec == SEC_LAYOUT || e->sec == SEC_AUTOEXTEND ||
+				   e->sec == SEC_CACHE)))
 			continue;
 		if (with_headers && e->sec != cur) {
 			cur = e->sec;
@@ -111,8 +114,8 @@ static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct key_entry *e = config_key(k);
 
-		if (e->dev_offset == NO_DEV_OFFSET)
-			continue;
+		if (e->dev_offset == NO_DEV_OFFSET || (e->model && e->model != d->disk.model))
+			continue; /* not a device key, or another model's */
 		if (k == K_DEVICE_SIZE && !d->size && d->effective_size) {
 			format_size(d->effective_size, v, sizeof(v));
 			fprintf(f, "# the backing's size\n");
@@ -196,7 +199,8 @@ char *config_write_ini(const struct sfs_config *c)
 	fprintf(f, "ops = %s\n", v);
 	fprintf(f, "\n[disk]\n");
 	for (k = 0; k < config_nkeys(); k++)
-		if (config_key(k)->sec == SEC_DISK) {
+		if (config_key(k)->sec == SEC_DISK &&
+		    (!config_key(k)->model || config_key(k)->model == c->disk.model)) {
 			config_format_value(c, &c->defaults, k, v, sizeof(v));
 			write_origin(f, c, -1, k);
 			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
@@ -253,7 +257,14 @@ void config_write_help(FILE *f)
 			else
 				config_model_names(names + used, sizeof(names) - used);
 		}
-		if (e->pattern || e->model)
+		if (e->row->parse == config_parse_layers) {
+			size_t used = (size_t)snprintf(names, sizeof(names), "; one of ");
+			config_layer_names(names + used, sizeof(names) - used);
+		}
+		if (e->layer)
+			fprintf(f, "    %-27s %s (%s layer; default %s)\n", name, e->row->help,
+				e->layer->name, v);
+		else if (e->pattern || e->model)
 			fprintf(f, "    %-27s %s%s (%s %s; default %s)\n", name, e->row->help,
 				names, e->pattern ? e->pattern->name : e->model->name,
 				e->pattern ? "pattern" : "model", v);

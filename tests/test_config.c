@@ -176,6 +176,7 @@ Test(config, defaults)
 	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_WRITE);
 	cr_assert_eq(c.defaults.cache.mode, CACHE_NONE);
 	cr_assert_eq(c.defaults.cache.readahead, 128 * KiB);
+	cr_assert(c.cache_writeback);
 	cr_assert_null(c.log.path);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
 	cr_assert_eq(c.disk.model, DISK_NONE);
@@ -428,7 +429,7 @@ Test(config, other_patterns_and_values)
 
 	load_ok(&c, "[layout]\npattern = single\ninitial_size = 512M\nextent_size = auto\n"
 		    "[autoextend]\nzero_fill = none\n[device]\ndirect = off\n[disk]\n"
-		    "transfer_mib_s = 120\n");
+		    "model = hdd\ntransfer_mib_s = 120\n");
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_SINGLE);
 	cr_assert_eq(c.defaults.layout.initial_size, 512 * MiB);
 	cr_assert_eq(c.defaults.layout.extent_size, 0);
@@ -529,6 +530,66 @@ Test(config, error_unknown_key_in_rule)
 		   "extent_size, device, initial_size, gap, gap_max, contiguous_ratio, seed, "
 		   "layout_score, map, map_format, map_base, map_then, next, max_size, "
 		   "zero_fill, sparse, mode, readahead");
+}
+
+/*
+ * cache.writeback is mount-wide (the kernel's write-back cache is one per
+ * connection): a [file] rule that sets it is refused with where to put it.
+ */
+Test(config, writeback_not_in_rule)
+{
+	load_fails("[cache]\nmode = kernel\n[file \"*.db\"]\nwriteback = false\n", 4,
+		   "'writeback'");
+	assert_has(errbuf, "[file \"*.db\"] key 'writeback' is mount-wide");
+	assert_has(errbuf, "set it in [cache]");
+	load_fails("[file \"*.db\"]\ncache.writeback = true\n", 2, "'cache.writeback'");
+	assert_has(errbuf, "is mount-wide");
+}
+
+/*
+ * config_writeback(): on only where every file is in kernel mode; a mount
+ * that puts some files in each mode gets it off and one line saying why;
+ * a mount in none mode alone, or with cache.writeback = false, no line.
+ */
+Test(config, writeback_needs_every_file_in_kernel_mode)
+{
+	struct sfs_config c;
+	char why[512];
+
+	load_ok(&c, "[cache]\nmode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\nwriteback = false\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	/* none: the built-in *-shm rule (kernel) says nothing */
+	load_ok(&c, "[cache]\nmode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\n[file \"pg_wal/*\"]\ncache.mode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "cache.writeback is off for this mount: it has files in both cache "
+			      "modes ([file \"pg_wal/*\"] cache.mode = none), and the kernel's "
+			      "write-back cache would keep the size and times of every file, a "
+			      "direct-I/O file's going stale; set cache.writeback = false, or "
+			      "cache.mode = kernel for every file");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = none\n[file \"*.db\"]\ncache.mode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	assert_has(why, "([cache] mode = none)");
+	config_free(&c);
 }
 
 Test(config, error_bad_enums)
@@ -767,6 +828,7 @@ Test(config, overrides)
 	cr_assert_eq(config_set(&c, "log.ops=read:write:punch", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_PUNCH);
+	cr_assert_eq(config_set(&c, "disk.model=hdd", errbuf, sizeof(errbuf)), 0, "%s", errbuf);
 	cr_assert_eq(config_set(&c, "disk.transfer_mib_s=180:90", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
 	cr_assert_eq(HDD(&c.disk)->transfer_outer_mib_s, 180);
@@ -1106,6 +1168,7 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 	cr_assert_eq(a->device.poll_us, b->device.poll_us);
 	cr_assert_eq(a->device.async_reads, b->device.async_reads);
 	assert_same_params(&a->defaults, &b->defaults);
+	cr_assert_eq(a->cache_writeback, b->cache_writeback);
 	cr_assert_eq(!a->log.path, !b->log.path);
 	if (a->log.path)
 		cr_assert_str_eq(a->log.path, b->log.path);
@@ -1190,7 +1253,7 @@ Test(config, write_ini_round_trip)
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
-		    "[cache]\nmode = kernel\nreadahead = 64K\n"
+		    "[cache]\nmode = kernel\nreadahead = 64K\nwriteback = false\n"
 		    "[log]\npath = /tmp/req log.csv\nops = write,punch\n"
 		    "[disk]\nmodel = hdd\nrpm = 5400\nseek_track_ms = 0.3\nseek_avg_ms = 8.9\n"
 		    "seek_full_ms = 17.25\ntransfer_mib_s = 200,90.5\ncapacity = 8G\n"
@@ -1209,6 +1272,9 @@ Test(config, write_ini_round_trip)
 	assert_has(text, "contiguous_ratio = 0.1\n");
 	assert_has(text, "transfer_mib_s = 200,90.5\n");
 	assert_has(text, "extent_size = auto\n");
+	/* cache.writeback is mount-wide: in [cache], in no rule's section. */
+	cr_assert_not_null(strstr(text, "writeback = false\n"));
+	cr_assert_null(strstr(strstr(text, "[file "), "writeback"));
 	/* The built-in rule is a commented-out section, not a section. */
 	assert_has(text, "# [file \"*-shm\"]\n# cache.mode = kernel\n");
 	cr_assert_null(strstr(text, "\n[file \"*-shm\"]"));
@@ -1900,7 +1966,7 @@ Test(config, decimal_size_units_refused_binary_accepted)
 	config_free(&c);
 
 	load_ok(&c, "[device]\nsize = 1GiB\n[layout]\nextent_size = 64KiB\n[autoextend]\n"
-		    "next = 1mib\n[disk]\nprefetch_max = 512KIB\n");
+		    "next = 1mib\n[disk]\nmodel = hdd\nprefetch_max = 512KIB\n");
 	cr_assert_eq(config_set_option(&c, "device.size=2GiB", "size=2GiB", errbuf, sizeof(errbuf)),
 		     0, "%s", errbuf);
 	finish_ok(&c, 0);
@@ -2073,5 +2139,109 @@ Test(config, device_sections_not_by_option)
 	cr_assert_str_eq(errbuf, "option -o layout.device=wal: [layout] device = wal: no such "
 				 "device; allowed: main (main is BACKING, the others [device "
 				 "\"NAME\"] sections)");
+	config_free(&c);
+}
+
+/* ---- [disk]: each model's keys are its own ---- */
+
+/*
+ * A key of a model other than the one chosen is refused, naming the
+ * chosen model, where it was chosen, the model that has the key and the
+ * spelling that chooses it: model = none (conf/default.ini before models
+ * had their own keys) with an hdd key, in [disk] and in [device "NAME"].
+ */
+Test(config, disk_key_of_another_model_refused)
+{
+	struct sfs_config c;
+	const char *path;
+	char want[1024];
+
+	cr_assert_eq(load_text(&c, "[disk]\nmodel = none\nrpm = 7200\n", &path), 0, "%s", errbuf);
+	cr_assert_eq(config_finish(&c, GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:3: [disk] rpm = 7200: model none (set at %s:2) has no key rpm; it is a key of "
+		 "model hdd: write model = hdd before it (keys with model = none: capacity, "
+		 "metadata_io, metadata_offset, model)",
+		 path, path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	/* No model written: the default none, and an -o override is named as such. */
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "disk.seek_avg_ms=30", errbuf, sizeof(errbuf)), 0, "%s",
+		     errbuf);
+	cr_assert_eq(config_finish(&c, GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf,
+			 "option -o disk.seek_avg_ms=30: [disk] seek_avg_ms = 30: model none "
+			 "(the default) has no key seek_avg_ms; it is a key of model hdd: "
+			 "write model = hdd before it (keys with model = none: capacity, "
+			 "metadata_io, metadata_offset, model)");
+	config_free(&c);
+
+	/* The keys every model shares are accepted with any. */
+	load_ok(&c, "[disk]\ncapacity = 1T\nmetadata_offset = 1M\n");
+	finish_ok(&c, GiB);
+	cr_assert_eq(c.disk.capacity, 1ULL << 40);
+	config_free(&c);
+
+	cr_assert_eq(
+	    load_text(&c, "[device \"wal\"]\nbacking = w.img\nmodel = none\nprefetch = 2\n", &path),
+	    0, "%s", errbuf);
+	cr_assert_eq(config_finish(&c, GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:4: [device \"wal\"] prefetch = 2: model none (set at %s:3) has no key "
+		 "prefetch; it is a key of model hdd: write model = hdd before it (keys with model "
+		 "= none: capacity, metadata_io, metadata_offset, model)",
+		 path, path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+/*
+ * Where model = stands in its section does not matter: a model key
+ * written before it is the model's (each model's twin of a name took the
+ * value, and the chosen one keeps it).  The seek check of the hdd model
+ * runs only when hdd is the model.
+ */
+Test(config, disk_model_key_before_model_line)
+{
+	struct sfs_config c;
+
+	load_ok(&c, "[disk]\nrpm = 5400\nseek_avg_ms = 12\nmodel = hdd\n");
+	finish_ok(&c, GiB);
+	cr_assert_eq(c.disk.model, &hdd_model);
+	cr_assert_eq(HDD(&c.disk)->rpm, 5400);
+	cr_assert_eq(HDD(&c.disk)->seek_avg_ms, 12);
+	config_free(&c);
+}
+
+/*
+ * An -o disk.model= override over a file chooses another model: the
+ * file's keys of the old model are dropped, as a pattern's are, and the
+ * effective configuration says so in a comment and writes only the
+ * chosen model's keys.
+ */
+Test(config, disk_model_override_drops_the_files_model_keys)
+{
+	struct sfs_config c;
+	const char *path;
+	char want[600], *text;
+
+	cr_assert_eq(load_text(&c, "[disk]\nmodel = hdd\nrpm = 5400\nseek_avg_ms = 30\n", &path), 0,
+		     "%s", errbuf);
+	cr_assert_eq(config_set(&c, "disk.model=none", errbuf, sizeof(errbuf)), 0, "%s", errbuf);
+	finish_ok(&c, GiB);
+	cr_assert_null(c.disk.model);
+	cr_assert_eq(HDD(&c.disk)->rpm, 7200, "the default again");
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	snprintf(want, sizeof(want),
+		 "# ignored: %s:3: [disk] rpm = 5400 (model none (option -o disk.model=none) does "
+		 "not read it)",
+		 path);
+	assert_has(text, want);
+	cr_assert_null(strstr(text, "\nrpm = "), "%s", text);
+	cr_assert_null(strstr(text, "\nseek_avg_ms = "), "%s", text);
+	free(text);
 	config_free(&c);
 }
