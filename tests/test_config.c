@@ -600,8 +600,8 @@ Test(config, error_bad_enums)
 	assert_has(errbuf, "allowed: write, fallocate, none");
 	load_fails("[cache]\nmode = page\n", 2, "mode = page");
 	assert_has(errbuf, "allowed: none, kernel");
-	load_fails("[disk]\nmodel = ssd\n", 2, "model = ssd");
-	assert_has(errbuf, "allowed: none, hdd");
+	load_fails("[disk]\nmodel = flash\n", 2, "model = flash");
+	assert_has(errbuf, "allowed: none, hdd, ssd");
 	load_fails("[disk]\nrotation = spin\n", 2, "rotation");
 	assert_has(errbuf, "allowed: phase, average");
 	load_fails("[device]\ndirect = maybe\n", 2, "direct");
@@ -2115,7 +2115,10 @@ Test(config, device_errors_exact_messages)
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
 		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
 		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
-		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
+		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s, channels, "
+		     "ways, page_size, pages_per_block, over_provisioning, read_us, program_us, "
+		     "erase_us, command_us, channel_mb_s, host_mb_s, queue_depth, gc_free_blocks, "
+		     "prefill, write_buffer, write_buffer_size");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",
