@@ -451,6 +451,12 @@ struct device {
 	uint64_t opened_bytes;
 	atomic_uint_fast64_t backing_bytes;
 	atomic_uint_fast64_t shrinks, past_end;
+	/*
+	 * Allocations on this device refused with ENOSPC (one a request), and
+	 * whether the first has been reported (one message a mount).
+	 */
+	atomic_uint_fast64_t enospc;
+	atomic_bool enospc_reported;
 };
 
 /**
@@ -502,7 +508,14 @@ void dev_backing_seen(struct device *d, uint64_t bytes);
  */
 int dev_backing_poll(struct device *d);
 
-/** dev_set_syslog() - also send shrink reports to syslog (a daemon whose stderr is gone). */
+/**
+ * dev_report() - one line @line (starting "scatterfs: ") about a device, on
+ * stderr and, in a daemonized mount, to syslog (without the prefix), as
+ * shrinks are reported.
+ */
+void dev_report(const char *line);
+
+/** dev_set_syslog() - also send device reports (shrinks, the first ENOSPC) to syslog (a daemon whose stderr is gone). */
 void dev_set_syslog(bool on);
 
 /** dev_can_queue() - whether dev_submit_reads() may queue now (see the base layer). */
