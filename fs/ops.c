@@ -761,6 +761,14 @@ static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct f
 		return err;
 	fi->direct_io = direct;
 	fi->keep_cache = !direct;
+	/*
+	 * Our FLUSH does nothing (write-through: a write is done when
+	 * answered), so the kernel need not send one at each close
+	 * (FOPEN_NOFLUSH): one request less per open file, a fifth of
+	 * creating an empty file (bench/dirs).  With the kernel's write-back
+	 * cache the kernel still writes dirty pages back at close.
+	 */
+	fi->noflush = 1;
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
 	fi->fh = (uint64_t)(uintptr_t)in;

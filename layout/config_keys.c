@@ -151,8 +151,7 @@ static const struct config_key core_keys[CK__COUNT] = {
     [CK_LAYERS] = {"device", "layers", CONFIG_CUSTOM, GLOBAL(device.layers),
 		   .def = "accounting,timing,base", .parse = config_parse_layers,
 		   .format = config_format_layers,
-		   .help = "the device's layer stack, top first (base last): accounting, timing, "
-			   "base and any registered layer"},
+		   .help = "the device's layer stack, top first, base last"},
     [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
 			  .help = "bytes of the modelled disk; 0 = the backing device's size"},
     [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io), .def = "true",
@@ -229,6 +228,7 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e->row = row;
 	e->pattern = pattern;
 	e->model = model;
+	e->layer = layer;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
 	if (row->home == CONFIG_PATTERN_DATA) {

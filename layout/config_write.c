@@ -257,7 +257,14 @@ void config_write_help(FILE *f)
 			else
 				config_model_names(names + used, sizeof(names) - used);
 		}
-		if (e->pattern || e->model)
+		if (e->row->parse == config_parse_layers) {
+			size_t used = (size_t)snprintf(names, sizeof(names), "; one of ");
+			config_layer_names(names + used, sizeof(names) - used);
+		}
+		if (e->layer)
+			fprintf(f, "    %-27s %s (%s layer; default %s)\n", name, e->row->help,
+				e->layer->name, v);
+		else if (e->pattern || e->model)
 			fprintf(f, "    %-27s %s%s (%s %s; default %s)\n", name, e->row->help,
 				names, e->pattern ? e->pattern->name : e->model->name,
 				e->pattern ? "pattern" : "model", v);
