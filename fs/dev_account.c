@@ -1,5 +1,5 @@
 /*
- * The accounting layer: the top of every device stack.  It records each
+ * The accounting layer: the top of the default device stack.  It records each
  * device I/O in its request (struct dev_req: the request log's device_io
  * column) and counts it in the device's counters, then passes it on.  It
  * sees the I/O as the I/O path asked for it (the request's own bytes),
@@ -44,13 +44,13 @@ static int account_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint
 {
 	record(r, l->dev->index, off, len);
 	count(&l->dev->counters.reads, &l->dev->counters.bytes_read, len);
-	return l->next->ops->pread(l->next, r, buf, len, off);
+	return dev_layer_pread(l->next, r, buf, len, off);
 }
 
 static int account_pread_fd(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
 			    int *fd)
 {
-	int err = l->next->ops->pread_fd(l->next, r, len, off, fd);
+	int err = dev_layer_pread_fd(l->next, r, len, off, fd);
 	/* -EOPNOTSUPP: not spliced, the caller reads (and records) it; a failed
 	 * read stays in the log's row, as a failed pread does. */
 	if (err != -EOPNOTSUPP)
@@ -65,7 +65,7 @@ static int account_pwrite(struct dev_layer *l, struct dev_req *r, const void *bu
 {
 	record(r, l->dev->index, off, len);
 	count(&l->dev->counters.writes, &l->dev->counters.bytes_written, len);
-	return l->next->ops->pwrite(l->next, r, buf, len, off);
+	return dev_layer_pwrite(l->next, r, buf, len, off);
 }
 
 static int account_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
@@ -75,13 +75,13 @@ static int account_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, ui
 		record(r, l->dev->index, off, len);
 		count(&l->dev->counters.writes, &l->dev->counters.bytes_written, len);
 	}
-	return l->next->ops->zero(l->next, r, len, off, mode);
+	return dev_layer_zero(l->next, r, len, off, mode);
 }
 
 static int account_flush(struct dev_layer *l, struct dev_req *r)
 {
 	atomic_fetch_add(&l->dev->counters.flushes, 1);
-	return l->next->ops->flush(l->next, r);
+	return dev_layer_flush(l->next, r);
 }
 
 static int account_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios,
@@ -90,7 +90,7 @@ static int account_submit_reads(struct dev_layer *l, struct dev_req *r, struct d
 	size_t before = r ? r->n : 0;
 	for (size_t i = 0; i < n; i++)
 		record(r, l->dev->index, ios[i].off, ios[i].len);
-	int err = l->next->ops->submit_reads(l->next, r, ios, n);
+	int err = dev_layer_submit_reads(l->next, r, ios, n);
 	if (err && r) {
 		r->n = before; /* not submitted: the caller reads (and records) it again */
 		return err;
@@ -100,21 +100,25 @@ static int account_submit_reads(struct dev_layer *l, struct dev_req *r, struct d
 	return err;
 }
 
+/* Counted, not logged: a trim belongs to no request of the log. */
+static int account_trim(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off)
+{
+	count(&l->dev->counters.trims, &l->dev->counters.bytes_trimmed, len);
+	return dev_layer_trim(l->next, r, len, off);
+}
+
 static const struct dev_ops account_ops = {
-	.name = "accounting",
 	.pread = account_pread,
 	.pread_fd = account_pread_fd,
 	.pwrite = account_pwrite,
 	.zero = account_zero,
 	.flush = account_flush,
 	.submit_reads = account_submit_reads,
+	.trim = account_trim,
 };
 
-struct dev_layer *dev_account_create(struct device *d, struct dev_layer *next)
-{
-	struct dev_layer *l = calloc(1, sizeof *l);
-	if (!l)
-		return NULL;
-	*l = (struct dev_layer){.ops = &account_ops, .next = next, .dev = d};
-	return l;
-}
+static const struct dev_layer_type account_layer = {
+	.cfg = {.name = "accounting", .order = 1},
+	.ops = &account_ops,
+};
+DEV_LAYER_REGISTER(account_layer);

@@ -104,7 +104,7 @@ static bool requests_waiting(void)
 static char zero_buf[ZERO_BUF_SIZE] __attribute__((aligned(4096)));
 
 struct dev_base {
-	struct dev_layer l;
+	struct device *dev;
 	int fd;
 	bool direct;
 	bool blockdev; /* its size is BLKGETSIZE64's; a write past its end fails by itself */
@@ -145,9 +145,11 @@ uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * NS_PER_S + (uint64_t)t.tv_nsec;
 }
 
+static const struct dev_ops base_ops;
+
 static struct dev_base *base_of(struct dev_layer *l)
 {
-	return (struct dev_base *)l;
+	return l->priv;
 }
 
 /*
@@ -156,8 +158,8 @@ static struct dev_base *base_of(struct dev_layer *l)
  */
 static int past_end(struct dev_base *b, uint64_t size)
 {
-	dev_backing_seen(b->l.dev, size);
-	atomic_fetch_add(&b->l.dev->past_end, 1);
+	dev_backing_seen(b->dev, size);
+	atomic_fetch_add(&b->dev->past_end, 1);
 	return -EIO;
 }
 
@@ -173,8 +175,8 @@ static int check_end(struct dev_base *b, uint64_t end)
 		return 0;
 	if (end > size)
 		return past_end(b, size);
-	if (size != atomic_load_explicit(&b->l.dev->backing_bytes, memory_order_relaxed))
-		dev_backing_seen(b->l.dev, size);
+	if (size != atomic_load_explicit(&b->dev->backing_bytes, memory_order_relaxed))
+		dev_backing_seen(b->dev, size);
 	return 0;
 }
 
@@ -215,7 +217,7 @@ static int pread_all(struct dev_base *b, char *buf, size_t len, uint64_t off)
 		if (n == 0) {
 			uint64_t size;
 			if (dev_backing_size(b->fd, b->blockdev, &size)) {
-				atomic_fetch_add(&b->l.dev->past_end, 1);
+				atomic_fetch_add(&b->dev->past_end, 1);
 				return -EIO;
 			}
 			if (size < off + len || retried)
@@ -307,7 +309,7 @@ static int aio_read_polled(struct dev_base *b, char *buf, size_t len, uint64_t o
 	struct iocb *cbs[1] = {&cb};
 	if (syscall(SYS_io_submit, polled_ctx, 1, cbs) != 1)
 		return 1;
-	atomic_fetch_add(&b->l.dev->counters.polled_reads, 1);
+	atomic_fetch_add(&b->dev->counters.polled_reads, 1);
 
 	struct io_event ev;
 	bool got = false;
@@ -315,7 +317,7 @@ static int aio_read_polled(struct dev_base *b, char *buf, size_t len, uint64_t o
 		uint64_t now = mono_ns(), until = now + b->poll_ns, check = now + YIELD_CHECK_NS;
 		do {
 			if (ring_take(polled_ctx, &ev, 1)) {
-				atomic_fetch_add(&b->l.dev->counters.polled_completions, 1);
+				atomic_fetch_add(&b->dev->counters.polled_completions, 1);
 				got = true;
 				break;
 			}
@@ -528,6 +530,8 @@ static void *reaper_main(void *p)
 
 int dev_base_start(struct dev_layer *l)
 {
+	if (l->ops != &base_ops)
+		return 0;
 	struct dev_base *b = base_of(l);
 	if (!b->want_queue)
 		return 0;
@@ -547,6 +551,8 @@ int dev_base_start(struct dev_layer *l)
 
 void dev_base_stop(struct dev_layer *l)
 {
+	if (l->ops != &base_ops)
+		return;
 	struct dev_base *b = base_of(l);
 	if (!b->reaper_running)
 		return;
@@ -570,14 +576,15 @@ void dev_base_stop(struct dev_layer *l)
 
 bool dev_base_can_queue(const struct dev_layer *l)
 {
-	const struct dev_base *b = (const struct dev_base *)l;
+	if (l->ops != &base_ops)
+		return false;
+	const struct dev_base *b = l->priv;
 	/* With polling on, a read queues only when another is in flight
 	 * (a lone read is polled instead); with polling off, every read. */
 	return b->ctx && (!b->poll_ns || atomic_load(&((struct dev_base *)b)->in_flight));
 }
 
 static const struct dev_ops base_ops = {
-	.name = "base",
 	.pread = base_pread,
 	.pread_fd = base_pread_fd,
 	.pwrite = base_pwrite,
@@ -586,17 +593,32 @@ static const struct dev_ops base_ops = {
 	.submit_reads = base_submit_reads,
 };
 
-struct dev_layer *dev_base_create(struct device *d, uint32_t poll_us, bool async_reads)
+/*
+ * Over @l->dev's fd.  Under a timing model (a->timed) a reply waits for the
+ * modelled time anyway: polling and queueing would only spend CPU.
+ */
+static int base_open(struct dev_layer *l, struct dev_layer_args *a, char *err, size_t errlen)
 {
-	struct dev_base *b = calloc(1, sizeof *b);
-	if (!b)
-		return NULL;
-	b->l = (struct dev_layer){.ops = &base_ops, .next = NULL, .dev = d};
+	struct dev_base *b = base_of(l);
+	struct device *d = l->dev;
+	uint32_t poll_us = a->timed ? 0 : a->poll_us;
+
+	b->dev = d;
 	b->fd = d->fd;
 	b->direct = d->direct;
 	b->blockdev = d->blockdev;
 	b->block_size = d->block_size;
 	b->poll_ns = d->direct ? (uint64_t)poll_us * NS_PER_US : 0;
-	b->want_queue = d->direct && async_reads;
-	return &b->l;
+	b->want_queue = d->direct && a->async_reads && !a->timed;
+	/* A spliced O_DIRECT read would need aligned pipe pages. */
+	l->splice = !d->direct;
+	return 0;
 }
+
+static const struct dev_layer_type base_layer = {
+	.cfg = {.name = "base", .order = 3, .flags = CONFIG_LAYER_BOTTOM},
+	.ops = &base_ops,
+	.priv_size = sizeof(struct dev_base),
+	.open = base_open,
+};
+DEV_LAYER_REGISTER(base_layer);

@@ -3,14 +3,18 @@
  * would take and records its completion in the request, then passes the
  * I/O on unchanged.  The model is whichever registered disk model [disk]
  * model names (struct disk_model_ops in layout/disk_model.h), called
- * through its table; each device has its own instance, one virtual head,
- * so I/Os of one device are served in the order they reach this layer,
- * which its lock serializes.
+ * through its table and named nowhere here; each device has its own
+ * instance, which keeps its own timelines (one head, or many dies), and
+ * calls on it are serialized by this layer's lock, in the order I/Os
+ * reach it.  The keys every model shares are this layer's: capacity (the
+ * disk the model is created for) and the metadata write.
  *
  * A reply that waits for the model is copied into memory anyway, so this
- * layer refuses to let a read be spliced from the backing (pread_fd) and
- * never queues reads (submit_reads): both would only hide the time the
- * reply must wait.
+ * layer has no pread_fd and no submit_reads: its device's reads are
+ * neither spliced from the backing nor queued (both would only hide the
+ * time the reply must wait), and it tells the layers below (args.timed)
+ * that polling would spend CPU for nothing.  On a device whose [disk]
+ * model is none it leaves itself out of the stack.
  *
  * A flush is the drive's SYNCHRONIZE CACHE: it waits for the model's write
  * cache to be destaged.  charge_metadata is the file system's allocation
@@ -18,12 +22,12 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "device.h"
 
 struct dev_timing {
-	struct dev_layer l;
 	pthread_mutex_t lock;
 	const struct disk_model_ops *ops;
 	void *model; /* the model's state, under lock */
@@ -34,24 +38,20 @@ struct dev_timing {
 
 static struct dev_timing *timing_of(struct dev_layer *l)
 {
-	return (struct dev_timing *)l;
+	return l->priv;
 }
 
 /*
- * Adds the head time of @c to the device's busy time (a write taken into
- * the write cache costs the head only the destages it caused), and, for a
+ * Adds the busy time the model reported in @c to the device's, and, for a
  * device I/O that arrived at @arrival (0 for a flush), its time from
  * arrival to completion to the device's queue time (iostat's
  * time_in_queue: over an interval, its growth is the mean number of I/Os
  * in flight, aqu-sz), and makes @r wait until @done.
  */
-static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io_cost *c,
+static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io *c,
 		      uint64_t arrival, uint64_t done)
 {
-	uint64_t head = c->destage_ns;
-	if (!c->cache_hit)
-		head += c->complete_ns - c->start_ns;
-	atomic_fetch_add(&l->dev->counters.busy_ns, head);
+	atomic_fetch_add(&l->dev->counters.busy_ns, c->busy_ns);
 	if (arrival && done > arrival)
 		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
 	if (r && done > r->complete_ns)
@@ -60,15 +60,15 @@ static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_
 
 /* Charges [off, off+len) on the model for @r (its arrival is the submission time). */
 static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
-		   enum disk_dir dir)
+		   enum disk_op op)
 {
 	struct dev_timing *t = timing_of(l);
-	struct disk_io_cost c;
+	struct disk_io c;
 	if (!len)
 		return;
 	uint64_t now = r ? r->arrival_ns : mono_ns();
 	pthread_mutex_lock(&t->lock);
-	uint64_t done = t->ops->submit(t->model, now, off, len, dir, &c);
+	uint64_t done = t->ops->submit(t->model, op, off, len, now, &c);
 	pthread_mutex_unlock(&t->lock);
 	note_cost(l, r, &c, now, done);
 }
@@ -77,20 +77,14 @@ static int timing_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint6
 			uint64_t off)
 {
 	charge(l, r, len, off, DISK_READ);
-	return l->next->ops->pread(l->next, r, buf, len, off);
-}
-
-static int timing_pread_fd(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
-			   int *fd)
-{
-	return -EOPNOTSUPP;
+	return dev_layer_pread(l->next, r, buf, len, off);
 }
 
 static int timing_pwrite(struct dev_layer *l, struct dev_req *r, const void *buf, uint64_t len,
 			 uint64_t off)
 {
 	charge(l, r, len, off, DISK_WRITE);
-	return l->next->ops->pwrite(l->next, r, buf, len, off);
+	return dev_layer_pwrite(l->next, r, buf, len, off);
 }
 
 static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
@@ -98,7 +92,7 @@ static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 {
 	if (mode != ZERO_FILL_NONE)
 		charge(l, r, len, off, DISK_WRITE);
-	return l->next->ops->zero(l->next, r, len, off, mode);
+	return dev_layer_zero(l->next, r, len, off, mode);
 }
 
 /*
@@ -114,15 +108,14 @@ static int timing_flush(struct dev_layer *l, struct dev_req *r)
 {
 	struct dev_timing *t = timing_of(l);
 	if (t->ops->flush && r) {
-		struct disk_io_cost c;
+		struct disk_io c;
 		uint64_t now = r->arrival_ns;
 		pthread_mutex_lock(&t->lock);
 		uint64_t done = t->ops->flush(t->model, now, &c);
 		pthread_mutex_unlock(&t->lock);
-		c.cache_hit = true; /* only its destages took the head */
 		note_cost(l, r, &c, 0, done);
 	}
-	return l->next->ops->flush(l->next, r);
+	return dev_layer_flush(l->next, r);
 }
 
 /*
@@ -142,10 +135,23 @@ static int timing_charge_metadata(struct dev_layer *l, struct dev_req *r)
 	return 0;
 }
 
-static int timing_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios,
-			       size_t n)
+/*
+ * A trim: the model's, when it has one (an SSD's FTL drops the pages; a
+ * rotating disk ignores it).  Nobody waits for it: its time counts in the
+ * device's busy time only.
+ */
+static int timing_trim(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off)
 {
-	return -EOPNOTSUPP;
+	struct dev_timing *t = timing_of(l);
+	if (t->ops->trim && len) {
+		struct disk_io c;
+		uint64_t now = r ? r->arrival_ns : mono_ns();
+		pthread_mutex_lock(&t->lock);
+		uint64_t done = t->ops->trim(t->model, off, len, now, &c);
+		pthread_mutex_unlock(&t->lock);
+		note_cost(l, NULL, &c, now, done);
+	}
+	return dev_layer_trim(l->next, r, len, off);
 }
 
 static void timing_close(struct dev_layer *l)
@@ -157,38 +163,61 @@ static void timing_close(struct dev_layer *l)
 }
 
 static const struct dev_ops timing_ops = {
-	.name = "timing",
 	.pread = timing_pread,
-	.pread_fd = timing_pread_fd,
 	.pwrite = timing_pwrite,
 	.zero = timing_zero,
 	.flush = timing_flush,
 	.charge_metadata = timing_charge_metadata,
-	.submit_reads = timing_submit_reads,
+	.trim = timing_trim,
 	.close = timing_close,
 };
 
-struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
-				    const struct disk_params *disk, int *rc)
+/* The model's instance for this device; every refusal is this layer's own message. */
+static int timing_open(struct dev_layer *l, struct dev_layer_args *a, char *err, size_t errlen)
 {
-	struct dev_timing *t = calloc(1, sizeof *t);
-	if (!t) {
-		*rc = -ENOMEM;
-		return NULL;
+	const struct disk_params *disk = a->disk;
+	struct dev_timing *t = timing_of(l);
+	struct device *d = l->dev;
+
+	if (disk->model == DISK_NONE)
+		return DEV_LAYER_SKIP;
+	/* The backing occupies the first bytes of the modelled disk. */
+	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
+	if (disk->capacity && disk->capacity < d->size) {
+		snprintf(err, errlen,
+			 "[disk] capacity = %llu bytes is smaller than the backing device (%llu "
+			 "bytes); the backing occupies the first bytes of the emulated disk",
+			 (unsigned long long)disk->capacity, (unsigned long long)d->size);
+		return -EINVAL;
+	}
+	if (disk->metadata_io && disk->metadata_offset >= capacity) {
+		snprintf(err, errlen,
+			 "[disk] metadata_offset = %llu is not below the %s disk's size (%llu "
+			 "bytes); allowed: 0 to %llu, or metadata_io = false",
+			 (unsigned long long)disk->metadata_offset, d->name,
+			 (unsigned long long)capacity, (unsigned long long)(capacity - 1));
+		return -EINVAL;
 	}
 	t->ops = disk->model;
-	*rc = t->ops->create(disk, d->size, &t->model);
-	if (*rc) {
-		free(t);
-		return NULL;
+	int rc = t->ops->create(disk_model_params(disk, t->ops), capacity, &t->model, err, errlen);
+	if (rc) {
+		if (rc == -ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		return rc;
 	}
-	/* create() refused a metadata_offset at or past the capacity. */
-	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
 	t->metadata_io = disk->metadata_io;
 	t->metadata_offset = disk->metadata_offset;
 	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;
 	pthread_mutex_init(&t->lock, NULL);
-	t->l = (struct dev_layer){.ops = &timing_ops, .next = next, .dev = d};
-	return &t->l;
+	l->splice = false;
+	a->timed = true;
+	return 0;
 }
 
+static const struct dev_layer_type timing_layer = {
+	.cfg = {.name = "timing", .order = 2, .flags = CONFIG_LAYER_DISK},
+	.ops = &timing_ops,
+	.priv_size = sizeof(struct dev_timing),
+	.open = timing_open,
+};
+DEV_LAYER_REGISTER(timing_layer);

@@ -22,12 +22,26 @@
 
 void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 {
+	r->op = DEV_OP_NONE;
+	r->ino = 0;
+	r->path = NULL;
+	r->logical = DEV_NO_LOGICAL;
 	r->arrival_ns = arrival_ns;
 	r->complete_ns = 0;
 	r->v = r->inline_v;
 	r->n = 0;
 	r->cap = sizeof r->inline_v / sizeof r->inline_v[0];
 	r->lost = NULL;
+}
+
+const char *dev_op_name(enum dev_op op)
+{
+	static const char *const names[] = {
+	    [DEV_OP_NONE] = "none",	  [DEV_OP_READ] = "read",	  [DEV_OP_WRITE] = "write",
+	    [DEV_OP_ALLOCATE] = "allocate", [DEV_OP_PUNCH] = "punch",	  [DEV_OP_ZERO_RANGE] = "zero",
+	    [DEV_OP_TRUNCATE] = "truncate", [DEV_OP_FSYNC] = "fsync", [DEV_OP_FREE] = "free",
+	};
+	return (unsigned)op < sizeof names / sizeof names[0] && names[op] ? names[op] : "?";
 }
 
 void dev_req_release(struct dev_req *r)
@@ -67,66 +81,96 @@ uint64_t dev_req_model_us(const struct dev_req *r)
 	return r->complete_ns > r->arrival_ns ? (r->complete_ns - r->arrival_ns) / 1000 : 0;
 }
 
-int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t poll_us,
-		    bool async_reads, char *err, size_t errlen)
+/*
+ * Opens a layer of type @t over @next; NULL with *@rc set when it fails
+ * (its own message in @err) or skips (*@rc = DEV_LAYER_SKIP).
+ */
+static struct dev_layer *layer_open(struct device *d, const struct dev_layer_type *t,
+				    const unsigned char *layer_data, struct dev_layer_args *a,
+				    int *rc, char *err, size_t errlen)
 {
-	bool model = disk->model != DISK_NONE;
-	/* Under a timing model a reply waits for the modelled time anyway:
-	 * polling and queueing would only spend CPU. */
-	struct dev_layer *base = dev_base_create(d, model ? 0 : poll_us, model ? false : async_reads);
-	if (!base) {
-		snprintf(err, errlen, "device %s: out of memory", d->name);
-		return -ENOMEM;
+	size_t head = (sizeof(struct dev_layer) + 15) / 16 * 16;
+	struct dev_layer *l = calloc(1, head + t->priv_size);
+	if (!l) {
+		*rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
 	}
-	struct dev_layer *top = base;
-	if (model) {
-		int rc;
-		struct dev_layer *t = dev_timing_create(d, top, disk, &rc);
-		if (!t) {
-			uint64_t cap = disk->capacity ? disk->capacity : d->size;
-			free(base);
-			if (rc == -ENOMEM)
-				snprintf(err, errlen, "device %s: out of memory", d->name);
-			else if (disk->capacity && disk->capacity < d->size)
-				snprintf(err, errlen,
-					 "[disk] capacity = %llu bytes is smaller than the backing device "
-					 "(%llu bytes); the backing occupies the first bytes of the "
-					 "emulated disk",
-					 (unsigned long long)disk->capacity,
-					 (unsigned long long)d->size);
-			else if (disk->metadata_io && disk->metadata_offset >= cap)
-				snprintf(err, errlen,
-					 "[disk] metadata_offset = %llu is not below the %s disk's size "
-					 "(%llu bytes); allowed: 0 to %llu, or metadata_io = false",
-					 (unsigned long long)disk->metadata_offset, d->name,
-					 (unsigned long long)cap, (unsigned long long)(cap - 1));
-			else if (disk->model->explain)
-				disk->model->explain(disk, err, errlen);
-			else
-				snprintf(err, errlen,
-					 "[disk] model = %s cannot be built with these parameters",
-					 disk->model->name);
-			return rc;
-		}
-		top = t;
+	*l = (struct dev_layer){.ops = t->ops,
+				.dev = d,
+				.type = t,
+				.priv = t->priv_size ? (char *)l + head : NULL,
+				.conf = config_layer_data(&t->cfg, layer_data),
+				.splice = !(t->ops->pread && !t->ops->pread_fd)};
+	*rc = t->open ? t->open(l, a, err, errlen) : 0;
+	if (*rc) {
+		free(l);
+		return NULL;
 	}
-	struct dev_layer *acc = dev_account_create(d, top);
-	if (!acc) {
-		d->base = base;
-		d->top = top;
-		dev_stack_free(d);
-		snprintf(err, errlen, "device %s: out of memory", d->name);
-		return -ENOMEM;
-	}
-	d->base = base;
-	d->top = acc;
-	d->model_on = model;
-	return 0;
+	return l;
 }
 
+int dev_stack_build(struct device *d, const struct config_layers *layers,
+		    const unsigned char *layer_data, struct dev_layer_args *a, char *err,
+		    size_t errlen)
+{
+	struct dev_layer *v[CONFIG_LAYERS_MAX];
+	size_t n = 0;
+	char why[512];
+	int rc = 0;
+
+	d->top = d->base = NULL;
+	a->timed = false;
+	/* Top first: a layer tells those below it what it does (a->timed). */
+	for (unsigned i = 0; i < layers->n && i < CONFIG_LAYERS_MAX; i++) {
+		const struct config_layer *c = config_layer_find(layers->name[i]);
+		if (!c) {
+			snprintf(err, errlen, "device %s: no layer named '%s' in this program",
+				 d->name, layers->name[i]);
+			rc = -ENOENT;
+			break;
+		}
+		why[0] = '\0';
+		struct dev_layer *l =
+		    layer_open(d, dev_layer_type_of(c), layer_data, a, &rc, why, sizeof why);
+		if (l) {
+			v[n++] = l;
+			continue;
+		}
+		if (rc == DEV_LAYER_SKIP) {
+			rc = 0;
+			continue;
+		}
+		if (rc == -ENOMEM && !why[0])
+			snprintf(why, sizeof why, "out of memory");
+		snprintf(err, errlen, "device %s: layer %s: %s", d->name, c->name, why);
+		break;
+	}
+	if (!rc && n == 0) {
+		snprintf(err, errlen, "device %s: the stack has no layer", d->name);
+		rc = -EINVAL;
+	}
+	d->splice_ok = d->queue_ok = true;
+	d->model_on = a->timed;
+	for (size_t i = n; i-- > 0;) {
+		v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+		d->splice_ok &= v[i]->splice;
+		if (v[i]->ops->pread && !v[i]->ops->submit_reads)
+			d->queue_ok = false;
+	}
+	if (n) {
+		d->top = v[0];
+		d->base = v[n - 1];
+	}
+	if (rc)
+		dev_stack_free(d);
+	return rc;
+}
+
+/* The bottom layer is the base (CONFIG_LAYER_BOTTOM), whose threads these are. */
 int dev_stack_start(struct device *d)
 {
-	return dev_base_start(d->base);
+	return d->base ? dev_base_start(d->base) : 0;
 }
 
 void dev_stack_stop(struct device *d)
@@ -150,7 +194,7 @@ void dev_stack_free(struct device *d)
 
 bool dev_can_queue(const struct device *d)
 {
-	return dev_base_can_queue(d->base);
+	return d->queue_ok && d->base && dev_base_can_queue(d->base);
 }
 
 int dev_backing_size(int fd, bool blockdev, uint64_t *bytes)

@@ -25,8 +25,25 @@
  *          with EIO
  *
  * The I/O path calls only the dev_*() wrappers below, which enter the top
- * of the stack.  A layer that has nothing to do for an operation passes it
- * on unchanged (dev_layer_next()).
+ * of the stack.  Layers register themselves (DEV_LAYER_REGISTER, in the
+ * manner of nbdkit's filters and of placement patterns): each with its
+ * name, its operations, its own keys ([device] section, its own struct),
+ * the size of its private struct, its check() of its keys and its own
+ * error messages.  A layer implements only the operations it changes: a
+ * NULL operation passes through to the layer below.  [device] layers
+ * (and a [device "NAME"] section's) chooses each device's stack, top
+ * first; the default is accounting, timing, base.
+ *
+ * Reads a layer must see: a layer that implements pread but not pread_fd
+ * (or not submit_reads) must see the bytes it reads, so its device's
+ * replies are read into memory (copied), never spliced from the backing,
+ * and never queued past it; the I/O path learns it from the stack
+ * (dev_splice_ok(), dev_can_queue()), no layer needs to say more.
+ *
+ * The file behind each I/O: struct dev_req tells a layer the request's
+ * operation, the file's inode number and path (where known), and the
+ * logical offset in that file of the device run being issued, so that a
+ * layer can target a file's range and say which file a device range was.
  *
  * Timing does not sleep inside an I/O: a layer adds the I/O's modelled
  * completion to the request (struct dev_req), and the I/O path waits once,
@@ -42,6 +59,7 @@
 #ifndef SCATTERFS_DEVICE_H
 #define SCATTERFS_DEVICE_H
 
+#include <errno.h>
 #include <linux/aio_abi.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -64,7 +82,40 @@ _Static_assert(SFS_MAX_DEVICES == CONFIG_MAX_DEVICES + 1,
  * order issued) and the timing model (the latest modelled completion).
  * Filled by the layers as I/Os pass; owned by the request's thread.
  */
+/** The file-system operation a request's device I/Os serve (struct dev_req's op). */
+enum dev_op {
+	DEV_OP_NONE,	   /* not a file's request (the syncer's flush, mount-time I/O) */
+	DEV_OP_READ,	   /* read(2) */
+	DEV_OP_WRITE,	   /* write(2), with the zero-fill and metadata of what it allocates */
+	DEV_OP_ALLOCATE,   /* fallocate(2) mode 0 (preallocation) */
+	DEV_OP_PUNCH,	   /* fallocate(2) FALLOC_FL_PUNCH_HOLE */
+	DEV_OP_ZERO_RANGE, /* fallocate(2) FALLOC_FL_ZERO_RANGE */
+	DEV_OP_TRUNCATE,   /* truncate(2), ftruncate(2), open(2) with O_TRUNC */
+	DEV_OP_FSYNC,	   /* fsync(2), fdatasync(2) */
+	DEV_OP_FREE,	   /* freed space returned to the allocator (trims), after the catalog is durable */
+};
+
+/** dev_op_name() - "read", "write", ... as in messages; "none" for DEV_OP_NONE. */
+const char *dev_op_name(enum dev_op op);
+
+/** No logical offset (struct dev_req's logical): an I/O of no file range. */
+#define DEV_NO_LOGICAL UINT64_MAX
+
 struct dev_req {
+	/*
+	 * The file behind the I/Os (set by the I/O path; a layer only reads
+	 * them): @op what the request does, @ino the file's inode number (0 =
+	 * none), @path its path from the mount's root without a leading '/'
+	 * where known (NULL otherwise; valid while the request runs), and
+	 * @logical the logical offset in the file of the device run being
+	 * issued (DEV_NO_LOGICAL when it is none of the file's bytes: the
+	 * allocation metadata write, a flush).  A queued read carries its
+	 * runs' logical offsets in struct dev_aio instead.
+	 */
+	enum dev_op op;
+	uint64_t ino;
+	const char *path;
+	uint64_t logical;
 	uint64_t arrival_ns;  /* CLOCK_MONOTONIC when the request started */
 	uint64_t complete_ns; /* modelled completion; 0 without a model */
 	struct run *v;        /* device I/Os issued, in order */
@@ -73,8 +124,19 @@ struct dev_req {
 	struct run inline_v[16];
 };
 
-/** dev_req_init() - an empty record for a request that arrived at @arrival_ns (monotonic). */
+/**
+ * dev_req_init() - an empty record for a request that arrived at
+ * @arrival_ns (monotonic), of no file (op DEV_OP_NONE; see dev_req_file()).
+ */
 void dev_req_init(struct dev_req *r, uint64_t arrival_ns);
+
+/** dev_req_file() - says that @r is @op on the file @ino at @path (NULL: not known). */
+static inline void dev_req_file(struct dev_req *r, enum dev_op op, uint64_t ino, const char *path)
+{
+	r->op = op;
+	r->ino = ino;
+	r->path = path;
+}
 /** dev_req_release() - frees what the record allocated. */
 void dev_req_release(struct dev_req *r);
 /**
@@ -100,27 +162,32 @@ typedef void (*dev_aio_done_fn)(struct dev_aio *io, int64_t res);
 struct dev_aio {
 	struct iocb cb;       /* the base layer's, not the caller's */
 	uint64_t off, len;    /* device offset and bytes the request wants */
+	uint64_t logical;     /* the file's logical offset of @off (struct dev_req's logical) */
 	char *buf;            /* where @off's byte goes */
 	dev_aio_done_fn done; /* res: bytes read (the aligned range) or -errno */
 	void *opaque;         /* the caller's */
 };
 
 struct dev_layer;
+struct dev_layer_type;
 
 /**
- * The operations every layer implements.  Offsets and lengths are bytes
- * on the device; @r may be NULL (an I/O no request owns: nothing to log or
- * model).  All return 0 or -errno.
+ * A layer's operations.  Offsets and lengths are bytes on the device; @r
+ * may be NULL (an I/O no request owns: nothing to log or model).  All
+ * return 0 or -errno.  Each is optional: NULL passes the operation through
+ * to the layer below (the base layer implements every one it needs), and
+ * a layer calls the layer below with the dev_layer_*() functions below
+ * (dev_layer_pread(l->next, ...)), which skip the layers without it.
  */
 struct dev_ops {
-	const char *name;
 	/** Reads [off, off+len) into @buf (any alignment). */
 	int (*pread)(struct dev_layer *l, struct dev_req *r, void *buf, uint64_t len, uint64_t off);
 	/**
 	 * Lets the reply splice [off, off+len) straight from the backing:
-	 * sets *@fd to a descriptor to read it from, or returns -EOPNOTSUPP
-	 * when the bytes must be read into memory (O_DIRECT backing, a layer
-	 * that must see them).
+	 * sets *@fd to a descriptor to read it from.  Called only on a device
+	 * whose stack allows splicing (dev_splice_ok()): a layer with pread
+	 * and without pread_fd must see the bytes, and its device's reads are
+	 * copied instead.  -EOPNOTSUPP makes the I/O path read into memory.
 	 */
 	int (*pread_fd)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off, int *fd);
 	/** Writes @len bytes of @buf at @off (block-aligned buffer and range on an O_DIRECT backing). */
@@ -139,19 +206,31 @@ struct dev_ops {
 	 * Queued submission: starts the @n reads of @ios and returns at once;
 	 * each io's done() is called later from the completion thread (or
 	 * before this returns, when it could not be queued).  -EOPNOTSUPP
-	 * when this stack cannot queue (the caller reads synchronously).
+	 * when this stack cannot queue (the caller reads synchronously).  Not
+	 * called past a layer with pread and without submit_reads (see
+	 * dev_can_queue()).
 	 */
 	int (*submit_reads)(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios, size_t n);
-	/** Optional: frees what the layer holds besides its struct (dev_stack_free() frees that). */
-	void (*close)(struct dev_layer *l);
 	/**
-	 * Optional (NULL = this layer has nothing to charge; dev_charge_metadata()
-	 * asks the layer below): the file system's metadata update for one new
-	 * extent of this device, charged to @r without touching the backing.
-	 * The timing layer charges one block written with FUA at [disk]
-	 * metadata_offset (unless metadata_io is false).
+	 * Trim (a drive's DISCARD, UNMAP or Dataset Management deallocate):
+	 * [off, off+len) holds nothing a file needs any more.  Issued when
+	 * freed space goes back to the allocator, after the catalog that no
+	 * longer points at it is durable (punch hole, truncate, unlink and
+	 * any freed extent); @r's op is DEV_OP_FREE.  The bytes may read as
+	 * anything afterwards; no layer must fail a later read of them.
+	 * Without a layer that implements it, nothing happens.
+	 */
+	int (*trim)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off);
+	/**
+	 * The file system's metadata update for one new extent of this
+	 * device, charged to @r without touching the backing.  The timing
+	 * layer charges one block written with FUA at [disk]
+	 * metadata_offset (unless metadata_io is false).  Without a layer
+	 * that implements it, nothing is charged.
 	 */
 	int (*charge_metadata)(struct dev_layer *l, struct dev_req *r);
+	/** Frees what the layer holds besides its private struct (dev_stack_free() frees that). */
+	void (*close)(struct dev_layer *l);
 };
 
 /** One layer of a device's stack. */
@@ -159,7 +238,67 @@ struct dev_layer {
 	const struct dev_ops *ops;
 	struct dev_layer *next; /* the layer below; NULL for the base */
 	struct device *dev;
+	const struct dev_layer_type *type;
+	void *priv;	  /* its private struct: type->priv_size bytes, zeroed; NULL when 0 */
+	const void *conf; /* its keys' values: its struct in the device's layer_data */
+	/*
+	 * Whether replies of this device may splice from the backing as far
+	 * as this layer goes: true unless it has pread without pread_fd;
+	 * its open() may clear it (an O_DIRECT base, a timing model).
+	 */
+	bool splice;
 };
+
+/** What a layer's open() is given. */
+struct dev_layer_args {
+	const struct disk_params *disk; /* the device's [disk] section */
+	uint32_t poll_us;		/* [device] poll_us */
+	bool async_reads;		/* [device] async_reads */
+	/*
+	 * Set by a layer whose replies wait for modelled time (the timing
+	 * layer): the layers below it see it, and need not poll or queue
+	 * for speed the reply will not have.
+	 */
+	bool timed;
+};
+
+/* open()'s return for "nothing to do on this device": left out of its stack. */
+#define DEV_LAYER_SKIP 1
+
+/**
+ * struct dev_layer_type - a registered layer.  @cfg first: its name, own
+ * keys ([device], home CONFIG_LAYER_DATA, offsets into its own struct of
+ * cfg.data_size bytes), flags and check() of those keys, which the
+ * configuration reads (layout/config.h).
+ */
+struct dev_layer_type {
+	struct config_layer cfg;
+	const struct dev_ops *ops;
+	size_t priv_size; /* bytes of its private struct (l->priv), zeroed before open() */
+	/**
+	 * Optional: sets up @l (l->priv, l->conf are there; the layers below
+	 * are not open yet: they open after it, top first).  @return 0,
+	 * DEV_LAYER_SKIP when it has nothing to do on this device (it is left
+	 * out), or -errno with @err set to its own one-line message.
+	 */
+	int (*open)(struct dev_layer *l, struct dev_layer_args *a, char *err, size_t errlen);
+};
+
+/*
+ * Registration, as PLACEMENT_REGISTER() (layout/placement.h): a pointer to
+ * the type's configuration half in the linker section "sfs_layers"
+ * (layout/config_layers.c reads it).  The file that defines a layer is all
+ * a new layer needs, and one line in a meson.build.
+ */
+#define DEV_LAYER_REGISTER(t)                                                                     \
+	static const struct config_layer *const sfs_layer_ptr_##t                                  \
+	    __attribute__((section("sfs_layers"), used)) = &(t).cfg
+
+/** dev_layer_type_of() - the registered layer whose configuration half is @c. */
+static inline const struct dev_layer_type *dev_layer_type_of(const struct config_layer *c)
+{
+	return (const struct dev_layer_type *)c;
+}
 
 /** dev_layer_next() - the layer below @l (never NULL above the base). */
 static inline struct dev_layer *dev_layer_next(const struct dev_layer *l)
@@ -167,11 +306,86 @@ static inline struct dev_layer *dev_layer_next(const struct dev_layer *l)
 	return l->next;
 }
 
+/*
+ * Calls of an operation from layer @l down: the first layer from @l with
+ * the operation does it.  A layer passes an I/O on with @l = l->next.
+ */
+static inline int dev_layer_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint64_t len,
+				  uint64_t off)
+{
+	for (; l; l = l->next)
+		if (l->ops->pread)
+			return l->ops->pread(l, r, buf, len, off);
+	return -EOPNOTSUPP;
+}
+
+static inline int dev_layer_pread_fd(struct dev_layer *l, struct dev_req *r, uint64_t len,
+				     uint64_t off, int *fd)
+{
+	for (; l; l = l->next)
+		if (l->ops->pread_fd)
+			return l->ops->pread_fd(l, r, len, off, fd);
+	return -EOPNOTSUPP;
+}
+
+static inline int dev_layer_pwrite(struct dev_layer *l, struct dev_req *r, const void *buf,
+				   uint64_t len, uint64_t off)
+{
+	for (; l; l = l->next)
+		if (l->ops->pwrite)
+			return l->ops->pwrite(l, r, buf, len, off);
+	return -EOPNOTSUPP;
+}
+
+static inline int dev_layer_zero(struct dev_layer *l, struct dev_req *r, uint64_t len,
+				 uint64_t off, enum zero_fill mode)
+{
+	for (; l; l = l->next)
+		if (l->ops->zero)
+			return l->ops->zero(l, r, len, off, mode);
+	return -EOPNOTSUPP;
+}
+
+static inline int dev_layer_flush(struct dev_layer *l, struct dev_req *r)
+{
+	for (; l; l = l->next)
+		if (l->ops->flush)
+			return l->ops->flush(l, r);
+	return 0;
+}
+
+static inline int dev_layer_submit_reads(struct dev_layer *l, struct dev_req *r,
+					 struct dev_aio *ios, size_t n)
+{
+	for (; l; l = l->next)
+		if (l->ops->submit_reads)
+			return l->ops->submit_reads(l, r, ios, n);
+	return -EOPNOTSUPP;
+}
+
+static inline int dev_layer_trim(struct dev_layer *l, struct dev_req *r, uint64_t len,
+				 uint64_t off)
+{
+	for (; l; l = l->next)
+		if (l->ops->trim)
+			return l->ops->trim(l, r, len, off);
+	return 0;
+}
+
+static inline int dev_layer_charge_metadata(struct dev_layer *l, struct dev_req *r)
+{
+	for (; l; l = l->next)
+		if (l->ops->charge_metadata)
+			return l->ops->charge_metadata(l, r);
+	return 0;
+}
+
 /** Counters of one device, kept by the accounting layer. */
 struct dev_counters {
 	atomic_uint_fast64_t reads, bytes_read;       /* device reads issued */
 	atomic_uint_fast64_t writes, bytes_written;   /* device writes and zero-fills */
 	atomic_uint_fast64_t flushes;
+	atomic_uint_fast64_t trims, bytes_trimmed;    /* trims issued (struct dev_ops trim) */
 	atomic_uint_fast64_t busy_ns;                 /* modelled time the head was busy */
 	atomic_uint_fast64_t
 	    queue_ns; /* modelled arrival-to-completion time of the device I/Os, summed */
@@ -211,7 +425,9 @@ struct device {
 
 	struct dev_layer *top;  /* the stack's top: what the I/O path calls */
 	struct dev_layer *base; /* the bottom layer */
-	bool model_on;          /* a timing model layer is in the stack */
+	bool model_on;          /* a layer of the stack models time (struct dev_layer_args timed) */
+	bool splice_ok;         /* every layer lets replies splice from the backing */
+	bool queue_ok;          /* no layer must see reads that would be queued past it */
 	struct dev_counters counters;
 
 	/*
@@ -230,16 +446,16 @@ struct device {
 };
 
 /**
- * dev_stack_build() - builds @d's stack over its open fd: base, then the
- * timing model for @disk when its model is not none, then accounting.
- * @poll_us: how long a lone O_DIRECT read polls (device.poll_us; 0 = never).
- * @async_reads: queued reads wanted (device.async_reads); the base starts
- * them only on an O_DIRECT backing without a timing model.
- * @err/@errlen: one line when it fails.
- * @return 0, -EINVAL (the model's parameters cannot be represented), -ENOMEM.
+ * dev_stack_build() - builds @d's stack over its open fd: the layers
+ * @layers names, top first, each opened with its own keys (its slice of
+ * @layer_data) and @a; a layer whose open() skips is left out.
+ * @err/@errlen: one line when it fails (the layer's own, after the device's name).
+ * @return 0, -EINVAL (a layer refused the device's settings), -ENOENT (a
+ * layer no longer registered), -ENOMEM.
  */
-int dev_stack_build(struct device *d, const struct disk_params *disk, uint32_t poll_us,
-		    bool async_reads, char *err, size_t errlen);
+int dev_stack_build(struct device *d, const struct config_layers *layers,
+		    const unsigned char *layer_data, struct dev_layer_args *a, char *err,
+		    size_t errlen);
 
 /**
  * dev_stack_start() - starts the stack's threads (the completion thread of
@@ -288,30 +504,45 @@ bool dev_can_queue(const struct device *d);
 static inline int dev_pread(struct device *d, struct dev_req *r, void *buf, uint64_t len,
 			    uint64_t off)
 {
-	return d->top->ops->pread(d->top, r, buf, len, off);
+	return dev_layer_pread(d->top, r, buf, len, off);
+}
+
+/** dev_splice_ok() - whether replies of @d may splice from the backing (dev_pread_fd()). */
+static inline bool dev_splice_ok(const struct device *d)
+{
+	return d->splice_ok;
 }
 
 static inline int dev_pread_fd(struct device *d, struct dev_req *r, uint64_t len, uint64_t off,
 			       int *fd)
 {
-	return d->top->ops->pread_fd(d->top, r, len, off, fd);
+	return dev_layer_pread_fd(d->top, r, len, off, fd);
 }
 
 static inline int dev_pwrite(struct device *d, struct dev_req *r, const void *buf, uint64_t len,
 			     uint64_t off)
 {
-	return d->top->ops->pwrite(d->top, r, buf, len, off);
+	return dev_layer_pwrite(d->top, r, buf, len, off);
 }
 
 static inline int dev_zero(struct device *d, struct dev_req *r, uint64_t len, uint64_t off,
 			   enum zero_fill mode)
 {
-	return d->top->ops->zero(d->top, r, len, off, mode);
+	return dev_layer_zero(d->top, r, len, off, mode);
 }
 
 static inline int dev_flush(struct device *d, struct dev_req *r)
 {
-	return d->top->ops->flush(d->top, r);
+	return dev_layer_flush(d->top, r);
+}
+
+/**
+ * dev_trim() - trims [@off, +@len) of @d (struct dev_ops trim): space
+ * freed and no longer pointed at by the durable catalog.  @return 0 or -errno.
+ */
+static inline int dev_trim(struct device *d, struct dev_req *r, uint64_t len, uint64_t off)
+{
+	return dev_layer_trim(d->top, r, len, off);
 }
 
 /**
@@ -327,30 +558,14 @@ static inline int dev_flush(struct device *d, struct dev_req *r)
  */
 static inline int dev_charge_metadata(struct device *d, struct dev_req *r)
 {
-	for (struct dev_layer *l = d->top; l; l = l->next)
-		if (l->ops->charge_metadata)
-			return l->ops->charge_metadata(l, r);
-	return 0;
+	return dev_layer_charge_metadata(d->top, r);
 }
 
 static inline int dev_submit_reads(struct device *d, struct dev_req *r, struct dev_aio *ios,
 				   size_t n)
 {
-	return d->top->ops->submit_reads(d->top, r, ios, n);
+	return dev_layer_submit_reads(d->top, r, ios, n);
 }
-
-/* The layers (each in its own file). */
-/** dev_base_create() - the bottom layer over @d->fd.  @return the layer or NULL (ENOMEM). */
-struct dev_layer *dev_base_create(struct device *d, uint32_t poll_us, bool async_reads);
-/**
- * dev_timing_create() - the timing model layer for @disk over @next.
- * @return the layer, or NULL with *@rc = -EINVAL (parameters the model
- * cannot represent) or -ENOMEM.
- */
-struct dev_layer *dev_timing_create(struct device *d, struct dev_layer *next,
-				    const struct disk_params *disk, int *rc);
-/** dev_account_create() - the accounting layer over @next.  NULL on ENOMEM. */
-struct dev_layer *dev_account_create(struct device *d, struct dev_layer *next);
 
 /* Base layer internals the stack needs (dev_base.c). */
 int dev_base_start(struct dev_layer *base);

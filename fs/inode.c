@@ -171,10 +171,16 @@ static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t lengt
 /*
  * Returns to @d's allocator the runs pending on it whose number since the
  * mount is below @upto, those not released yet: a sync that overlapped
- * this one may have released some, or all, of them already.
+ * this one may have released some, or all, of them already.  Each run is
+ * trimmed first (dev_trim(): the catalog that no longer points at it is
+ * durable now), under the allocator's lock, so that no write of a file
+ * that gets the space next can come before its trim.
  */
 static void release_pending(struct device *d, uint64_t upto)
 {
+	struct dev_req tr;
+	dev_req_init(&tr, mono_ns());
+	dev_req_file(&tr, DEV_OP_FREE, 0, NULL);
 	pthread_mutex_lock(&d->alloc_lock);
 	size_t n = upto > d->pending_released ? (size_t)(upto - d->pending_released) : 0;
 	if (n > d->pending_free.n)
@@ -185,7 +191,12 @@ static void release_pending(struct device *d, uint64_t upto)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct run *r = &d->pending_free.v[i];
-		int e = devalloc_free(d->alloc, r->device, r->length);
+		int e = dev_trim(d, &tr, r->length, r->device);
+		if (e)
+			fprintf(stderr, "scatterfs: device %s: trim of %llu+%llu failed: %s\n",
+				d->name, (unsigned long long)r->device,
+				(unsigned long long)r->length, strerror(-e));
+		e = devalloc_free(d->alloc, r->device, r->length);
 		if (e)
 			fprintf(stderr, "scatterfs: internal error: freeing %llu+%llu on %s: %d\n",
 				(unsigned long long)r->device, (unsigned long long)r->length,

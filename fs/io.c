@@ -87,7 +87,7 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 			  uint64_t skip_from, uint64_t skip_to, pid_t pid, struct dev_req *r)
 {
 	struct dev_req ext;
-	io_req_init(fs, &ext, mono_ns());
+	io_req_file(fs, &ext, mono_ns(), r ? r->op : DEV_OP_WRITE, in);
 	uint64_t ts = now_us(fs);
 	int err = 0;
 	for (size_t i = 0; i < plan->n && !err; i++) {
@@ -99,6 +99,7 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 			uint64_t a = parts[k][0], b = parts[k][1];
 			if (b <= a)
 				continue;
+			ext.logical = a;
 			err = dev_zero(fs->dev[e->dev], &ext, b - a, e->device + (a - lo),
 				       plan->zero_fill);
 			if (!err)
@@ -165,6 +166,8 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 		 * it covers): charged to the request, not to the extend row,
 		 * whose latency is the zero-fill alone.
 		 */
+		if (r)
+			r->logical = DEV_NO_LOGICAL;
 		for (size_t i = 0; i < plan.n && !err; i++)
 			err = dev_charge_metadata(fs->dev[plan.v[i].dev], r);
 	}
@@ -227,10 +230,12 @@ static int read_segment(void *opaque, const struct segment *s)
 			memset(d, 0, s->length);
 			return 0;
 		}
+		c->r->logical = s->logical;
 		return dev_pread(c->fs->dev[s->dev], c->r, d, s->length, s->device);
 	}
 	if (s->kind == SEG_DATA) {
 		int fd;
+		c->r->logical = s->logical;
 		int err = dev_pread_fd(c->fs->dev[s->dev], c->r, s->length, s->device, &fd);
 		if (err)
 			return err;
@@ -252,7 +257,7 @@ static int read_segment(void *opaque, const struct segment *s)
 void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, size_t size)
 {
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_READ, in);
 	uint64_t ts = now_us(fs);
 	pid_t pid = fuse_req_ctx(req)->pid;
 	struct read_ctx c = {.fs = fs, .r = &r, .off = off};
@@ -353,6 +358,7 @@ static int write_segment(void *opaque, const struct segment *s)
 	struct write_ctx *c = opaque;
 	if (s->kind == SEG_HOLE)
 		return -EIO; /* allocate_range() left a hole: a bug */
+	c->r->logical = s->logical;
 	return dev_pwrite(c->fs->dev[s->dev], c->r, c->buf + (s->logical - c->off), s->length,
 			  s->device);
 }
@@ -383,6 +389,7 @@ static int fill_segment(void *opaque, const struct segment *s)
 		memset(d, 0, s->length);
 		return 0;
 	}
+	c->r->logical = s->logical;
 	return dev_pread(c->fs->dev[s->dev], c->r, d, s->length, s->device);
 }
 
@@ -398,7 +405,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 		 pid_t pid)
 {
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_WRITE, in);
 	uint64_t ts = now_us(fs);
 	uint64_t bs = inode_device(fs, in)->block_size;
 	int err = inode_load_map(fs, in);
@@ -479,6 +486,7 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	int err = read_mapped(fs, in, tmp, a, bs, r);
 	if (!err) {
 		memset(tmp + (off - a), 0, len);
+		r->logical = a;
 		err = dev_pwrite(fs->dev[s.dev], r, tmp, bs, s.device);
 	}
 	return err;
@@ -520,8 +528,13 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 	if (!io_fallocate_supported(mode))
 		return -EOPNOTSUPP;
 	uint64_t bs = inode_device(fs, in)->block_size;
+	int kind = mode & ~FALLOC_FL_KEEP_SIZE;
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(),
+		    kind == FALLOC_FL_PUNCH_HOLE   ? DEV_OP_PUNCH
+		    : kind == FALLOC_FL_ZERO_RANGE ? DEV_OP_ZERO_RANGE
+						   : DEV_OP_ALLOCATE,
+		    in);
 	uint64_t ts = now_us(fs);
 	int err = inode_load_map(fs, in);
 	if (err)
@@ -530,7 +543,6 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 		return -EINVAL;
 	if (off + len < off || off + len > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	int kind = mode & ~FALLOC_FL_KEEP_SIZE;
 	uint64_t wf, wt;
 	switch (kind) {
 	case 0: {
@@ -577,7 +589,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 {
 	uint64_t bs = inode_device(fs, in)->block_size;
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_TRUNCATE, in);
 	int err = inode_load_map(fs, in);
 	if (err)
 		return err;
@@ -603,7 +615,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 {
 	struct dev_req r;
-	io_req_init(fs, &r, mono_ns());
+	io_req_file(fs, &r, mono_ns(), DEV_OP_FSYNC, in);
 	uint64_t ts = now_us(fs);
 	int err;
 	inode_wrlock(in);

@@ -16,6 +16,18 @@ static inline void io_req_init(struct sfs *fs, struct dev_req *r, uint64_t arriv
 }
 
 /**
+ * io_req_file() - io_req_init() of a request that does @op on @in: the
+ * layers see its inode number and path (a pointer to in->path: nothing
+ * is built per request).
+ */
+static inline void io_req_file(struct sfs *fs, struct dev_req *r, uint64_t arrival_ns,
+			       enum dev_op op, const struct inode *in)
+{
+	io_req_init(fs, r, arrival_ns);
+	dev_req_file(r, op, in->ino, in->path);
+}
+
+/**
  * io_log_request() - appends the log row of one request of @in: @op at
  * logical [@off, +@size), @result bytes or -errno, started at @ts (us since
  * the mount); latency, device I/Os and modelled time come from @r.

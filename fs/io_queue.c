@@ -184,7 +184,7 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 	q->want = want;
 	q->pid = pid;
 	atomic_store(&q->err, 0);
-	io_req_init(fs, &q->r, arrival_ns);
+	io_req_file(fs, &q->r, arrival_ns, DEV_OP_READ, in);
 	size_t nio = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *dst = q->buf + (segs[i].logical - a);
@@ -203,6 +203,7 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 		uint64_t hi = end < off + size ? end : off + size;
 		q->io[nio] = (struct dev_aio){.off = segs[i].device + (lo - segs[i].logical),
 					      .len = hi - lo,
+					      .logical = lo,
 					      .buf = dst + (lo - segs[i].logical),
 					      .done = queued_run_done,
 					      .opaque = q};

@@ -876,18 +876,19 @@ int main(int argc, char *argv[])
 		}
 		if (reserve_used(fs, dv, ids[i].recorded_size))
 			goto out;
-		/* Each device its own model: its own head, its own queue of I/Os. */
-		const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
-		if (dev_stack_build(dv, disk, fs->cfg.device.poll_us, fs->cfg.device.async_reads,
-				    err, sizeof err)) {
-			if (i)
-				fprintf(stderr, "scatterfs: device '%s': %s\n", dv->name, err);
-			else
-				fprintf(stderr, "scatterfs: %s\n", err);
+		/* Each device its own stack: its own model, head and queue of I/Os. */
+		const struct device_conf *dc = i ? &fs->cfg.devices[i - 1] : NULL;
+		struct dev_layer_args la = {.disk = dc ? &dc->disk : &fs->cfg.disk,
+					    .poll_us = fs->cfg.device.poll_us,
+					    .async_reads = fs->cfg.device.async_reads};
+		if (dev_stack_build(dv, dc ? &dc->layers : &fs->cfg.device.layers,
+				    dc ? dc->layer_data : fs->cfg.device.layer_data, &la, err,
+				    sizeof err)) {
+			fprintf(stderr, "scatterfs: %s\n", err);
 			goto out;
 		}
 		fs->model_on |= dv->model_on;
-		fs->splice_replies &= !dv->direct && !dv->model_on;
+		fs->splice_replies &= dev_splice_ok(dv);
 	}
 
 	for (unsigned i = 0; i < fs->ndev; i++)

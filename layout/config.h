@@ -48,16 +48,9 @@ struct disk_model_ops; /* disk_model.h */
 
 /*
  * Disk timing models register themselves (DISK_MODEL_REGISTER in
- * disk_model.h); [disk] model = none is NULL.  Shorthands for the built-in ones:
+ * disk_model.h), so nothing here names one; [disk] model = none is NULL.
  */
-extern const struct disk_model_ops hdd_model;
 #define DISK_NONE ((const struct disk_model_ops *)0)
-#define DISK_HDD (&hdd_model)
-
-enum disk_rotation {
-	ROTATION_PHASE,   /* from a virtual spindle angle */
-	ROTATION_AVERAGE, /* half a revolution per positioning */
-};
 
 /**
  * [layout] keys. extent_size 0 means "auto" (Oracle AUTOALLOCATE sizes).
@@ -131,30 +124,70 @@ struct file_params {
 	struct cache_params cache;
 };
 
+/* Layers a device's stack may have ([device] layers), and their names' bytes. */
+#define CONFIG_LAYERS_MAX 8
+
+/* Bytes of a device's configuration that layers keep their own keys in. */
+#define CONFIG_LAYER_DATA_MAX 64
+
+/**
+ * [device] layers: a device's stack, top first (fs/device.h).  Names are
+ * checked against the registered layers (struct config_layer) when the
+ * program has any (the daemon); programs without the device stack
+ * (scatterfs-plan, layout's unit tests) check only their spelling.
+ */
+struct config_layers {
+	unsigned n;
+	char name[CONFIG_LAYERS_MAX][CONFIG_NAME_MAX];
+};
+
+/**
+ * struct config_layer - what the configuration knows of a device layer:
+ * the first members of the layer's registered table (struct dev_layer_type
+ * in fs/device.h, registered in the linker section "sfs_layers"), so that
+ * layout/ reads them without knowing the device stack.
+ */
+struct config_layer {
+	const char *name; /* as [device] layers names it (struct registry_head) */
+	int order;	  /* in lists: lower first; 0 = after those with one, by name */
+	/* Its own keys ([device] section, home CONFIG_LAYER_DATA), @nkeys of them. */
+	const struct config_key *keys;
+	size_t nkeys;
+	size_t data_size; /* bytes of the struct its keys live in (its slice of layer_data) */
+	unsigned flags;	  /* CONFIG_LAYER_* */
+	/*
+	 * Optional: checks its keys' values in @data (its slice) for a device
+	 * whose stack has it: 0, or -EINVAL with @why set (one line, without
+	 * the file and line, which the caller adds).
+	 */
+	int (*check)(const void *data, char *why, size_t len);
+};
+/* The bottom of every stack: named last in [device] layers, and always there. */
+#define CONFIG_LAYER_BOTTOM (1u << 0)
+/* Runs the device's [disk] model: a device whose model is not none must have it. */
+#define CONFIG_LAYER_DISK (1u << 1)
+
 /** Default and largest [device] poll_us. */
 #define DEVICE_POLL_US_DEFAULT 200
 #define DEVICE_POLL_US_MAX 10000
 
-/** Largest [disk] prefetch: read-ahead of at most this many times an I/O. */
-#define DISK_PREFETCH_MAX 1000
+/* Bytes of struct disk_params that the disk models keep their own keys in. */
+#define DISK_MODEL_DATA_MAX 512
 
-/** [disk] keys: the disk timing model's parameters (see disk_model.h). */
+/**
+ * [disk] keys: the timing model of a device (see disk_model.h).  The keys
+ * every model shares are fields here; each model's own keys are in its
+ * own struct, its slice of model_data (disk_model_params()), which nobody
+ * but the model reads.
+ */
 struct disk_params {
 	const struct disk_model_ops *model; /* DISK_NONE (NULL) = no timing model */
-	double rpm;
-	double seek_track_ms, seek_avg_ms, seek_full_ms;
-	double transfer_outer_mib_s, transfer_inner_mib_s; /* equal when not zoned */
-	uint64_t capacity; /* bytes; 0 = the backing device's size */
-	enum disk_rotation rotation;
-	double prefetch;       /* read-ahead after each I/O, in multiples of its length; 0 = off */
-	uint64_t prefetch_max; /* bytes: the read-ahead never goes further than this */
-	/* The drive's write cache (disk_model.h): WCE of the Caching mode page. */
-	bool write_cache;
-	uint64_t cache_size;	/* bytes of dirty data the cache holds */
-	double interface_mib_s; /* host link rate in MiB/s */
+	uint64_t capacity; /* bytes of the modelled disk; 0 = the backing device's size */
 	/* One forced-unit-access metadata write per new extent (fs/device.h). */
 	bool metadata_io;
 	uint64_t metadata_offset; /* device offset of that write */
+	/* Each registered model with keys has its own 16-byte aligned slice. */
+	_Alignas(16) unsigned char model_data[DISK_MODEL_DATA_MAX];
 };
 
 /*
@@ -170,6 +203,9 @@ struct device_conf {
 	uint32_t block_size;	    /* bytes, power of two in [512, 1M] */
 	bool direct;		    /* O_DIRECT on the backing */
 	struct disk_params disk;    /* the device's own timing model */
+	struct config_layers layers; /* its stack ([device] layers) */
+	/* The layers' own keys: each registered layer's slice (config_layer_data()). */
+	_Alignas(16) unsigned char layer_data[CONFIG_LAYER_DATA_MAX];
 	/*
 	 * Bytes of the backing, for config_finish()'s checks of the rules on
 	 * this device: set by the caller once the backing is open (size when
@@ -205,6 +241,9 @@ struct sfs_config {
 		 * the next request at once.  Off under the disk model.
 		 */
 		bool async_reads;
+		struct config_layers layers; /* the stack, top first */
+		/* The layers' own keys: each registered layer's slice (config_layer_data()). */
+		_Alignas(16) unsigned char layer_data[CONFIG_LAYER_DATA_MAX];
 		/*
 		 * Bytes of the device config_finish() checked against: size when
 		 * set, else the device_size it was given; 0 = not known.  Set by
@@ -355,6 +394,18 @@ void config_free(struct sfs_config *c);
  */
 int config_device_index(const struct sfs_config *c, const char *name);
 
+/** config_layer_count() - registered device layers (0 in a program without the stack). */
+size_t config_layer_count(void);
+/** config_layer_at() - the @i-th registered layer in list order, NULL past the end. */
+const struct config_layer *config_layer_at(size_t i);
+/** config_layer_find() - the registered layer named @name (case-insensitive), or NULL. */
+const struct config_layer *config_layer_find(const char *name);
+/**
+ * config_layer_data() - @l's slice of @layer_data (a device's: sfs_config
+ * device.layer_data or struct device_conf's), where its keys' values are.
+ */
+const void *config_layer_data(const struct config_layer *l, const unsigned char *layer_data);
+
 /** Names of enum values, as written in INI files ("?" for none). */
 const char *pattern_name(const struct placement_ops *p);
 const char *zero_fill_name(enum zero_fill z);
@@ -382,7 +433,9 @@ enum config_type {
 enum config_home {
 	CONFIG_GLOBAL,	    /* into struct sfs_config: a global key */
 	CONFIG_FILE_PARAMS, /* into struct file_params: a key [file] rules can set */
-	CONFIG_PATTERN_DATA /* into its pattern's slice of layout_params.pattern_data */
+	CONFIG_PATTERN_DATA, /* into its pattern's slice of layout_params.pattern_data */
+	CONFIG_MODEL_DATA,   /* into its disk model's slice of disk_params.model_data */
+	CONFIG_LAYER_DATA    /* into its layer's slice of the device's layer_data (global) */
 };
 
 /* Flags of a key row. */

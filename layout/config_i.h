@@ -58,7 +58,12 @@ enum core_key {
 	CK_READAHEAD,
 	CK_LOG_PATH,
 	CK_LOG_OPS,
+	/* [disk]: the keys every model shares, then model = (whose keys follow it) */
+	CK_DISK_CAPACITY,
+	CK_METADATA_IO,
+	CK_METADATA_OFFSET,
 	CK_DISK_MODEL,
+	CK_LAYERS,
 	CK__COUNT,
 };
 
@@ -78,6 +83,27 @@ struct key_entry {
 	size_t dev_offset;
 };
 #define NO_DEV_OFFSET ((size_t)-1)
+
+/* Whether a key of home @h is a global one (its offset into struct sfs_config). */
+static inline bool config_home_global(enum config_home h)
+{
+	return h == CONFIG_GLOBAL || h == CONFIG_MODEL_DATA || h == CONFIG_LAYER_DATA;
+}
+
+/* config_layers.c */
+/* Where @l's slice starts in a device's layer_data (by list order, 16-byte aligned). */
+size_t config_layer_data_offset(const struct config_layer *l);
+/* "accounting, timing, base": every registered layer. */
+void config_layer_names(char *buf, size_t len);
+/* [device] layers: parse() and format() of its row. */
+int config_parse_layers(void *field, const char *value, char sep, char *why, size_t len);
+void config_format_layers(const void *field, char *buf, size_t len);
+/* Whether the stack @l names layer @name. */
+bool config_layers_have(const struct config_layers *l, const char *name);
+struct config_state;
+/* config_finish(): layer keys of layers a stack lacks, and each layer's check(). */
+int config_check_layers(const struct sfs_config *c, struct config_state *st, char *err,
+			size_t errlen);
 
 /* config_keys.c */
 size_t config_nkeys(void);

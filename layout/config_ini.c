@@ -204,6 +204,8 @@ long config_add_device(struct sfs_config *c, const char *name, unsigned line, co
 	d->block_size = builtin.device.block_size;
 	d->direct = builtin.device.direct;
 	d->disk = builtin.disk;
+	d->layers = builtin.device.layers;
+	memcpy(d->layer_data, builtin.device.layer_data, sizeof(d->layer_data));
 	d->file = file;
 	d->line = line;
 	config_free(&builtin);

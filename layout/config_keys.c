@@ -144,6 +144,17 @@ static const struct config_key core_keys[CK__COUNT] = {
     [CK_LOG_OPS] = {"log", "ops", CONFIG_CUSTOM, GLOBAL(log.ops), .def = "read,extend",
 		    .parse = parse_log_ops, .format = format_log_ops,
 		    .help = "requests to log: read, write, extend, fsync, punch, zero"},
+    [CK_LAYERS] = {"device", "layers", CONFIG_CUSTOM, GLOBAL(device.layers),
+		   .def = "accounting,timing,base", .parse = config_parse_layers,
+		   .format = config_format_layers,
+		   .help = "the device's layer stack, top first (base last): accounting, timing, "
+			   "base and any registered layer"},
+    [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
+			  .help = "bytes of the modelled disk; 0 = the backing device's size"},
+    [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io),
+			.def = "true", .help = "charge one FUA metadata write per new extent"},
+    [CK_METADATA_OFFSET] = {"disk", "metadata_offset", CONFIG_SIZE, GLOBAL(disk.metadata_offset),
+			    .def = "0", .help = "device offset of the per-extent metadata write"},
     [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
 		       .help = "disk timing model"},
 };
@@ -178,12 +189,12 @@ static __attribute__((noreturn, format(printf, 1, 2))) void broken(const char *f
 
 /*
  * Where a key lives in struct device_conf (NO_DEV_OFFSET: not a key of
- * [device "NAME"] sections).  A [disk] row points into sfs_config.disk, so
- * its place in a device's struct disk_params is the same distance from
- * the struct's start: a disk model's new key works in [device "NAME"]
- * sections without a row of its own.
+ * [device "NAME"] sections).  A [disk] key's @offset points into
+ * sfs_config.disk, so its place in a device's struct disk_params is the
+ * same distance from the struct's start: a disk model's new key works in
+ * [device "NAME"] sections without a row of its own.
  */
-static size_t dev_offset_of(const struct config_key *row, enum section sec)
+static size_t dev_offset_of(const struct config_key *row, enum section sec, size_t offset)
 {
 	const size_t disk = offsetof(struct sfs_config, disk);
 
@@ -194,15 +205,17 @@ static size_t dev_offset_of(const struct config_key *row, enum section sec)
 			return offsetof(struct device_conf, block_size);
 		if (row->offset == offsetof(struct sfs_config, device.direct))
 			return offsetof(struct device_conf, direct);
+		if (row->offset == offsetof(struct sfs_config, device.layers))
+			return offsetof(struct device_conf, layers);
 	}
-	if (sec == SEC_DISK && row->home == CONFIG_GLOBAL && row->offset >= disk &&
-	    row->offset < disk + sizeof(struct disk_params))
-		return offsetof(struct device_conf, disk) + (row->offset - disk);
+	if (sec == SEC_DISK && row->home != CONFIG_FILE_PARAMS && offset >= disk &&
+	    offset < disk + sizeof(struct disk_params))
+		return offsetof(struct device_conf, disk) + (offset - disk);
 	return NO_DEV_OFFSET;
 }
 
 static void add_entry(const struct config_key *row, const struct placement_ops *pattern,
-		      const struct disk_model_ops *model)
+		      const struct disk_model_ops *model, const struct config_layer *layer)
 {
 	struct key_entry *e;
 
@@ -214,7 +227,6 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e->model = model;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
-	e->dev_offset = dev_offset_of(row, e->sec);
 	if (row->home == CONFIG_PATTERN_DATA) {
 		size_t base = placement_data_offset(pattern);
 
@@ -223,6 +235,25 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 			broken("pattern %s: key %s outside pattern_data", pattern->name, row->name);
 		e->offset = offsetof(struct file_params, layout.pattern_data) + base + row->offset;
 	}
+	if (row->home == CONFIG_MODEL_DATA) {
+		size_t base = disk_model_data_offset(model);
+
+		if (row->offset >= model->params_size ||
+		    base + model->params_size > DISK_MODEL_DATA_MAX)
+			broken("disk model %s: key %s outside model_data", model->name, row->name);
+		e->offset = offsetof(struct sfs_config, disk.model_data) + base + row->offset;
+	}
+	if (row->home == CONFIG_LAYER_DATA) {
+		size_t base = config_layer_data_offset(layer);
+
+		if (row->offset >= layer->data_size ||
+		    base + layer->data_size > CONFIG_LAYER_DATA_MAX)
+			broken("layer %s: key %s outside layer_data", layer->name, row->name);
+		e->offset = offsetof(struct sfs_config, device.layer_data) + base + row->offset;
+		e->dev_offset = offsetof(struct device_conf, layer_data) + base + row->offset;
+		return;
+	}
+	e->dev_offset = dev_offset_of(row, e->sec, e->offset);
 }
 
 __attribute__((constructor)) static void build_key_list(void)
@@ -233,12 +264,15 @@ __attribute__((constructor)) static void build_key_list(void)
 	for (p = 0; p < placement_count(); p++)
 		if (placement_find(placement_at(p)->name) != placement_at(p))
 			broken("two patterns named %s", placement_at(p)->name);
+	for (p = 0; p < config_layer_count(); p++)
+		if (config_layer_find(config_layer_at(p)->name) != config_layer_at(p))
+			broken("two layers named %s", config_layer_at(p)->name);
 	for (sec = 0; sec < NGLOBAL_SECTIONS; sec++) {
 		for (i = 0; i < CK__COUNT; i++) {
 			if (section_of(core_keys[i].section) != sec)
 				continue;
 			core_ids[i] = (unsigned)nentries;
-			add_entry(&core_keys[i], NULL, NULL);
+			add_entry(&core_keys[i], NULL, NULL, NULL);
 		}
 		for (p = 0; p < placement_count(); p++) {
 			const struct placement_ops *ops = placement_at(p);
@@ -250,7 +284,21 @@ __attribute__((constructor)) static void build_key_list(void)
 					broken("pattern %s: key %s must be in [layout]", ops->name,
 					       ops->keys[i].name);
 				if (s == sec)
-					add_entry(&ops->keys[i], ops, NULL);
+					add_entry(&ops->keys[i], ops, NULL, NULL);
+			}
+		}
+		for (p = 0; p < config_layer_count(); p++) {
+			const struct config_layer *l = config_layer_at(p);
+
+			for (i = 0; i < l->nkeys; i++) {
+				enum section s = section_of(l->keys[i].section);
+
+				if (s != SEC_DEVICE || l->keys[i].home != CONFIG_LAYER_DATA)
+					broken("layer %s: key %s must be a [device] key in its "
+					       "layer_data",
+					       l->name, l->keys[i].name);
+				if (s == sec)
+					add_entry(&l->keys[i], NULL, NULL, l);
 			}
 		}
 		for (p = 0; p < disk_model_count(); p++) {
@@ -259,19 +307,22 @@ __attribute__((constructor)) static void build_key_list(void)
 			for (i = 0; i < m->nkeys; i++) {
 				enum section s = section_of(m->keys[i].section);
 
-				if (s != SEC_DISK || m->keys[i].home != CONFIG_GLOBAL)
-					broken("disk model %s: key %s must be a global [disk] key",
+				if (s != SEC_DISK || m->keys[i].home != CONFIG_MODEL_DATA)
+					broken("disk model %s: key %s must be a [disk] key in "
+					       "model_data",
 					       m->name, m->keys[i].name);
 				if (s != sec)
 					continue;
-				add_entry(&m->keys[i], NULL, m);
-				if (entries[nentries - 1].dev_offset == NO_DEV_OFFSET)
-					broken("disk model %s: key %s must point into "
-					       "sfs_config.disk",
-					       m->name, m->keys[i].name);
+				add_entry(&m->keys[i], NULL, m, NULL);
 			}
 		}
 	}
+	/* A layer's key named as another [device] key would never be found. */
+	for (i = 0; i < nentries; i++)
+		for (p = 0; p < i; p++)
+			if (entries[i].sec == SEC_DEVICE && entries[p].sec == SEC_DEVICE &&
+			    strcmp(entries[i].row->name, entries[p].row->name) == 0)
+				broken("two [device] keys named %s", entries[i].row->name);
 }
 
 int config_device_index(const struct sfs_config *c, const char *name)

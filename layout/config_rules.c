@@ -296,7 +296,7 @@ static void resolve_auto(struct config_scope *s, const struct file_params *globa
 		const struct config_key *r = config_key(k)->row;
 		uint64_t *v;
 
-		if (!r->resolve_auto || r->home == CONFIG_GLOBAL)
+		if (!r->resolve_auto || config_home_global(r->home))
 			continue;
 		v = config_field(NULL, s->fp, k);
 		if (*v != 0)
@@ -330,7 +330,7 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct config_key *r = config_key(k)->row;
 
-		if (!(r->flags & CONFIG_BLOCK_MULTIPLE) || r->home == CONFIG_GLOBAL ||
+		if (!(r->flags & CONFIG_BLOCK_MULTIPLE) || config_home_global(r->home) ||
 		    !pattern_reads(pat, k) || config_size_of(fp, k) % bs == 0)
 			continue;
 		config_format_value(c, fp, k, v, sizeof(v));
@@ -367,7 +367,7 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 		for (k = 0; k < config_nkeys(); k++) {
 			const struct config_key *r = config_key(k)->row;
 
-			if (!(r->flags & CONFIG_WITHIN_DEVICE) || r->home == CONFIG_GLOBAL ||
+			if (!(r->flags & CONFIG_WITHIN_DEVICE) || config_home_global(r->home) ||
 			    !pattern_reads(pat, k) || config_size_of(fp, k) <= device)
 				continue;
 			config_format_value(c, fp, k, v, sizeof(v));
@@ -395,14 +395,14 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 }
 
 /*
- * Each registered disk model's check of its keys, whichever model is
- * selected: of [disk] (main), then of each [device "NAME"] section.
+ * The chosen disk model's check of its keys: of [disk] (main), then of
+ * each [device "NAME"] section.  No model's check runs for another's keys.
  */
 static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
 {
 	struct config_scope s = {
 	    .c = c, .st = st, .rule = -1, .set = st ? st->set : 0, .disk = &c->disk};
-	size_t i, d;
+	size_t d;
 	int rc;
 
 	for (d = 0; d <= c->ndevices; d++) {
@@ -411,12 +411,10 @@ static int check_disk(const struct sfs_config *c, struct config_state *st, char 
 			s.disk = &c->devices[d - 1].disk;
 			s.set = st->devices[d - 1].set;
 		}
-		for (i = 0; i < disk_model_count(); i++) {
-			const struct disk_model_ops *m = disk_model_at(i);
-
-			if (m->check && (rc = m->check(&s, err, errlen)))
-				return rc;
-		}
+		if (s.disk->model && s.disk->model->check &&
+		    (rc = s.disk->model->check(&s, disk_model_params(s.disk, s.disk->model), err,
+					       errlen)))
+			return rc;
 	}
 	return 0;
 }
@@ -505,6 +503,8 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 	rc = check_disk(c, st, err, errlen);
 	if (!rc)
 		rc = check_devices(c, st, err, errlen);
+	if (!rc)
+		rc = config_check_layers(c, st, err, errlen);
 	if (rc)
 		return rc;
 	s = (struct config_scope){.c = c,

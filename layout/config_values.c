@@ -248,7 +248,7 @@ void *config_field(struct sfs_config *c, struct file_params *fp, unsigned k)
 {
 	const struct key_entry *e = config_key(k);
 
-	if (e->row->home == CONFIG_GLOBAL)
+	if (config_home_global(e->row->home))
 		return (char *)c + e->offset;
 	return (char *)fp + e->offset;
 }
@@ -403,7 +403,7 @@ void config_copy_key(struct file_params *dst, const struct file_params *src, uns
 {
 	const struct key_entry *e = config_key(k);
 
-	if (e->row->home == CONFIG_GLOBAL)
+	if (config_home_global(e->row->home))
 		return;
 	memcpy((char *)dst + e->offset, (const char *)src + e->offset, size_of_type(e->row->type));
 }
@@ -413,7 +413,7 @@ uint64_t config_size_of(const struct file_params *fp, unsigned k)
 	const struct key_entry *e = config_key(k);
 	const char *field = (const char *)fp + e->offset;
 
-	if (e->row->home == CONFIG_GLOBAL)
+	if (config_home_global(e->row->home))
 		return 0;
 	if (e->row->type == CONFIG_SIZE)
 		return *(const uint64_t *)field;

@@ -1,241 +1,113 @@
 /*
- * Disk timing model: the time a single-actuator rotating disk would take
- * for each device I/O, so that a fast backing device behaves like one.
+ * Disk timing models: the seam between the timing layer (fs/dev_timing.c)
+ * and the models behind it.
  *
- * Seek: a three-point curve through (one track, seek_track_ms),
- * (capacity / 3, seek_avg_ms) and (capacity, seek_full_ms): proportional to
- * the square root of the distance up to a third of the stroke and linear
- * beyond, after C. Ruemmler and J. Wilkes, "An introduction to disk drive
- * modeling", IEEE Computer 27(3), 1994.  A third of the stroke is the mean
- * distance between two uniformly random positions.
- * Rotation: deterministic from a virtual spindle angle (ROTATION_PHASE), or
- * half a revolution per positioning (ROTATION_AVERAGE).
- * Transfer: at a rate that falls linearly from transfer_outer_mib_s at
- * device offset 0 to transfer_inner_mib_s at capacity (zoned recording).
- * An I/O that starts where the previous one ended costs only its transfer.
- * I/Os are served one at a time in submission order on one virtual head.
- * Read-ahead (prefetch > 0): after each read the drive reads on into its
- * cache, up to prefetch times the read's length (at most prefetch_max bytes)
- * past its end, as a SCSI drive does with the MF ("multiplication factor")
- * bit of its Caching mode page set (SBC-3, section 6.4.5).  A read that
- * starts inside that window pays no seek and no rotation: it completes when
- * the stream, which began when the drive went idle, passes its end (at once
- * when it already has).  A short forward skip then costs the time to read
- * through the skipped bytes, not a repositioning.
+ * A model is one source file (the built-in ones in layout/models/) that
+ * defines a struct disk_model_ops and registers it with
+ * DISK_MODEL_REGISTER(), as a placement pattern does (placement.h):
+ * nothing else names it.  It brings
+ *  - its keys (keys[], section "disk", home CONFIG_MODEL_DATA): they live
+ *    in its own struct of params_size bytes, its slice of
+ *    disk_params.model_data (disk_model_params() finds it), read by no one
+ *    else; [disk] model = NAME chooses the model whose keys a section may
+ *    write, and a key of another model is refused with the chosen model's
+ *    name;
+ *  - its check() of those keys against each other, run only when it is
+ *    the chosen model;
+ *  - its state, which create() makes for a disk of a given capacity and
+ *    which may hold as many busy timelines as the device has units (one
+ *    head for a rotating disk; dies and channels for a flash device).
+ * The keys every model shares (capacity, metadata_io, metadata_offset)
+ * are the timing layer's, in struct disk_params itself.
  *
- * Write cache (write_cache = true, the drive's WCE bit: SBC-3, Caching mode
- * page, section 6.4.5; drives ship with it set).  The cache holds up to
- * cache_size bytes of dirty data, a sorted list of byte ranges, adjacent
- * and overlapping ones merged.  The host link (interface_mib_s) carries one
- * transfer at a time.
- *  - A write is taken into the cache: it completes when its bytes have
- *    crossed the link (length / interface rate, after any earlier link
- *    transfer).  When the cache lacks room for its new bytes, the drive
- *    first destages (below) until it has room, and the bytes cross the link
- *    after that.  A write does not move the head and leaves the read-ahead
- *    window alone: a read stream goes on past writes until a destage moves
- *    the head ("immediate reporting", C. Ruemmler and J. Wilkes, "UNIX disk
- *    access patterns", USENIX Winter 1993, section 5; "An introduction to
- *    disk drive modeling", 1994, section "Caching").
- *  - Writes bypass the cache when they cannot fit it at all (longer than
- *    cache_size) or carry FUA (DISK_WRITE_FUA, the Force Unit Access bit of
- *    SBC-3 WRITE(10)): they are written to the media as with the cache off,
- *    and dirty bytes they overwrite are dropped.
- *  - Destage: the head writes dirty data back to the media in C-SCAN order
- *    (circular elevator: the dirty range at or after the head's position
- *    with the lowest offset, wrapping to the lowest offset of all), at most
- *    DISK_DESTAGE_MAX bytes per media write, each paying seek, rotation and
- *    transfer as any I/O does and leaving the head at its end without a
- *    read-ahead window.  In the background the drive destages only while
- *    the head is idle (reads are never delayed by a destage that has not
- *    begun; one that has begun finishes first), from the moment the dirty
- *    bytes reach half the cache until they are down to a quarter (high and
- *    low water marks, as in B. Gill and D. Modha, "WOW: Wise Ordering for
- *    Writes", FAST 2005): below the high mark, dirty data waits, so that
- *    small writes close together merge before they cost the head anything.
- *    The model is lazy: each call at time now first runs the background
- *    destage the idle head would have done before now, from the later of
- *    busy_until_ns and the completion of the write that reached the high
- *    mark.
- *  - A read that lies wholly in dirty ranges is served from the cache: link
- *    time only, no media time, the head untouched.  Any other read goes to
- *    the media when the head is free.
- *  - A flush (SYNCHRONIZE CACHE) completes when every dirty byte has been
- *    destaged, in the order above; at once when none is dirty.
- * With write_cache = false every write goes to the media as described
- * above the cache, and a flush has nothing to wait for.
- *
- * Pure computation: no clocks, no locks.  Times in nanoseconds unless a
- * name says otherwise; offsets and lengths in bytes.
+ * The timing layer serializes calls on one model instance, passes the
+ * arrival time of each I/O (a CLOCK_MONOTONIC time in ns) and makes the
+ * request wait until the completion the model returns.  A model reads no
+ * clock and takes no lock.  Times in nanoseconds unless a name says
+ * otherwise; offsets and lengths in bytes of the device.
  */
 #ifndef SCATTERFS_DISK_MODEL_H
 #define SCATTERFS_DISK_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
 
-struct disk_model {
-	struct disk_params p;
-	uint64_t capacity;    /* bytes of the emulated disk */
-	uint64_t track_bytes; /* bytes under the head in one revolution at offset 0 */
-	uint64_t rev_ns;      /* one revolution */
-	/* state */
-	uint64_t head_pos;	/* device offset where the last I/O ended; 0 at first */
-	uint64_t busy_until_ns; /* when the head is free */
-	uint64_t prefetch_end;	/* the read-ahead window is [head_pos, prefetch_end] */
-	/* the write cache (p.write_cache) */
-	struct disk_range *dirty; /* sorted, disjoint, not adjacent; malloc'd */
-	size_t ndirty, capdirty;
-	uint64_t dirty_bytes;	 /* sum of the ranges' lengths */
-	uint64_t link_free_ns;	 /* when the host link is free */
-	bool destaging;		 /* between the high and the low water mark */
-	uint64_t destage_from_ns; /* when the dirty bytes last reached the high mark */
-};
+struct config_scope; /* config_i.h */
 
-/** A byte range [off, end) of the device. */
-struct disk_range {
-	uint64_t off, end;
-};
-
-/** The most bytes one destage writes to the media (a range longer is destaged in pieces). */
-#define DISK_DESTAGE_MAX (UINT64_C(1) << 20)
-
-/** What an I/O does: only reads are served from the drive's read-ahead. */
-enum disk_dir {
+/** What a device I/O does, as the drive sees the command. */
+enum disk_op {
 	DISK_READ,
 	DISK_WRITE,
-	DISK_WRITE_FUA, /* a write with Force Unit Access: to the media even with the write cache on */
+	DISK_WRITE_FUA, /* a write with Force Unit Access: to the media even with a write cache */
 };
 
-/** The cost of one I/O, and when it completes. */
-struct disk_io_cost {
-	uint64_t start_ns; /* when the head takes it (>= submission) */
-	uint64_t seek_ns, rotation_ns, transfer_ns;
+/** When a device I/O (or a flush) is served, and what it cost the device. */
+struct disk_io {
+	uint64_t start_ns;    /* when the device began serving it (>= its arrival) */
+	uint64_t complete_ns; /* when it completes */
 	/*
-	 * A write into the cache: the time it waited for destaging to make
-	 * room; transfer_ns is then the link transfer.  0 otherwise.
+	 * Time this call added to the device's busy time (iostat's io_ticks,
+	 * the time with at least one I/O in service): a model with several
+	 * timelines counts each instant once, so that busy time never grows
+	 * faster than the clock.  It may include work the call made the
+	 * device do before the I/O (a write cache's destage).
 	 */
-	uint64_t cache_wait_ns;
-	uint64_t complete_ns; /* start + cache_wait + seek + rotation + transfer */
-	bool prefetch_hit;    /* served by the read-ahead (a skip into it, or data already read) */
-	bool cache_hit;	      /* cached: a write taken into the cache, a read of dirty data */
-	/* Head time spent destaging during this call (background and forced). */
-	uint64_t destage_ns;
+	uint64_t busy_ns;
 };
 
-/**
- * disk_model_init() - a model with parameters @p for a backing device of
- * @device_size bytes: capacity is p->capacity, or @device_size when that is 0
- * (the backing occupies the disk's first bytes).  track_bytes is the bytes
- * transferred in one revolution at the outer rate.
- * @return 0, -EINVAL when capacity < @device_size, a parameter is <= 0,
- * prefetch is outside [0, DISK_PREFETCH_MAX], or a revolution or a track
- * does not fit the model's integers; with write_cache, also when cache_size
- * is 0 or interface_mib_s is not > 0; with metadata_io, when metadata_offset
- * is not below the capacity.  The dirty list is allocated on first use:
- * release it with disk_model_release().
- */
-int disk_model_init(struct disk_model *m, const struct disk_params *p, uint64_t device_size);
-
-/** disk_model_release() - frees the write cache's dirty list (the struct stays usable, empty). */
-void disk_model_release(struct disk_model *m);
-
-/**
- * disk_link_ns() - time for @length bytes to cross the host link:
- * round(length * 1e9 / (interface_mib_s * 2^20)).
- */
-uint64_t disk_link_ns(const struct disk_model *m, uint64_t length);
-
-/**
- * disk_seek_ns() - seek time for a head movement of @distance bytes: 0 for
- * 0, seek_track_ms up to one track, then the three-point curve above,
- * clamped to seek_full_ms.
- */
-uint64_t disk_seek_ns(const struct disk_model *m, uint64_t distance);
-
-/**
- * disk_rotation_ns() - rotational latency for an I/O at @offset whose seek
- * ends at @t_ns: ROTATION_AVERAGE gives half a revolution; ROTATION_PHASE
- * the time until the spindle angle (t_ns / rev_ns, fractional part) reaches
- * the target angle ((offset mod track_bytes) / track_bytes).
- */
-uint64_t disk_rotation_ns(const struct disk_model *m, uint64_t offset, uint64_t t_ns);
-
-/** disk_transfer_ns() - time to transfer @length bytes starting at @offset (zoned rate). */
-uint64_t disk_transfer_ns(const struct disk_model *m, uint64_t offset, uint64_t length);
-
-/**
- * disk_model_submit() - queues one I/O of @length bytes at @offset submitted
- * at @now_ns on the head: it starts at max(@now_ns, busy_until_ns), pays a
- * seek and a rotation unless it starts at head_pos, then the transfer; the
- * head ends at @offset + @length.  With prefetch > 0, a read starting in
- * [head_pos, prefetch_end] instead completes at
- * max(start, busy_until_ns + transfer from head_pos to @offset + @length),
- * its transfer_ns being that minus start (0 when the data was read ahead
- * already); a read leaves a window of prefetch * @length (at most
- * prefetch_max) past its end.  A write (@dir DISK_WRITE) always pays its
- * transfer, and leaves no window: the drive reads ahead after reads only.
- * With the write cache on, first the background destage up to @now_ns
- * runs, then a write (not FUA, at most cache_size bytes) is taken into the
- * cache: it starts at max(@now_ns, link_free_ns), waits while the cache
- * lacks room for its bytes not yet dirty (forced destages, from
- * max(@now_ns, busy_until_ns)), then crosses the link (disk_link_ns()); and
- * a read wholly in dirty ranges only crosses the link.  Everything else
- * goes to the media as above.  Fills @cost and returns cost->complete_ns.
- * When the dirty list cannot grow (no memory) the write goes to the media.
- */
-uint64_t disk_model_submit(struct disk_model *m, uint64_t now_ns, uint64_t offset, uint64_t length,
-			   enum disk_dir dir, struct disk_io_cost *cost);
-
-/**
- * disk_model_flush() - SYNCHRONIZE CACHE at @now_ns: runs the background
- * destage up to @now_ns, then destages every dirty byte (C-SCAN order) from
- * max(@now_ns, busy_until_ns).  Fills @cost (start_ns, destage_ns,
- * complete_ns) and returns the completion: the last destage's end, or
- * @now_ns when nothing is dirty (always so with the write cache off).
- */
-uint64_t disk_model_flush(struct disk_model *m, uint64_t now_ns, struct disk_io_cost *cost);
-
-struct config_scope; /* config_i.h */
+/** Receives one of a model's counters: @name (a C identifier) and its value. */
+typedef void (*disk_emit_fn)(void *ctx, const char *name, uint64_t value);
 
 /**
  * struct disk_model_ops - one disk timing model, as [disk] model = names
- * it.  A model is one source file that defines its table and registers it
- * with DISK_MODEL_REGISTER(); its keys (in [disk]) come with it.
+ * it.  Optional operations may be NULL.
  */
 struct disk_model_ops {
-	const char *name;
-	int order; /* in lists: lower first; 0 = after those with one, by name */
-	/* Its keys, in [disk]; rows with home CONFIG_GLOBAL into struct sfs_config. */
+	const char *name; /* as [disk] model = writes it */
+	int order;	  /* in lists: lower first; 0 = after those with one, by name */
+	/* Its keys: section "disk", home CONFIG_MODEL_DATA, offsets into its params struct. */
 	const struct config_key *keys;
 	size_t nkeys;
+	/* Bytes of its params struct (at most DISK_MODEL_DATA_MAX in all models together). */
+	size_t params_size;
 	/*
-	 * Optional: checks its keys against each other in the global scope
-	 * @s; run by config_finish() whichever model is selected, so that a
-	 * file is valid or not whatever model = says.  0 or -EINVAL with @err.
+	 * Optional: checks its keys against each other in scope @s ([disk]
+	 * or a [device "NAME"] section whose model it is), @params being its
+	 * struct there.  Only the chosen model's check runs.  0 or -EINVAL
+	 * with one line in @err naming the place, the key and what is allowed.
 	 */
-	int (*check)(const struct config_scope *s, char *err, size_t errlen);
+	int (*check)(const struct config_scope *s, const void *params, char *err, size_t errlen);
 	/*
-	 * A model instance for parameters @p over a backing device of
-	 * @device_size bytes, in *@out.  0, -EINVAL, -ENOMEM.
+	 * A model instance for @params (its struct) over a disk of @capacity
+	 * bytes (the [disk] capacity, or the backing's size), in *@out.
+	 * 0; -EINVAL with one line in @err saying which of its parameters it
+	 * cannot represent; -ENOMEM.
 	 */
-	int (*create)(const struct disk_params *p, uint64_t device_size, void **out);
+	int (*create)(const void *params, uint64_t capacity, void **out, char *err, size_t errlen);
 	/*
-	 * Optional: one line saying why create() refused @p with -EINVAL
-	 * (which parameters the model cannot represent), into @buf.
+	 * One I/O of @len bytes at device offset @off, arrived at
+	 * @arrival_ns: fills @out and returns out->complete_ns.
 	 */
-	void (*explain)(const struct disk_params *p, char *buf, size_t len);
-	/* Queues one I/O (see disk_model_submit()); returns its completion time in ns. */
-	uint64_t (*submit)(void *model, uint64_t now_ns, uint64_t offset, uint64_t length,
-			   enum disk_dir dir, struct disk_io_cost *cost);
+	uint64_t (*submit)(void *model, enum disk_op op, uint64_t off, uint64_t len,
+			   uint64_t arrival_ns, struct disk_io *out);
 	/*
-	 * Optional (NULL = a flush has nothing to wait for): a flush of the
-	 * drive's write cache at @now_ns (see disk_model_flush()); returns
-	 * when it completes, in ns.
+	 * Optional (NULL: a flush has nothing to wait for): SYNCHRONIZE
+	 * CACHE at @now_ns; fills @out and returns when it completes.
 	 */
-	uint64_t (*flush)(void *model, uint64_t now_ns, struct disk_io_cost *cost);
+	uint64_t (*flush)(void *model, uint64_t now_ns, struct disk_io *out);
+	/*
+	 * Optional (NULL: the model ignores trims, as a rotating disk does):
+	 * the device range [@off, @off + @len) no longer holds data (TRIM,
+	 * UNMAP, a punched hole), at @now_ns.  Fills @out and returns when
+	 * it completes.
+	 */
+	uint64_t (*trim)(void *model, uint64_t off, uint64_t len, uint64_t now_ns,
+			 struct disk_io *out);
+	/* Optional: its counters, for .scatterfs/stats, through @emit. */
+	void (*counters)(void *model, disk_emit_fn emit, void *ctx);
 	void (*destroy)(void *model);
 };
 
@@ -252,5 +124,19 @@ const struct disk_model_ops *disk_model_at(size_t i);
 
 /** disk_model_find() - the model named @name (case-insensitive), NULL when none is. */
 const struct disk_model_ops *disk_model_find(const char *name);
+
+/**
+ * disk_model_data_offset() - where @ops's params struct starts in
+ * disk_params.model_data, in bytes (each registered model has its own
+ * slice, 16-byte aligned, so that keys written for one model never land
+ * in another's).
+ */
+size_t disk_model_data_offset(const struct disk_model_ops *ops);
+
+/**
+ * disk_model_params() - the params struct of @ops in @p (its slice of
+ * p->model_data); @ops is usually p->model.
+ */
+const void *disk_model_params(const struct disk_params *p, const struct disk_model_ops *ops);
 
 #endif

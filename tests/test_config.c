@@ -19,7 +19,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "disk_model.h"
+#include "models/hdd.h"
 #include "size.h"
+
+/* The hdd model's keys in @d (its slice of model_data). */
+#define HDD(d) ((const struct hdd_params *)disk_model_params((d), &hdd_model))
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -174,14 +179,14 @@ Test(config, defaults)
 	cr_assert_null(c.log.path);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
 	cr_assert_eq(c.disk.model, DISK_NONE);
-	cr_assert_eq(c.disk.rpm, 7200);
-	cr_assert_eq(c.disk.seek_track_ms, 1.0);
-	cr_assert_eq(c.disk.seek_avg_ms, 8.5);
-	cr_assert_eq(c.disk.seek_full_ms, 18);
-	cr_assert_eq(c.disk.transfer_outer_mib_s, 150);
-	cr_assert_eq(c.disk.transfer_inner_mib_s, 150);
+	cr_assert_eq(HDD(&c.disk)->rpm, 7200);
+	cr_assert_eq(HDD(&c.disk)->seek_track_ms, 1.0);
+	cr_assert_eq(HDD(&c.disk)->seek_avg_ms, 8.5);
+	cr_assert_eq(HDD(&c.disk)->seek_full_ms, 18);
+	cr_assert_eq(HDD(&c.disk)->transfer_outer_mib_s, 150);
+	cr_assert_eq(HDD(&c.disk)->transfer_inner_mib_s, 150);
 	cr_assert_eq(c.disk.capacity, 0);
-	cr_assert_eq(c.disk.rotation, ROTATION_PHASE);
+	cr_assert_eq(HDD(&c.disk)->rotation, ROTATION_PHASE);
 	cr_assert_eq(c.nrules, 0);
 	cr_assert_null(c.source);
 	/* With no file at all, finish adds only the built-in -shm rule. */
@@ -398,15 +403,15 @@ Test(config, every_key)
 	cr_assert_eq(c.defaults.cache.readahead, MiB);
 	cr_assert_str_eq(c.log.path, "/tmp/x y.csv");
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_EXTEND | LOG_FSYNC | LOG_PUNCH);
-	cr_assert_eq(c.disk.model, DISK_HDD);
-	cr_assert_eq(c.disk.rpm, 5400.5);
-	cr_assert_eq(c.disk.seek_track_ms, 0.8);
-	cr_assert_eq(c.disk.seek_avg_ms, 9);
-	cr_assert_eq(c.disk.seek_full_ms, 17.5);
-	cr_assert_eq(c.disk.transfer_outer_mib_s, 200);
-	cr_assert_eq(c.disk.transfer_inner_mib_s, 100);
+	cr_assert_eq(c.disk.model, &hdd_model);
+	cr_assert_eq(HDD(&c.disk)->rpm, 5400.5);
+	cr_assert_eq(HDD(&c.disk)->seek_track_ms, 0.8);
+	cr_assert_eq(HDD(&c.disk)->seek_avg_ms, 9);
+	cr_assert_eq(HDD(&c.disk)->seek_full_ms, 17.5);
+	cr_assert_eq(HDD(&c.disk)->transfer_outer_mib_s, 200);
+	cr_assert_eq(HDD(&c.disk)->transfer_inner_mib_s, 100);
 	cr_assert_eq(c.disk.capacity, 8 * GiB);
-	cr_assert_eq(c.disk.rotation, ROTATION_AVERAGE);
+	cr_assert_eq(HDD(&c.disk)->rotation, ROTATION_AVERAGE);
 	{
 		char want[128];
 
@@ -429,8 +434,8 @@ Test(config, other_patterns_and_values)
 	cr_assert_eq(c.defaults.layout.extent_size, 0);
 	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_NONE);
 	cr_assert_eq(c.device.direct, false);
-	cr_assert_eq(c.disk.transfer_outer_mib_s, 120);
-	cr_assert_eq(c.disk.transfer_inner_mib_s, 120);
+	cr_assert_eq(HDD(&c.disk)->transfer_outer_mib_s, 120);
+	cr_assert_eq(HDD(&c.disk)->transfer_inner_mib_s, 120);
 	finish_ok(&c, 0);
 	config_free(&c);
 
@@ -764,8 +769,8 @@ Test(config, overrides)
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_PUNCH);
 	cr_assert_eq(config_set(&c, "disk.transfer_mib_s=180:90", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
-	cr_assert_eq(c.disk.transfer_outer_mib_s, 180);
-	cr_assert_eq(c.disk.transfer_inner_mib_s, 90);
+	cr_assert_eq(HDD(&c.disk)->transfer_outer_mib_s, 180);
+	cr_assert_eq(HDD(&c.disk)->transfer_inner_mib_s, 90);
 	cr_assert_eq(config_set(&c, "log.path=/tmp/a.csv", errbuf, sizeof(errbuf)), 0);
 	cr_assert_eq(config_set(&c, "log.path=/tmp/b.csv", errbuf, sizeof(errbuf)), 0);
 	cr_assert_str_eq(c.log.path, "/tmp/b.csv");
@@ -1065,9 +1070,9 @@ Test(config, conflict_max_size_below_one_extent)
 
 Test(config, conflict_seek_order)
 {
-	finish_fails("[disk]\nseek_track_ms = 9\n", 0, 2, "seek_track_ms");
-	finish_fails("[disk]\nseek_full_ms = 5\n", 0, 2, "seek_full_ms");
-	finish_fails("[disk]\nseek_avg_ms = 20\n", 0, 2, "seek_avg_ms");
+	finish_fails("[disk]\nmodel = hdd\nseek_track_ms = 9\n", 0, 3, "seek_track_ms");
+	finish_fails("[disk]\nmodel = hdd\nseek_full_ms = 5\n", 0, 3, "seek_full_ms");
+	finish_fails("[disk]\nmodel = hdd\nseek_avg_ms = 20\n", 0, 3, "seek_avg_ms");
 }
 
 /* ---- config_write_ini ---- */
@@ -1106,14 +1111,14 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 		cr_assert_str_eq(a->log.path, b->log.path);
 	cr_assert_eq(a->log.ops, b->log.ops);
 	cr_assert_eq(a->disk.model, b->disk.model);
-	cr_assert_eq(a->disk.rpm, b->disk.rpm);
-	cr_assert_eq(a->disk.seek_track_ms, b->disk.seek_track_ms);
-	cr_assert_eq(a->disk.seek_avg_ms, b->disk.seek_avg_ms);
-	cr_assert_eq(a->disk.seek_full_ms, b->disk.seek_full_ms);
-	cr_assert_eq(a->disk.transfer_outer_mib_s, b->disk.transfer_outer_mib_s);
-	cr_assert_eq(a->disk.transfer_inner_mib_s, b->disk.transfer_inner_mib_s);
+	cr_assert_eq(HDD(&a->disk)->rpm, HDD(&b->disk)->rpm);
+	cr_assert_eq(HDD(&a->disk)->seek_track_ms, HDD(&b->disk)->seek_track_ms);
+	cr_assert_eq(HDD(&a->disk)->seek_avg_ms, HDD(&b->disk)->seek_avg_ms);
+	cr_assert_eq(HDD(&a->disk)->seek_full_ms, HDD(&b->disk)->seek_full_ms);
+	cr_assert_eq(HDD(&a->disk)->transfer_outer_mib_s, HDD(&b->disk)->transfer_outer_mib_s);
+	cr_assert_eq(HDD(&a->disk)->transfer_inner_mib_s, HDD(&b->disk)->transfer_inner_mib_s);
 	cr_assert_eq(a->disk.capacity, b->disk.capacity);
-	cr_assert_eq(a->disk.rotation, b->disk.rotation);
+	cr_assert_eq(HDD(&a->disk)->rotation, HDD(&b->disk)->rotation);
 	cr_assert_eq(a->nrules, b->nrules);
 	for (i = 0; i < a->nrules; i++) {
 		cr_assert_str_eq(a->rules[i].glob, b->rules[i].glob);
@@ -1642,8 +1647,8 @@ Test(config, two_files_later_wins_per_key_origins_shown)
 	cr_assert_eq(c.defaults.layout.gap, 128 * KiB);
 	cr_assert_eq(c.defaults.autoextend.next, 256 * KiB);
 	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_NONE);
-	cr_assert_eq(c.disk.model, DISK_HDD);
-	cr_assert_eq(c.disk.rpm, 5400);
+	cr_assert_eq(c.disk.model, &hdd_model);
+	cr_assert_eq(HDD(&c.disk)->rpm, 5400);
 	/* One rule per glob, keys merged one by one, at its first declaration's place. */
 	cr_assert_eq(c.nrules, 3);
 	cr_assert_str_eq(c.rules[0].glob, "*.db");
@@ -1673,7 +1678,9 @@ Test(config, two_files_later_wins_per_key_origins_shown)
 		 a);
 	assert_has(text, want);
 	snprintf(want, sizeof(want),
-		 "\n[disk]\n# set at %s:4\nmodel = hdd\n# set at %s:5\nrpm = 5400\n", b, b);
+		 "\n[disk]\ncapacity = 0\nmetadata_io = true\nmetadata_offset = 0\n# set at "
+		 "%s:4\nmodel = hdd\n# set at %s:5\nrpm = 5400\n",
+		 b, b);
 	assert_has(text, want);
 	snprintf(
 	    want, sizeof(want),
@@ -1900,7 +1907,7 @@ Test(config, decimal_size_units_refused_binary_accepted)
 	cr_assert_eq(c.device.size, 2 * GiB);
 	cr_assert_eq(c.defaults.layout.extent_size, 64 * KiB);
 	cr_assert_eq(c.defaults.autoextend.next, MiB);
-	cr_assert_eq(c.disk.prefetch_max, 512 * KiB);
+	cr_assert_eq(HDD(&c.disk)->prefetch_max, 512 * KiB);
 	config_free(&c);
 }
 
@@ -1935,9 +1942,9 @@ Test(config, device_sections_and_rule_device)
 	cr_assert_eq(c.devices[0].size, 64 * MiB);
 	cr_assert_eq(c.devices[0].block_size, 8 * KiB);
 	cr_assert_eq(c.devices[0].direct, true);
-	cr_assert_eq(c.devices[0].disk.model, DISK_HDD);
-	cr_assert_eq(c.devices[0].disk.rpm, 5400);
-	cr_assert_eq(c.devices[0].disk.seek_avg_ms, 8.5); /* the built-in default */
+	cr_assert_eq(c.devices[0].disk.model, &hdd_model);
+	cr_assert_eq(HDD(&c.devices[0].disk)->rpm, 5400);
+	cr_assert_eq(HDD(&c.devices[0].disk)->seek_avg_ms, 8.5); /* the built-in default */
 	/* The second device takes the built-in values, not main's nor wal's. */
 	cr_assert_str_eq(c.devices[1].backing, "/var/tmp/d2.img");
 	cr_assert_eq(c.devices[1].size, 0);
@@ -1962,9 +1969,9 @@ Test(config, device_preset_takes_the_disk_section)
 			   "seek_avg_ms = 4.5\n");
 	load_ok(&c, "[device \"wal\"]\nbacking = w.img\npreset = p.ini\nseek_avg_ms = 5\n");
 	finish_ok(&c, 1 * GiB);
-	cr_assert_eq(c.devices[0].disk.model, DISK_HDD);
-	cr_assert_eq(c.devices[0].disk.rpm, 10000);
-	cr_assert_eq(c.devices[0].disk.seek_avg_ms, 5);
+	cr_assert_eq(c.devices[0].disk.model, &hdd_model);
+	cr_assert_eq(HDD(&c.devices[0].disk)->rpm, 10000);
+	cr_assert_eq(HDD(&c.devices[0].disk)->seek_avg_ms, 5);
 	/* Only its [disk] section: main's pattern and model are untouched. */
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
 	cr_assert_null(c.disk.model);
@@ -1983,8 +1990,10 @@ Test(config, device_written_back_and_loaded_again)
 	cr_assert_not_null(text);
 	snprintf(want, sizeof(want),
 		 "\n[device \"wal\"]\n# set at %s/t.ini:2\nbacking = /var/tmp/w.img\nsize = 0\n"
-		 "# set at %s/t.ini:3\nblock_size = 8K\ndirect = false\n# set at %s/t.ini:4\n"
-		 "model = hdd\nrpm = 7200\n",
+		 "# set at %s/t.ini:3\nblock_size = 8K\ndirect = false\n"
+		 "layers = accounting,timing,base\ncapacity = 0\n"
+		 "metadata_io = true\nmetadata_offset = 0\n# set at %s/t.ini:4\nmodel = hdd\n"
+		 "rpm = 7200\n",
 		 tmpdir, tmpdir, tmpdir);
 	assert_has(text, want);
 	assert_has(text, "\n[file \"pg_wal/*\"]\npattern = contiguous\nextent_size = 1M\n"
@@ -1993,7 +2002,7 @@ Test(config, device_written_back_and_loaded_again)
 	finish_ok(&d, 1 * GiB);
 	cr_assert_eq(d.ndevices, 1);
 	cr_assert_eq(d.devices[0].block_size, 8 * KiB);
-	cr_assert_eq(d.devices[0].disk.model, DISK_HDD);
+	cr_assert_eq(d.devices[0].disk.model, &hdd_model);
 	cr_assert_str_eq(config_for_path(&d, "pg_wal/x")->device, "wal");
 	free(text);
 	config_free(&c);
@@ -2034,9 +2043,9 @@ Test(config, device_errors_exact_messages)
 		     "(it appears in the log as NAME:offset+length)");
 	device_error("[device \"wal\"]\nbacking = w.img\npoll_us = 0\n",
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
-		     "block_size, direct, model, rpm, seek_track_ms, seek_avg_ms, seek_full_ms, "
-		     "transfer_mib_s, capacity, rotation, prefetch, prefetch_max, write_cache, "
-		     "cache_size, interface_mib_s, metadata_io, metadata_offset");
+		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
+		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
+		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",

@@ -124,6 +124,9 @@ Test(ssd, two_reads_queue_on_one_die)
 	cr_assert_eq(a.collisions, 0);
 	cr_assert_eq(b.collisions, 1);
 	cr_assert_eq(b.gc_wait_ns, 0);
+	/* busy: [T, T+60] then the part of [T+5, T+110] after T+60 */
+	cr_assert_eq(a.busy_ns, 60000);
+	cr_assert_eq(b.busy_ns, 50000);
 	struct ssd_counters c;
 	ssd_get_counters(s, &c);
 	cr_assert_eq(c.collisions, 1);
@@ -253,12 +256,14 @@ Test(ssd, trim)
 
 /*
  * One die, 4 pages per block, 16 KiB of user capacity with
- * over-provisioning 1.5: ceil(4 * 2.5) = 10 flash pages -> 3 blocks,
- * gc_free_blocks 1.  Pages 0-3 fill block 0; pages 0, 1, 2, 0 fill block
- * 1 (block 0 keeps page 3 valid, block 1 holds 1, 2, 0).  Writing page 1
- * opens block 2, leaving no free block: GC takes block 0 (1 valid page
- * against 3), copies page 3 into block 2's first page (physical page 8),
- * erases block 0; page 1 goes to physical page 9.
+ * over-provisioning 2.5: ceil(4 x 3.5) = 14 flash pages -> 4 blocks,
+ * gc_free_blocks 1.  Pages 0-3 fill block 0; pages 0, 1, 2, 0 fill block 1
+ * (block 0 keeps page 3 valid); pages 1, 2, 1, 2 fill block 2 (block 1
+ * keeps page 0), leaving one free block.  Writing page 1 finds the open
+ * block full and one free block: GC takes block 0 (1 valid page; block 1
+ * also has 1, block 0 is the lower), copies page 3 into the last free
+ * block, block 3 (physical page 12), erases block 0 and stops, the copy
+ * having left room in block 3; page 1 goes to physical page 13.
  * Time: the write arrives at T, its data at the die at T+10 us; GC there:
  * 1 x (40 + 200) + 2000 = 2240 us, to T+2250; channel to T+2260, tPROG to
  * T+2460.  A read of page 2 (die 0) arriving at T+20 us is ready at T+25
@@ -270,23 +275,27 @@ Test(ssd, one_gc_cycle)
 	struct ssd_params p = round_params();
 	p.channels = 1;
 	p.ways = 1;
-	p.over_provisioning = 1.5;
+	p.over_provisioning = 2.5;
 	struct ssd *s = make(&p, 4 * PG);
 	struct ssd_io io, r;
-	cr_assert_eq(ssd_blocks_per_die(s), 3);
+	cr_assert_eq(ssd_blocks_per_die(s), 4);
 	write_pages(s, 0, 4);
 	write_pages(s, 0, 3);
 	write_pages(s, 0, 1);
+	write_pages(s, 1, 2);
+	write_pages(s, 1, 2);
 	cr_assert_eq(ssd_block_valid(s, 0, 0), 1);
-	cr_assert_eq(ssd_block_valid(s, 0, 1), 3);
+	cr_assert_eq(ssd_block_valid(s, 0, 1), 1);
+	cr_assert_eq(ssd_block_valid(s, 0, 2), 2);
 	cr_assert_eq(ssd_submit(s, SSD_WRITE, PG, PG, T, &io), T + 2460000);
 	cr_assert_eq(io.gc_wait_ns, 2240000);
 	cr_assert_eq(io.die_ns, 200000 + 2240000);
-	cr_assert_eq(ssd_ppn_of(s, 3 * PG), 8);
-	cr_assert_eq(ssd_ppn_of(s, 1 * PG), 9);
+	cr_assert_eq(ssd_ppn_of(s, 3 * PG), 12);
+	cr_assert_eq(ssd_ppn_of(s, 1 * PG), 13);
 	cr_assert_eq(ssd_block_valid(s, 0, 0), 0);
-	cr_assert_eq(ssd_block_valid(s, 0, 1), 2);
-	cr_assert_eq(ssd_block_valid(s, 0, 2), 2);
+	cr_assert_eq(ssd_block_valid(s, 0, 1), 1);
+	cr_assert_eq(ssd_block_valid(s, 0, 2), 1);
+	cr_assert_eq(ssd_block_valid(s, 0, 3), 2);
 	cr_assert_eq(ssd_block_erases(s, 0, 0), 1);
 	cr_assert_eq(ssd_submit(s, SSD_READ, 2 * PG, PG, T + 20000, &r), T + 2460000 + 55000);
 	cr_assert_eq(r.collisions, 1);
@@ -295,13 +304,72 @@ Test(ssd, one_gc_cycle)
 	ssd_get_counters(s, &c);
 	cr_assert_eq(c.gc_runs, 1);
 	cr_assert_eq(c.pages_moved, 1);
-	cr_assert_eq(c.host_pages, 9);
-	cr_assert_eq(c.flash_pages, 10);
+	cr_assert_eq(c.host_pages, 13);
+	cr_assert_eq(c.flash_pages, 14);
 	cr_assert_eq(c.erases_min, 0);
 	cr_assert_eq(c.erases_max, 1);
 	cr_assert_eq(c.erases_total, 1);
 	cr_assert_eq(c.gc_wait_ns, 2240000 + 2225000);
 	ssd_destroy(s);
+}
+
+/*
+ * Prefill: 1 MiB = 256 pages on 4 dies, page n on die n mod 4, counters at
+ * 0; each die's 64 pages fill its blocks 0-15.  A read of page 5 (die 1)
+ * costs a flash read; the next host write goes to die 256 mod 4 = 0.
+ */
+Test(ssd, prefill)
+{
+	struct ssd_params p = round_params();
+	p.prefill = true;
+	struct ssd *s = make(&p, MiB);
+	struct ssd_io io;
+	struct ssd_counters c;
+	cr_assert_eq(ssd_die_of(s, 5 * PG), 1);
+	cr_assert_eq(ssd_die_of(s, 255 * PG), 3);
+	cr_assert_eq(ssd_block_valid(s, 3, 15), 4);
+	cr_assert_eq(ssd_block_valid(s, 3, 16), 0);
+	cr_assert_eq(ssd_submit(s, SSD_READ, 5 * PG, PG, T, &io), T + 60000);
+	write_pages(s, 7, 1);
+	cr_assert_eq(ssd_die_of(s, 7 * PG), 0);
+	ssd_get_counters(s, &c);
+	cr_assert_eq(c.host_pages, 1);
+	cr_assert_eq(c.flash_pages, 1);
+	ssd_destroy(s);
+}
+
+/*
+ * The FTL stays consistent (ssd_verify()) through random writes and trims
+ * on a prefilled drive and on an empty one, with garbage collection
+ * running: 2 x 2 dies, 4 pages per block, 256 KiB at 100 % (8 blocks per die).
+ */
+Test(ssd, ftl_consistent_under_random_writes_and_trims)
+{
+	for (int pre = 0; pre < 2; pre++) {
+		struct ssd_params p = round_params();
+		p.prefill = pre;
+		p.over_provisioning = 1;
+		const uint64_t pages = 64;
+		struct ssd *s = make(&p, pages * PG);
+		struct ssd_io io;
+		struct ssd_counters c;
+		char err[256] = "";
+		uint64_t rng = 7;
+		for (int i = 0; i < 5000; i++) {
+			uint64_t r = splitmix64_next(&rng);
+			uint64_t lpn = r % pages, n = 1 + (r >> 32) % 3;
+			if (lpn + n > pages)
+				n = pages - lpn;
+			if ((r >> 20) % 10 == 0)
+				ssd_trim(s, lpn * PG, n * PG);
+			else
+				ssd_submit(s, SSD_WRITE, lpn * PG, n * PG, 0, &io);
+			cr_assert_eq(ssd_verify(s, err, sizeof(err)), 0, "after %d: %s", i, err);
+		}
+		ssd_get_counters(s, &c);
+		cr_assert_gt(c.gc_runs, 100);
+		ssd_destroy(s);
+	}
 }
 
 static void refused(struct ssd_params p, uint64_t capacity, const char *msg)
@@ -344,24 +412,24 @@ Test(ssd, refused_geometries)
 	/*
 	 * 1 MiB = 256 pages over 4 dies of 4-page blocks: 16 blocks of user
 	 * pages per die; 7 % makes ceil(273.92 / 16) = 18, 2 spare, and
-	 * gc_free_blocks 2 needs 3.
+	 * gc_free_blocks 1 needs 3; 15 % makes ceil(294.4 / 16) = 19.
 	 */
 	p = round_params();
 	p.over_provisioning = 0.07;
-	p.gc_free_blocks = 2;
 	refused(p, MiB,
 		"capacity 1048576 bytes: 18 blocks per die with over_provisioning = 0.07 leave 2 "
-		"spare, and garbage collection needs gc_free_blocks + 1 = 3 (raise "
+		"spare, and garbage collection needs gc_free_blocks + 2 = 3 (raise "
 		"over_provisioning, or lower pages_per_block or gc_free_blocks)");
-	p.gc_free_blocks = 1;
+	p.over_provisioning = 0.15;
 	struct ssd *s = make(&p, MiB);
+	cr_assert_eq(ssd_blocks_per_die(s), 19);
 	ssd_destroy(s);
 	/* 4 TiB of 512-byte pages: 2^33 user pages */
 	p = round_params();
 	p.page_size = 512;
 	refused(p, UINT64_C(4) << 40,
 		"capacity 4398046511104 bytes: the geometry needs 12884901888 flash pages, more "
-		"than the 4294967294 the FTL numbers (raise page_size)");
+		"than the 4294967293 the FTL numbers (raise page_size)");
 }
 
 /* W0 at known points: W0(0) = 0, W0(-1/e) = -1, W0(e) = 1, W0(1) = the omega constant. */

@@ -12,7 +12,8 @@
  * (dies * pages_per_block)).  A geometry is refused when its flash pages do
  * not fit the FTL's 32-bit page numbers, or when a die would have fewer
  * spare blocks (blocks beyond those the user pages fill) than garbage
- * collection needs (gc_free_blocks + 1: the reserve plus the open block).
+ * collection needs (gc_free_blocks + 2: the reserve, one more, and the
+ * open block).
  *
  * FTL.  Page-level mapping, a 32-bit physical page number per logical page
  * (map) and a 32-bit logical page number per physical page (the reverse
@@ -27,16 +28,25 @@
  * the controller's buffer: no read is charged).  Reads follow the map; a
  * page never written or trimmed costs no flash time.  Trim invalidates the
  * pages wholly inside its range.
+ * With prefill the drive starts as if every user page had been written
+ * once in address order (page n on die n mod dies), before the counters
+ * start: data already on a backing then costs a flash read, and garbage
+ * collection works on a full drive from the first write, as on a
+ * sequentially preconditioned one.  Without it every page starts unmapped
+ * (fresh out of the box).
  *
- * Garbage collection (greedy): when a die opens a new block and then has
- * fewer than gc_free_blocks free blocks, it picks the full block with the
- * fewest valid pages (lowest block number among equals), copies them into
- * its open block inside the die (copyback: tR + tPROG each, no channel
- * time), erases the victim (tERASE) and repeats until it has
- * gc_free_blocks free blocks again.  All of it is charged on that die's
- * timeline, from the later of the triggering write's data arrival and the
- * die's free time, so requests queued behind it see the stall.
- *
+ * Garbage collection (greedy): when a die's open block is full and it has
+ * at most gc_free_blocks free blocks, it picks the full block with the
+ * fewest valid pages (lowest block number among equals; not the open
+ * block), copies them into its open block inside the die (copyback: tR +
+ * tPROG each, no channel time; a full open block is replaced by a free
+ * one), erases the victim (tERASE), and repeats until the die has more
+ * than gc_free_blocks free blocks or the copies left room in the open
+ * block.  Host writes then fill the open block, or open a free one only
+ * while more than gc_free_blocks are free: the last free block is always
+ * left for garbage collection's copies.  All of it is charged on that
+ * die's timeline, from the later of the triggering write's data arrival
+ * and the die's free time, so requests queued behind it see the stall.
  * Timing.  Times in ns (parameters in us, rounded once to the ns), rates in
  * MB/s (10^6 bytes, as datasheets give them).  A request takes one of
  * queue_depth command slots (it starts when one is free: the earliest
@@ -84,6 +94,7 @@ struct ssd_params {
 	double interface_mb_s;	  /* the host interface's */
 	uint32_t queue_depth;	  /* 1 .. 65535 */
 	uint32_t gc_free_blocks;  /* per die: GC runs below this many free blocks, >= 1 */
+	bool prefill;		  /* starts with every user page written once, in order */
 	bool write_cache;	  /* a DRAM write buffer (the WCE bit) */
 	uint64_t cache_size;	  /* its bytes, at least one page */
 };
@@ -108,6 +119,12 @@ struct ssd_io {
 	uint64_t
 	    gc_wait_ns;	 /* the longest time one of its pages waited behind garbage collection */
 	uint64_t die_ns; /* die time it used: tR or tPROG per page, plus the GC it set off */
+	/*
+	 * Time it added to the drive's busy time (some request between its
+	 * start and its completion), each instant counted once: the part of
+	 * [start_ns, complete_ns] after the latest completion before it.
+	 */
+	uint64_t busy_ns;
 };
 
 /** Counters since creation. */
@@ -134,7 +151,8 @@ struct ssd;
 int ssd_check(const struct ssd_params *p, uint64_t capacity, char *err, size_t errlen);
 
 /**
- * ssd_create() - a new drive, every page unwritten, all timelines at 0.
+ * ssd_create() - a new drive (prefilled or every page unwritten), all
+ * timelines and counters at 0.
  * @return 0 with *@out set, -EINVAL (ssd_check()'s message in @err) or
  * -ENOMEM.  Release it with ssd_destroy().
  */
@@ -194,6 +212,15 @@ uint32_t ssd_block_erases(const struct ssd *s, uint32_t die, uint32_t block);
 /** ssd_die_free_ns() - when die @die is next free; ssd_channel_free_ns() likewise. */
 uint64_t ssd_die_free_ns(const struct ssd *s, uint32_t die);
 uint64_t ssd_channel_free_ns(const struct ssd *s, uint32_t channel);
+
+/**
+ * ssd_verify() - checks the FTL's invariants: map and reverse map are
+ * inverse, each block's valid count is the number of mapped pages in it,
+ * no valid page lies past its block's written pages, and each die's free
+ * blocks hold no data.  O(flash pages), for tests.
+ * @return 0, or -EUCLEAN with what is wrong in @err.
+ */
+int ssd_verify(const struct ssd *s, char *err, size_t errlen);
 
 /**
  * ssd_lambert_w0() - the principal branch W0 of the Lambert W function

@@ -1,8 +1,15 @@
 /*
  * The SSD simulator (ssd.h describes the model).  Data structures:
- *  - map[user_pages], rmap[flash_pages]: 32-bit page numbers, SSD_NONE when
- *    unmapped / holding no valid data.  A physical page number is
- *    (die * blocks_per_die + block) * pages_per_block + page.
+ *  - map[user_pages], rmap[flash_pages]: 32-bit entries holding a page
+ *    number plus one, SSD_NONE (all ones) for unmapped / no valid data,
+ *    and 0 for "where prefill put it" (with prefill) or unmapped (without):
+ *    both arrays come from calloc(), untouched until used, so that a drive
+ *    of tens of GiB is created in O(blocks) time, prefilled or not.  An
+ *    entry of 0 in rmap is read only for pages of blocks never erased
+ *    (garbage collection reads full blocks, whose pages were all written
+ *    since their last erase).  A physical page number is
+ *    (die * blocks_per_die + block) * pages_per_block + page; prefill puts
+ *    user page n at page n / dies of die n mod dies.
  *  - blk[dies * blocks_per_die]: valid and written pages, erase count.
  *  - per die a stack of free blocks (lowest number on top at first), its
  *    open block, when it is next free and its last garbage collection.
@@ -53,7 +60,8 @@ struct ssd {
 	uint64_t *slots; /* min-heap, queue_depth entries */
 	uint64_t *wb;	 /* write cache ring: program ends, wb_cap entries */
 	uint64_t wb_cap, wb_head, wb_count, prog_end_max;
-	uint64_t cursor; /* host pages written: the next goes to die cursor % dies */
+	uint64_t busy_end; /* the latest completion so far */
+	uint64_t cursor;   /* host pages written: the next goes to die cursor % dies */
 	uint32_t *stamp, req;
 	struct ssd_counters c;
 };
@@ -125,20 +133,20 @@ static int geometry(const struct ssd_params *p, uint64_t capacity, uint64_t *use
 	double flash = ceil((double)up * (1 + p->over_provisioning));
 	double per_die_blocks = ceil(flash / ((double)dies * p->pages_per_block));
 	double pages = per_die_blocks * (double)dies * p->pages_per_block;
-	if (pages > (double)(SSD_NONE - 1) || per_die_blocks > (double)(SSD_NONE - 1))
+	if (pages > (double)(SSD_NONE - 2) || (double)up > (double)(SSD_NONE - 2))
 		BAD("capacity %llu bytes: the geometry needs %.0f flash pages, more than the "
 		    "%u the FTL numbers (raise page_size)",
-		    (unsigned long long)capacity, pages, SSD_NONE - 1);
+		    (unsigned long long)capacity, pages, SSD_NONE - 2);
 	uint32_t bpd = (uint32_t)per_die_blocks;
 	/* blocks the user pages fill on one die when spread evenly */
 	uint64_t user_blocks = (up + dies * p->pages_per_block - 1) / (dies * p->pages_per_block);
-	if (bpd < user_blocks + p->gc_free_blocks + 1)
+	if (bpd < user_blocks + p->gc_free_blocks + 2)
 		BAD("capacity %llu bytes: %u blocks per die with over_provisioning = %g leave "
-		    "%llu spare, and garbage collection needs gc_free_blocks + 1 = %u (raise "
+		    "%llu spare, and garbage collection needs gc_free_blocks + 2 = %u (raise "
 		    "over_provisioning, or lower pages_per_block or gc_free_blocks)",
 		    (unsigned long long)capacity, bpd, p->over_provisioning,
 		    (unsigned long long)(bpd > user_blocks ? bpd - user_blocks : 0),
-		    p->gc_free_blocks + 1);
+		    p->gc_free_blocks + 2);
 #undef BAD
 	*user_pages = up;
 	*blocks_per_die = bpd;
@@ -169,6 +177,8 @@ void ssd_destroy(struct ssd *s)
 	free(s);
 }
 
+static void prefill(struct ssd *s);
+
 int ssd_create(const struct ssd_params *p, uint64_t capacity, struct ssd **out, char *err,
 	       size_t errlen)
 {
@@ -193,8 +203,8 @@ int ssd_create(const struct ssd_params *p, uint64_t capacity, struct ssd **out, 
 	s->t_cmd = us_to_ns(p->command_us);
 	s->t_chan_page = rate_ns(p->page_size, p->channel_mb_s);
 	uint64_t nblk = (uint64_t)s->dies * bpd;
-	s->map = malloc(up * sizeof(*s->map));
-	s->rmap = malloc(s->flash_pages * sizeof(*s->rmap));
+	s->map = calloc(up, sizeof(*s->map));
+	s->rmap = calloc(s->flash_pages, sizeof(*s->rmap));
 	s->blk = calloc(nblk, sizeof(*s->blk));
 	s->die = calloc(s->dies, sizeof(*s->die));
 	s->free_store = malloc(nblk * sizeof(*s->free_store));
@@ -210,8 +220,6 @@ int ssd_create(const struct ssd_params *p, uint64_t capacity, struct ssd **out, 
 		ssd_destroy(s);
 		return -ENOMEM;
 	}
-	memset(s->map, 0xff, up * sizeof(*s->map));
-	memset(s->rmap, 0xff, s->flash_pages * sizeof(*s->rmap));
 	for (uint32_t d = 0; d < s->dies; d++) {
 		struct ssd_die *die = &s->die[d];
 		die->open = SSD_NONE;
@@ -220,6 +228,8 @@ int ssd_create(const struct ssd_params *p, uint64_t capacity, struct ssd **out, 
 		for (uint32_t b = 0; b < bpd; b++)
 			die->free[b] = bpd - 1 - b; /* block 0 on top */
 	}
+	if (p->prefill)
+		prefill(s);
 	*out = s;
 	return 0;
 }
@@ -234,14 +244,82 @@ static uint32_t ppn_die(const struct ssd *s, uint32_t ppn)
 	return (uint32_t)(ppn / ((uint64_t)s->blocks_per_die * s->ppb));
 }
 
+static const struct ssd_block *block_c(const struct ssd *s, uint32_t d, uint32_t b)
+{
+	return &s->blk[(uint64_t)d * s->blocks_per_die + b];
+}
+
 static struct ssd_block *ppn_block(struct ssd *s, uint32_t ppn)
 {
 	return &s->blk[ppn / s->ppb];
 }
 
+/* User pages prefill puts on die @d: those n with n mod dies = d. */
+static uint64_t prefill_count(const struct ssd *s, uint32_t d)
+{
+	return d < s->user_pages ? (s->user_pages - d + s->dies - 1) / s->dies : 0;
+}
+
+/* Marks the blocks prefill fills written and valid, the rest free. */
+static void prefill(struct ssd *s)
+{
+	for (uint32_t d = 0; d < s->dies; d++) {
+		struct ssd_die *die = &s->die[d];
+		uint64_t n = prefill_count(s, d);
+		uint32_t used = (uint32_t)((n + s->ppb - 1) / s->ppb);
+		for (uint32_t b = 0; b < used; b++) {
+			uint64_t k = n - (uint64_t)b * s->ppb;
+			block(s, d, b)->written = block(s, d, b)->valid =
+			    (uint16_t)(k < s->ppb ? k : s->ppb);
+		}
+		die->nfree = s->blocks_per_die - used;
+		for (uint32_t i = 0; i < die->nfree; i++)
+			die->free[i] = s->blocks_per_die - 1 - i;
+		die->open = used ? used - 1 : SSD_NONE;
+	}
+	s->cursor = s->user_pages;
+}
+
+/* The physical page of user page @lpn, SSD_NONE when unmapped. */
+static uint32_t map_get(const struct ssd *s, uint64_t lpn)
+{
+	uint32_t v = s->map[lpn];
+	if (v == SSD_NONE)
+		return SSD_NONE;
+	if (v)
+		return v - 1;
+	if (!s->p.prefill)
+		return SSD_NONE;
+	uint64_t d = lpn % s->dies, k = lpn / s->dies;
+	return (uint32_t)((d * s->blocks_per_die + k / s->ppb) * s->ppb + k % s->ppb);
+}
+
+/* The user page whose valid data physical page @ppn holds, SSD_NONE when none. */
+static uint32_t rmap_get(const struct ssd *s, uint32_t ppn)
+{
+	uint32_t v = s->rmap[ppn];
+	if (v == SSD_NONE)
+		return SSD_NONE;
+	if (v)
+		return v - 1;
+	if (!s->p.prefill)
+		return SSD_NONE;
+	uint64_t per_die = (uint64_t)s->blocks_per_die * s->ppb;
+	uint32_t d = (uint32_t)(ppn / per_die);
+	uint64_t k = ppn % per_die;
+	return k < prefill_count(s, d) ? (uint32_t)(k * s->dies + d) : SSD_NONE;
+}
+
+static void map_set(struct ssd *s, uint64_t lpn, uint32_t ppn)
+{
+	s->map[lpn] = ppn + 1;
+	s->rmap[ppn] = (uint32_t)lpn + 1;
+	ppn_block(s, ppn)->valid++;
+}
+
 static void invalidate(struct ssd *s, uint64_t lpn)
 {
-	uint32_t old = s->map[lpn];
+	uint32_t old = map_get(s, lpn);
 	if (old == SSD_NONE)
 		return;
 	ppn_block(s, old)->valid--;
@@ -298,14 +376,12 @@ static uint64_t gc_once(struct ssd *s, uint32_t d)
 	uint64_t g = (uint64_t)d * s->blocks_per_die + victim;
 	for (uint32_t i = 0; i < s->ppb && block(s, d, victim)->valid > 0; i++) {
 		uint32_t old = (uint32_t)(g * s->ppb + i);
-		uint32_t lpn = s->rmap[old];
+		uint32_t lpn = rmap_get(s, old);
 		if (lpn == SSD_NONE)
 			continue;
 		uint32_t np = next_page(s, d);
 		invalidate(s, lpn);
-		s->map[lpn] = np;
-		s->rmap[np] = lpn;
-		ppn_block(s, np)->valid++;
+		map_set(s, lpn, np);
 	}
 	struct ssd_block *v = block(s, d, victim);
 	v->written = 0;
@@ -317,28 +393,37 @@ static uint64_t gc_once(struct ssd *s, uint32_t d)
 	return best * (s->t_read + s->t_prog) + s->t_erase;
 }
 
+static bool open_full(struct ssd *s, uint32_t d)
+{
+	return s->die[d].open == SSD_NONE || block(s, d, s->die[d].open)->written == s->ppb;
+}
+
 /*
- * A page for a host write on die @d, whose data is at the die from @ready_ns:
- * runs garbage collection first when opening a block leaves the die below
- * its reserve.  SSD_NONE when the die has no page even then.
+ * A page for a host write on die @d, whose data is at the die from @ready_ns.
+ * When the die's open block is full and it has at most gc_free_blocks free
+ * blocks, garbage collection reclaims blocks until it has more or its copies
+ * left room in the open block; the host then writes there, or opens a
+ * free block.  With gc_free_blocks >= 1 a die always keeps one free block
+ * for garbage collection's copies, so it can never be left with only full
+ * blocks.  SSD_NONE when the die can take no host page (every full block
+ * entirely valid): the write goes to the next die.
  */
 static uint32_t host_page(struct ssd *s, uint32_t d, uint64_t ready_ns, uint64_t *gc_ns)
 {
 	struct ssd_die *die = &s->die[d];
 	*gc_ns = 0;
-	if (die->open == SSD_NONE || block(s, d, die->open)->written == s->ppb) {
-		if (!open_block(s, d))
-			return SSD_NONE;
-		uint64_t t = 0, one;
-		while (die->nfree < s->p.gc_free_blocks && (one = gc_once(s, d)) > 0)
-			t += one;
-		if (t) {
-			die->gc_start_ns = max64(ready_ns, die->free_ns);
-			die->gc_end_ns = die->gc_start_ns + t;
-			die->free_ns = die->gc_end_ns;
-			*gc_ns = t;
-		}
+	uint64_t t = 0, one;
+	while (open_full(s, d) && die->nfree <= s->p.gc_free_blocks && (one = gc_once(s, d)) > 0)
+		t += one;
+	if (t) {
+		die->gc_start_ns = max64(ready_ns, die->free_ns);
+		die->gc_end_ns = die->gc_start_ns + t;
+		die->free_ns = die->gc_end_ns;
+		*gc_ns = t;
 	}
+	/* the last free block is garbage collection's, for its copies */
+	if (open_full(s, d) && die->nfree <= s->p.gc_free_blocks)
+		return SSD_NONE;
 	return next_page(s, d);
 }
 
@@ -408,7 +493,7 @@ static uint64_t do_read(struct ssd *s, uint64_t offset, uint64_t end, uint64_t t
 	for (uint64_t lpn = offset / ps; lpn * ps < end; lpn++) {
 		uint64_t bytes = min64(end, (lpn + 1) * ps) - max64(offset, lpn * ps);
 		uint64_t ready = t0;
-		uint32_t ppn = s->map[lpn];
+		uint32_t ppn = map_get(s, lpn);
 		if (ppn != SSD_NONE) {
 			uint32_t d = ppn_die(s, ppn), ch = d % s->p.channels;
 			struct ssd_die *die = &s->die[d];
@@ -456,9 +541,7 @@ static uint64_t do_write(struct ssd *s, bool fua, uint64_t offset, uint64_t end,
 			abort(); /* over-provisioning > 0 and ssd_check() leave a page somewhere */
 		s->cursor++;
 		invalidate(s, lpn);
-		s->map[lpn] = (uint32_t)ppn;
-		s->rmap[ppn] = (uint32_t)lpn;
-		ppn_block(s, ppn)->valid++;
+		map_set(s, lpn, ppn);
 		uint32_t ch = d % s->p.channels;
 		struct ssd_die *die = &s->die[d];
 		uint64_t st = max64(max64(ready, s->chan_free[ch]), die->free_ns);
@@ -482,6 +565,14 @@ static uint64_t do_write(struct ssd *s, bool fua, uint64_t offset, uint64_t end,
 	return cached ? complete : prog_end;
 }
 
+/* What [@from, @to] adds to the busy time: the part after the latest completion. */
+static uint64_t busy(struct ssd *s, uint64_t from, uint64_t to)
+{
+	uint64_t b = to > max64(from, s->busy_end) ? to - max64(from, s->busy_end) : 0;
+	s->busy_end = max64(s->busy_end, to);
+	return b;
+}
+
 uint64_t ssd_submit(struct ssd *s, enum ssd_op op, uint64_t offset, uint64_t length,
 		    uint64_t now_ns, struct ssd_io *io)
 {
@@ -501,6 +592,7 @@ uint64_t ssd_submit(struct ssd *s, enum ssd_op op, uint64_t offset, uint64_t len
 				       : do_write(s, op == SSD_WRITE_FUA, offset, end, t0, io);
 	slot_done(s, done);
 	s->c.gc_wait_ns += io->gc_wait_ns;
+	io->busy_ns = busy(s, start, done);
 	return io->complete_ns = done;
 }
 
@@ -509,6 +601,7 @@ uint64_t ssd_flush(struct ssd *s, uint64_t now_ns, struct ssd_io *io)
 	memset(io, 0, sizeof(*io));
 	io->start_ns = now_ns;
 	io->complete_ns = max64(now_ns, s->p.write_cache ? s->prog_end_max : now_ns);
+	io->busy_ns = busy(s, now_ns, io->complete_ns);
 	s->c.flushes++;
 	return io->complete_ns;
 }
@@ -545,7 +638,7 @@ uint32_t ssd_ppn_of(const struct ssd *s, uint64_t offset)
 {
 	if (offset >= s->capacity)
 		return SSD_NONE;
-	return s->map[offset / s->p.page_size];
+	return map_get(s, offset / s->p.page_size);
 }
 
 int ssd_die_of(const struct ssd *s, uint64_t offset)
@@ -594,6 +687,42 @@ uint64_t ssd_die_free_ns(const struct ssd *s, uint32_t die)
 uint64_t ssd_channel_free_ns(const struct ssd *s, uint32_t channel)
 {
 	return s->chan_free[channel];
+}
+
+int ssd_verify(const struct ssd *s, char *err, size_t errlen)
+{
+	uint64_t nblk = (uint64_t)s->dies * s->blocks_per_die;
+	uint32_t *count = calloc(nblk, sizeof(*count));
+	int rc = 0;
+	if (!count)
+		return -ENOMEM;
+	for (uint64_t lpn = 0; lpn < s->user_pages && !rc; lpn++) {
+		uint32_t ppn = map_get(s, lpn);
+		if (ppn == SSD_NONE)
+			continue;
+		if (rmap_get(s, ppn) != lpn)
+			rc = snprintf(err, errlen, "page %llu maps to %u, which maps back to %u",
+				      (unsigned long long)lpn, ppn, rmap_get(s, ppn));
+		else if (ppn % s->ppb >= s->blk[ppn / s->ppb].written)
+			rc =
+			    snprintf(err, errlen, "page %llu at %u, past its block's written pages",
+				     (unsigned long long)lpn, ppn);
+		count[ppn / s->ppb]++;
+	}
+	for (uint64_t b = 0; b < nblk && !rc; b++)
+		if (count[b] != s->blk[b].valid)
+			rc =
+			    snprintf(err, errlen, "block %llu: %u valid pages counted, %u recorded",
+				     (unsigned long long)b, count[b], s->blk[b].valid);
+	for (uint32_t d = 0; d < s->dies && !rc; d++)
+		for (uint32_t i = 0; i < s->die[d].nfree && !rc; i++) {
+			uint32_t b = s->die[d].free[i];
+			if (b == s->die[d].open || block_c(s, d, b)->written)
+				rc = snprintf(err, errlen,
+					      "die %u: free block %u is open or written", d, b);
+		}
+	free(count);
+	return rc ? -EUCLEAN : 0;
 }
 
 double ssd_lambert_w0(double x)
