@@ -18,8 +18,11 @@
  * dev is the backing device's index (0 = main).  scatterfs.ini(5) gives
  * every column's meaning.
  *
- * Versions: 1 had no dev columns.  A version 1 catalog is upgraded in
- * place (ALTER TABLE ... ADD COLUMN dev, version 2) in a transaction that
+ * Versions: 1 had no dev columns; 2 had no dirent_parent index, so a
+ * directory's listing (WHERE parent = ? AND id > ? ORDER BY id) read and
+ * sorted all of its entries at every READDIR: quadratic in the entries.
+ * An older catalog is upgraded in place (version 1: ALTER TABLE ... ADD
+ * COLUMN dev; up to 2: CREATE INDEX dirent_parent) in a transaction that
  * catalog_open() begins and catalog_adopt() commits, so a mount refused
  * after the open leaves it as it was.
  *
@@ -44,7 +47,7 @@
 #include "units.h"
 
 #define CATALOG_MAGIC "scatterfs-catalog"
-#define CATALOG_VERSION 2
+#define CATALOG_VERSION 3
 
 enum stmt_id {
 	S_GET_ATTR,
@@ -126,6 +129,7 @@ static const char schema_sql[] =
 	"ino INTEGER NOT NULL);"
 	"CREATE UNIQUE INDEX dirent_name ON dirent (parent, name);"
 	"CREATE INDEX dirent_ino ON dirent (ino);"
+	"CREATE INDEX dirent_parent ON dirent (parent, id);"
 	"CREATE TABLE extent (ino INTEGER NOT NULL, logical INTEGER NOT NULL, device INTEGER NOT "
 	"NULL, length INTEGER NOT NULL, flags INTEGER NOT NULL, dev INTEGER NOT NULL DEFAULT 0, "
 	"PRIMARY KEY (ino, logical)) WITHOUT ROWID;"
@@ -142,6 +146,7 @@ struct catalog {
 	pthread_mutex_t lock;
 	bool dirty; /* a transaction committed since the last catalog_sync() */
 	bool upgrading; /* catalog_open() began the version upgrade; catalog_adopt() commits it */
+	int64_t version; /* the version the catalog had at open */
 	uint64_t commits, syncs; /* since the mount: write transactions, synchronous commits */
 	uint64_t synced_upto;    /* commits made durable by the last synchronous commit */
 	uint64_t inodes;         /* rows of the inode table, orphans included */
@@ -300,6 +305,7 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 		return -EINVAL;
 	}
 	cat->upgrading = version < CATALOG_VERSION;
+	cat->version = version;
 	if (meta_int(cat->db, "block_size", &bs) || meta_int(cat->db, "device_size", &size)) {
 		snprintf(err, errlen, "%s: catalog has no device geometry (corrupted)", path);
 		return -EINVAL;
@@ -427,9 +433,12 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 		}
 	}
 	if (cat->upgrading &&
-	    (begin(cat) || exec(cat, "ALTER TABLE extent ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
-				     "ALTER TABLE gap ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
-				     "UPDATE meta SET value = 2 WHERE key = 'version';"))) {
+	    (begin(cat) ||
+	     (cat->version < 2 &&
+	      exec(cat, "ALTER TABLE extent ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
+			"ALTER TABLE gap ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;")) ||
+	     (cat->version < 3 && exec(cat, "CREATE INDEX dirent_parent ON dirent (parent, id);")) ||
+	     exec(cat, "UPDATE meta SET value = 3 WHERE key = 'version';"))) {
 		snprintf(err, errlen, "cannot upgrade catalog %s to version %d: %s", path,
 			 CATALOG_VERSION, sqlite3_errmsg(cat->db));
 		ret = -EIO;

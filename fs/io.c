@@ -58,26 +58,6 @@ static void mark_dirty(struct inode *in, uint64_t logical)
 		in->dirty_from = logical;
 }
 
-void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in, uint64_t off,
-		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r)
-{
-	struct reqlog_row row = {
-		.ts_us = ts,
-		.op = op,
-		.pid = pid,
-		.path = in->path ? in->path : "",
-		.offset = off,
-		.size = size,
-		.result = result,
-		.latency_us = (mono_ns() - r->arrival_ns) / 1000,
-		.device_io = r->v,
-		.ndevice_io = r->n,
-		.model_us = dev_req_model_us(r),
-		.fault = r->fault[0] ? r->fault : NULL,
-	};
-	reqlog_append(fs->log, &row);
-}
-
 /*
  * Zero-fills the new extents of @plan except the blocks [skip_from,
  * skip_to) that the caller is about to overwrite, marks what it zeroed as
@@ -342,6 +322,14 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 	}
 	if (size)
 		err = io_for_each_segment(in, off, size, read_segment, &c);
+	if (err == -EOPNOTSUPP && c.bv) {
+		/* A layer would not let a run splice after all: copy the whole
+		 * reply instead, its device I/Os recorded once. */
+		r.n = 0;
+		c.bv = NULL;
+		c.buf = bounce_get(BOUNCE_REPLY, size);
+		err = c.buf ? io_for_each_segment(in, off, size, read_segment, &c) : -ENOMEM;
+	}
 	if (err)
 		goto out;
 	/* With the model, start the reply early by what copying it to the
@@ -369,19 +357,15 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		atomic_store(&fs->reply_ps_per_byte, old - old / 8 + ps / 8);
 	}
 	r.complete_ns += r.complete_ns ? copy_ns : 0;
-	atomic_fetch_add(&fs->stats.reads, 1);
-	atomic_fetch_add(&fs->stats.bytes_read, size);
-	if (reqlog_wants(fs->log, LOG_READ))
-		io_log_request(fs, LOG_READ, pid, in, off, want, err ? err : (int64_t)size, ts, &r);
+	io_read_done(fs, in, pid, off, want, size, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
 	read_release(&c);
 	return;
 out:
 	read_release(&c);
+	io_read_done(fs, in, pid, off, want, size, err, 0, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
-	if (reqlog_wants(fs->log, LOG_READ))
-		io_log_request(fs, LOG_READ, pid, in, off, want, err, ts, &r);
 	dev_req_release(&r);
 	fuse_reply_err(req, -err);
 }

@@ -36,6 +36,17 @@ void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inod
 		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r);
 
 /**
+ * io_read_done() - the completion of one read of @in, however it was
+ * read (synchronously, io.c, or queued, io_queue.c), counted and logged
+ * here once: logical [@off, +@want) asked, @size bytes read (clamped at
+ * EOF); @err the read's -errno (0: read), @reply_err the reply's (the
+ * log's result when the read succeeded); started at @ts (us since the
+ * mount); device I/Os and times from @r.
+ */
+void io_read_done(struct sfs *fs, const struct inode *in, pid_t pid, uint64_t off, size_t want,
+		  size_t size, int err, int reply_err, uint64_t ts, const struct dev_req *r);
+
+/**
  * io_for_each_segment() - calls @fn for each segment of logical [off,
  * off+len) of @in, in order, however many there are.  Stops at the first
  * non-zero return and returns it.

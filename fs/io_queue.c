@@ -119,19 +119,14 @@ static void queued_read_put(struct read_queue *rq, struct queued_read *q)
 static void queued_read_finish(struct queued_read *q)
 {
 	struct sfs *fs = q->fs;
-	int err = atomic_load(&q->err);
-	if (!err) {
-		err = fuse_reply_buf(q->req, q->buf + q->skip, q->size); /* 0 or -errno */
-		atomic_fetch_add(&fs->stats.reads, 1);
-		atomic_fetch_add(&fs->stats.bytes_read, q->size);
-	} else {
+	int err = atomic_load(&q->err), reply_err = 0;
+	if (!err)
+		reply_err = fuse_reply_buf(q->req, q->buf + q->skip, q->size); /* 0 or -errno */
+	else
 		fuse_reply_err(q->req, -err);
-	}
-	if (reqlog_wants(fs->log, LOG_READ)) {
-		io_log_request(fs, LOG_READ, q->pid, q->in, q->off, q->want,
-			       err ? err : (int64_t)q->size, q->ts, &q->r);
+	io_read_done(fs, q->in, q->pid, q->off, q->want, q->size, err, reply_err, q->ts, &q->r);
+	if (reqlog_wants(fs->log, LOG_READ))
 		reqlog_unhold(fs->log, q->hold);
-	}
 	pins_drop(&q->in->pins);
 	dev_req_release(&q->r);
 	queued_read_put(fs->rq, q);

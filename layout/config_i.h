@@ -7,7 +7,8 @@
  * pattern's and disk model's keys[] are merged into one list ordered by
  * section (the core keys of a section first, then each pattern's, then
  * each model's, in their lists' order).  A key's number is its index in
- * that list; sets of keys are bit masks of them, so there can be at most
+ * that list; sets of keys are bit masks of them (config_keyset, 128 bits:
+ * every model brings a dozen keys), so there can be at most
  * CONFIG_MAX_KEYS keys in all.
  */
 #ifndef SCATTERFS_CONFIG_I_H
@@ -36,9 +37,10 @@ enum section {
 
 extern const char *const config_section_names[];
 
-/* Sets of keys are uint64_t masks. */
-#define CONFIG_MAX_KEYS 64
-#define BIT(k)		(UINT64_C(1) << (k))
+/* Sets of keys are bit masks (GCC's and Clang's 128-bit integer). */
+typedef unsigned __int128 config_keyset;
+#define CONFIG_MAX_KEYS 128
+#define BIT(k)		((config_keyset)1 << (k))
 
 /* The keys of the core table that config_finish() refers to by name. */
 enum core_key {
@@ -114,6 +116,16 @@ unsigned config_core_id(enum core_key ck);
 unsigned config_key_id(const struct config_key *row);
 /* The key named @name in @sec (in [file] sections also "cache.mode" and the like). */
 unsigned config_find_key(enum section sec, const char *name);
+/*
+ * The next key after @k with the same section and name, of another disk
+ * model (each model's keys are its own, so two may share a name);
+ * config_nkeys() when none is, or when @k is no model's.
+ */
+unsigned config_twin(unsigned k);
+/* Of @k and its twins, the key of @model; config_nkeys() when @model has none of that name. */
+unsigned config_model_key(unsigned k, const struct disk_model_ops *model);
+/* "capacity, ..., model, rpm, ...": the [disk] keys with @model chosen (NULL: none). */
+void config_disk_keys(const struct disk_model_ops *model, char *buf, size_t len);
 /* Whether key @k may be set by a [file] rule. */
 bool config_rule_key(unsigned k);
 /* "a, b, c": the keys of @sec (for [file], every rule key). */
@@ -170,7 +182,7 @@ struct origin {
 
 /* Where the keys of one [device "NAME"] section were written. */
 struct device_state {
-	uint64_t set;			/* BIT(key) for each key the sections wrote */
+	config_keyset set;			/* BIT(key) for each key the sections wrote */
 	unsigned line[CONFIG_MAX_KEYS]; /* ... and the line */
 	const char *kfile[CONFIG_MAX_KEYS];
 	unsigned backing_line, preset_line; /* 0 = not written */
@@ -178,7 +190,7 @@ struct device_state {
 };
 
 struct rule_state {
-	uint64_t set;			/* BIT(key) for each key the rule's sections wrote */
+	config_keyset set;			/* BIT(key) for each key the rule's sections wrote */
 	unsigned line[CONFIG_MAX_KEYS]; /* line of each key they wrote */
 	/*
 	 * The file of each key written: one glob's sections in several files
@@ -187,7 +199,7 @@ struct rule_state {
 	const char *kfile[CONFIG_MAX_KEYS];
 	unsigned long seq[CONFIG_MAX_KEYS]; /* as struct origin's */
 	const char *file; /* where the rule was first declared; NULL if built in */
-	uint64_t autoset; /* keys config_finish() resolved from 0 (auto) */
+	config_keyset autoset; /* keys config_finish() resolved from 0 (auto) */
 };
 
 /* One configuration file read, in the order reading began. */
@@ -198,9 +210,9 @@ struct config_file {
 };
 
 struct config_state {
-	uint64_t set; /* global keys written by a file or an override */
+	config_keyset set; /* global keys written by a file or an override */
 	struct origin origin[CONFIG_MAX_KEYS];
-	uint64_t autoset;	   /* global keys config_finish() resolved from 0 (auto) */
+	config_keyset autoset;	   /* global keys config_finish() resolved from 0 (auto) */
 	struct rule_state *rules;  /* parallel to sfs_config.rules */
 	size_t cap;		   /* of both rule arrays */
 	struct device_state *devices; /* parallel to sfs_config.devices */
@@ -240,8 +252,8 @@ struct config_scope {
 	/* The [disk] values this scope checks: &c->disk (or NULL for it), or the device's. */
 	const struct disk_params *disk;
 	struct file_params *fp;
-	uint64_t set;	   /* keys written in this scope */
-	uint64_t *autoset; /* where the scope records keys resolved from 0 (auto) */
+	config_keyset set;	   /* keys written in this scope */
+	config_keyset *autoset; /* where the scope records keys resolved from 0 (auto) */
 	const char *glob;  /* the rule's, NULL for the global scope */
 };
 

@@ -259,7 +259,7 @@ struct parse_ctx {
 	long fault;			       /* current index in c->faults in [fault "NAME"] */
 	unsigned dev_line[CONFIG_MAX_DEVICES]; /* where this file's section of each began; 0 */
 	unsigned sec_line[NGLOBAL_SECTIONS];   /* where each global section began; 0 = not seen */
-	uint64_t sec_keys;		       /* keys the current section wrote */
+	config_keyset sec_keys;		       /* keys the current section wrote */
 	unsigned key_line[CONFIG_MAX_KEYS];    /* ... and where */
 	size_t *opened;			       /* the rules this file has a section of (malloc'd) */
 	unsigned *opened_line;		       /* ... and where each section began */
@@ -787,9 +787,10 @@ static int device_preset(struct parse_ctx *x, struct device_conf *d, struct devi
 		d->disk = tmp.disk;
 		ds->preset_line = x->line;
 		ds->preset_file = x->file;
-		/* Each [disk] key is the preset's now, at this line. */
+		/* Each [disk] key of its model is the preset's now, at this line. */
 		for (k = 0; k < config_nkeys(); k++)
-			if (config_key(k)->sec == SEC_DISK) {
+			if (config_key(k)->sec == SEC_DISK &&
+			    (!config_key(k)->model || config_key(k)->model == d->disk.model)) {
 				ds->set |= BIT(k);
 				ds->line[k] = x->line;
 				ds->kfile[k] = x->file;
@@ -809,7 +810,7 @@ static int device_preset(struct parse_ctx *x, struct device_conf *d, struct devi
 static unsigned claim_key(struct parse_ctx *x, enum section sec, const char *label,
 			  const char *name)
 {
-	char list[600];
+	char list[1024];
 	unsigned k = config_find_key(sec, name);
 
 	if (k == config_nkeys()) {
@@ -827,10 +828,64 @@ static unsigned claim_key(struct parse_ctx *x, enum section sec, const char *lab
 	return k;
 }
 
+/* Where a key's value is written: the global values (or a rule's), or a device's. */
+struct apply_site {
+	struct sfs_config *c;
+	struct file_params *fp; /* &c->defaults or a rule's params */
+	struct device_conf *d;	/* a [device "NAME"] section's device; NULL otherwise */
+	char sep;		/* list items: ',' in files, ':' in -o */
+};
+
+static int apply_one(const struct apply_site *a, unsigned k, const char *value, char *why,
+		     size_t len)
+{
+	if (a->d)
+		return config_parse_value(k, (char *)a->d + config_key(k)->dev_offset, value,
+					  a->sep, why, len);
+	return config_apply_value(a->c, a->fp, k, value, a->sep, why, len);
+}
+
+/*
+ * Writes @value to key @k and to its twins (config_twin(): the key of the
+ * same name of every other disk model), so that whichever model the
+ * configuration chooses in the end has it, wherever model = stands;
+ * config_finish() drops the twins of the models not chosen.  The value
+ * must suit the model in effect now (@cur) when it has the key, else at
+ * least one of them.  *@took: the keys that took it.  0, or the refusal
+ * (-EINVAL with @why set, -ENOMEM).
+ */
+static int apply_value(const struct apply_site *a, unsigned k, const char *value,
+		       config_keyset *took, char *why, size_t len)
+{
+	const struct disk_model_ops *cur = a->d ? a->d->disk.model : a->c->disk.model;
+	bool cur_bad = false;
+	char tmp[256];
+	int rc, bad = 0;
+	unsigned t;
+
+	*took = 0;
+	for (t = k; t < config_nkeys(); t = config_twin(t)) {
+		rc = apply_one(a, t, value, tmp, sizeof(tmp));
+		if (rc == -ENOMEM)
+			return rc;
+		if (!rc) {
+			*took |= BIT(t);
+			continue;
+		}
+		if (!bad || config_key(t)->model == cur) {
+			bad = rc;
+			cur_bad |= config_key(t)->model == cur;
+			snprintf(why, len, "%s", tmp);
+		}
+	}
+	return *took && !cur_bad ? 0 : bad;
+}
+
 static int device_key(struct parse_ctx *x, const char *label, const char *name, const char *value)
 {
 	struct device_conf *d = &x->c->devices[x->device];
 	struct device_state *ds = &x->st->devices[x->device];
+	config_keyset took;
 	char why[256];
 	unsigned k;
 	int rc;
@@ -878,8 +933,8 @@ static int device_key(struct parse_ctx *x, const char *label, const char *name, 
 	k = claim_key(x, SEC_NAMED_DEVICE, label, name);
 	if (k == config_nkeys())
 		return 0;
-	rc = config_parse_value(k, (char *)d + config_key(k)->dev_offset, value, ',', why,
-				sizeof(why));
+	rc = apply_value(&(struct apply_site){.d = d, .sep = ','}, k, value, &took, why,
+			 sizeof(why));
 	if (rc == -ENOMEM) {
 		x->rc = rc;
 		return 0;
@@ -888,9 +943,12 @@ static int device_key(struct parse_ctx *x, const char *label, const char *name, 
 		parse_fail(x, "%s %s = %s: %s", label, name, value, why);
 		return 0;
 	}
-	ds->set |= BIT(k);
-	ds->line[k] = x->line;
-	ds->kfile[k] = x->file;
+	for (k = 0; k < config_nkeys(); k++)
+		if (took & BIT(k)) {
+			ds->set |= BIT(k);
+			ds->line[k] = x->line;
+			ds->kfile[k] = x->file;
+		}
 	return 1;
 }
 
@@ -918,6 +976,7 @@ static int handle_key(struct parse_ctx *x, const char *name, const char *value)
 			   : x->sec == SEC_FAULT	? x->c->faults[x->fault].name
 							: NULL;
 	char label[300], why[256];
+	config_keyset took;
 	unsigned k;
 	int rc;
 
@@ -944,9 +1003,12 @@ static int handle_key(struct parse_ctx *x, const char *name, const char *value)
 	k = claim_key(x, x->sec, label, name);
 	if (k == config_nkeys())
 		return 0;
-	rc = config_apply_value(x->c,
-				x->sec == SEC_FILE ? &x->c->rules[x->rule].params : &x->c->defaults,
-				k, value, ',', why, sizeof(why));
+	rc =
+	    apply_value(&(struct apply_site){.c = x->c,
+					     .fp = x->sec == SEC_FILE ? &x->c->rules[x->rule].params
+								      : &x->c->defaults,
+					     .sep = ','},
+			k, value, &took, why, sizeof(why));
 	if (rc == -ENOMEM) {
 		x->rc = rc;
 		return 0;
@@ -962,14 +1024,19 @@ static int handle_key(struct parse_ctx *x, const char *name, const char *value)
 		rs->line[k] = x->line;
 		rs->kfile[k] = x->file;
 		rs->seq[k] = ++st->seq;
-	} else {
+		return 1;
+	}
+	++st->seq;
+	for (k = 0; k < config_nkeys(); k++) {
+		if (!(took & BIT(k)))
+			continue;
 		st->set |= BIT(k);
 		st->autoset &= ~BIT(k);
 		free(st->origin[k].option);
 		st->origin[k].option = NULL;
 		st->origin[k].file = x->file;
 		st->origin[k].line = x->line;
-		st->origin[k].seq = ++st->seq;
+		st->origin[k].seq = st->seq;
 	}
 	return 1;
 }
@@ -1185,8 +1252,9 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 		      size_t errlen)
 {
 	const char *eq = strchr(assignment, '='), *dot;
-	char secname[32], name[64], label[300], why[256], list[300];
+	char secname[32], name[64], label[300], why[256], list[1024];
 	struct config_state *st;
+	config_keyset took;
 	const char *value;
 	enum section sec;
 	unsigned k;
@@ -1245,7 +1313,8 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 		config_seterr(err, errlen, "option -o %s: out of memory", option);
 		return -ENOMEM;
 	}
-	rc = config_apply_value(c, &c->defaults, k, value, ':', why, sizeof(why));
+	rc = apply_value(&(struct apply_site){.c = c, .fp = &c->defaults, .sep = ':'}, k, value,
+			 &took, why, sizeof(why));
 	if (rc == -ENOMEM) {
 		config_seterr(err, errlen, "option -o %s: out of memory", option);
 		return rc;
@@ -1255,11 +1324,15 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 			      value, why);
 		return rc;
 	}
-	free(st->origin[k].option);
-	st->origin[k].option = strdup(option);
-	st->origin[k].file = NULL;
-	st->origin[k].line = 0;
-	st->set |= BIT(k);
-	st->autoset &= ~BIT(k); /* a new value, not config_finish()'s resolution */
+	for (k = 0; k < config_nkeys(); k++) {
+		if (!(took & BIT(k)))
+			continue;
+		free(st->origin[k].option);
+		st->origin[k].option = strdup(option);
+		st->origin[k].file = NULL;
+		st->origin[k].line = 0;
+		st->set |= BIT(k);
+		st->autoset &= ~BIT(k); /* a new value, not config_finish()'s resolution */
+	}
 	return 0;
 }

@@ -9,7 +9,7 @@
  * section, core keys first, then each pattern's in registration order, so
  * a pattern's keys appear in messages and in config_write_ini() under its
  * section without the core table naming them.  Weak spot: sets of keys are
- * 64-bit masks, so the list holds at most CONFIG_MAX_KEYS keys; more
+ * 128-bit masks, so the list holds at most CONFIG_MAX_KEYS keys; more
  * aborts at start-up with a message rather than silently dropping keys.
  */
 #include <errno.h>
@@ -151,8 +151,8 @@ static const struct config_key core_keys[CK__COUNT] = {
 			   "base and any registered layer"},
     [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
 			  .help = "bytes of the modelled disk; 0 = the backing device's size"},
-    [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io),
-			.def = "true", .help = "charge one FUA metadata write per new extent"},
+    [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io), .def = "true",
+			.help = "charge one FUA metadata write per new extent"},
     [CK_METADATA_OFFSET] = {"disk", "metadata_offset", CONFIG_SIZE, GLOBAL(disk.metadata_offset),
 			    .def = "0", .help = "device offset of the per-extent metadata write"},
     [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
@@ -376,6 +376,41 @@ const struct config_key *config_key_at(size_t i, const struct placement_ops **pa
 	return entries[i].row;
 }
 
+unsigned config_twin(unsigned k)
+{
+	unsigned t;
+
+	if (!entries[k].model)
+		return (unsigned)nentries;
+	for (t = k + 1; t < nentries; t++)
+		if (entries[t].model && entries[t].sec == entries[k].sec &&
+		    strcmp(entries[t].row->name, entries[k].row->name) == 0)
+			return t;
+	return (unsigned)nentries;
+}
+
+unsigned config_model_key(unsigned k, const struct disk_model_ops *model)
+{
+	unsigned t;
+
+	for (t = k; t < nentries; t = config_twin(t))
+		if (entries[t].model == model)
+			return t;
+	return (unsigned)nentries;
+}
+
+void config_disk_keys(const struct disk_model_ops *model, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned k;
+
+	buf[0] = '\0';
+	for (k = 0; k < nentries && used < len; k++)
+		if (entries[k].sec == SEC_DISK && (!entries[k].model || entries[k].model == model))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+						 entries[k].row->name);
+}
+
 bool config_rule_key(unsigned k)
 {
 	enum section s = entries[k].sec;
@@ -422,6 +457,8 @@ void config_allowed_keys(enum section sec, char *buf, size_t len)
 		    : sec == SEC_FILE	    ? !config_rule_key(k)
 					    : entries[k].sec != sec)
 			continue;
+		if (entries[k].model && config_find_key(entries[k].sec, entries[k].row->name) != k)
+			continue; /* another model's key of the same name: listed once */
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 					 entries[k].row->name);
 	}

@@ -56,7 +56,7 @@ const char *config_label(const struct config_scope *s, unsigned k, char *buf, si
 	return config_section_label(s->glob ? SEC_FILE : config_key(k)->sec, s->glob, buf, len);
 }
 
-static uint64_t scope_global_set(const struct config_scope *s)
+static config_keyset scope_global_set(const struct config_scope *s)
 {
 	return s->st ? s->st->set : 0;
 }
@@ -271,7 +271,7 @@ static int drop_unused_keys(struct config_scope *s, const struct file_params *ba
 }
 
 /* Makes the keys config_finish() resolved from auto 0 again (a second config_finish()). */
-static void unresolve(struct file_params *fp, uint64_t *autoset)
+static void unresolve(struct file_params *fp, config_keyset *autoset)
 {
 	unsigned k;
 
@@ -394,9 +394,110 @@ static int check_scope(const struct config_scope *s, uint64_t device, char *err,
 	return 0;
 }
 
+/* "model hdd (set at FILE:LINE)", "model none (the default)": scope @s's model and its place. */
+static const char *model_from(const struct config_scope *s, char *buf, size_t len)
+{
+	const struct disk_model_ops *m = s->disk->model;
+	unsigned km = config_core_id(CK_DISK_MODEL);
+	char at[400];
+	size_t n;
+
+	if (!config_scope_wrote(s, km)) {
+		snprintf(buf, len, "model %s (the default)", m ? m->name : "none");
+		return buf;
+	}
+	config_where(s, km, at, sizeof(at));
+	n = strlen(at);
+	if (n >= 2 && strcmp(at + n - 2, ": ") == 0)
+		at[n - 2] = '\0';
+	if (strncmp(at, "option ", 7) == 0)
+		snprintf(buf, len, "model %s (%s)", m ? m->name : "none", at);
+	else
+		snprintf(buf, len, "model %s (set at %s)", m ? m->name : "none", at);
+	return buf;
+}
+
 /*
- * The chosen disk model's check of its keys: of [disk] (main), then of
- * each [device "NAME"] section.  No model's check runs for another's keys.
+ * Keys of other disk models written in scope @s ([disk] or a [device
+ * "NAME"] section): each model's keys are its own.  A key whose twin of
+ * the chosen model took the same line's value is no one's business.  In
+ * [disk], when model = was set in a later place than the key (an -o
+ * override over the file, a later file), the key is dropped as if never
+ * written, with a note for config_write_ini(); otherwise it is an error
+ * naming the chosen model, the models that have the key and the spelling
+ * that would choose one.
+ */
+static int drop_foreign_model_keys(struct config_scope *s, char *err, size_t errlen)
+{
+	const struct disk_model_ops *model = s->disk->model;
+	struct config_state *st = s->st;
+	struct sfs_config *c = (struct sfs_config *)s->c;
+	config_keyset *set = s->device ? &st->devices[s->device - 1].set : &st->set;
+	unsigned km = config_core_id(CK_DISK_MODEL), k, t;
+	char at[400], lb[300], v[64], from[500], owners[200], list[1024], why[256], note[1400];
+
+	for (k = 0; k < config_nkeys(); k++) {
+		const struct key_entry *e = config_key(k);
+		char *field;
+		size_t used = 0;
+
+		if (!e->model || e->model == model || !(s->set & BIT(k)))
+			continue;
+		t = config_model_key(k, model);
+		if (t == config_nkeys())
+			t = config_model_key(config_find_key(SEC_DISK, e->row->name), model);
+		if (t < config_nkeys() && (s->set & BIT(t))) {
+			s->set &= ~BIT(k);
+			*set &= ~BIT(k);
+			continue;
+		}
+		field = s->device ? (char *)&c->devices[s->device - 1] + e->dev_offset
+				  : (char *)c + e->offset;
+		config_format_field(k, field, v, sizeof(v));
+		config_where(s, k, at, sizeof(at));
+		config_label(s, k, lb, sizeof(lb));
+		model_from(s, from, sizeof(from));
+		if (!s->device && place_after(scope_place(s, km), scope_place(s, k))) {
+			snprintf(note, sizeof(note), "ignored: %s%s %s = %s (%s does not read it)",
+				 at, lb, e->row->name, v, from);
+			if (add_note(st, note)) {
+				config_seterr(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+			/* It and its twins (one line wrote them all) take their defaults again. */
+			for (t = k; t < config_nkeys(); t = config_twin(t)) {
+				if (config_key(t)->model != model && (s->set & BIT(t))) {
+					if (config_key(t)->row->def)
+						(void)config_parse_value(
+						    t, (char *)c + config_key(t)->offset,
+						    config_key(t)->row->def, ',', why, sizeof(why));
+					s->set &= ~BIT(t);
+					*set &= ~BIT(t);
+				}
+			}
+			continue;
+		}
+		owners[0] = '\0';
+		for (t = config_find_key(SEC_DISK, e->row->name);
+		     t < config_nkeys() && used < sizeof(owners); t = config_twin(t))
+			used += (size_t)snprintf(owners + used, sizeof(owners) - used, "%s%s",
+						 used ? " or " : "", config_key(t)->model->name);
+		config_disk_keys(model, list, sizeof(list));
+		config_seterr(err, errlen,
+			      "%s%s %s = %s: %s has no key %s; it is a key of model %s: write "
+			      "model = %s before it (keys with model = %s: %s)",
+			      at, lb, e->row->name, v, from, e->row->name, owners, owners,
+			      model ? model->name : "none", list);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The [disk] keys of each scope, [disk] (main) and each [device "NAME"]
+ * section: keys of a model the scope did not choose are refused (or
+ * dropped, drop_foreign_model_keys()), then the chosen model checks its
+ * own keys.  No model's check runs for another's keys.
  */
 static int check_disk(const struct sfs_config *c, struct config_state *st, char *err, size_t errlen)
 {
@@ -411,6 +512,8 @@ static int check_disk(const struct sfs_config *c, struct config_state *st, char 
 			s.disk = &c->devices[d - 1].disk;
 			s.set = st->devices[d - 1].set;
 		}
+		if (st && (rc = drop_foreign_model_keys(&s, err, errlen)))
+			return rc;
 		if (s.disk->model && s.disk->model->check &&
 		    (rc = s.disk->model->check(&s, disk_model_params(s.disk, s.disk->model), err,
 					       errlen)))

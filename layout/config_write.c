@@ -27,7 +27,7 @@ static void write_origin(FILE *f, const struct sfs_config *c, long rule, unsigne
 {
 	const struct config_state *st = c->state;
 	const char *file = NULL, *option = NULL;
-	uint64_t autoset;
+	config_keyset autoset;
 	unsigned line = 0;
 	char *text;
 
@@ -111,8 +111,8 @@ static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct key_entry *e = config_key(k);
 
-		if (e->dev_offset == NO_DEV_OFFSET)
-			continue;
+		if (e->dev_offset == NO_DEV_OFFSET || (e->model && e->model != d->disk.model))
+			continue; /* not a device key, or another model's */
 		if (k == K_DEVICE_SIZE && !d->size && d->effective_size) {
 			format_size(d->effective_size, v, sizeof(v));
 			fprintf(f, "# the backing's size\n");
@@ -196,7 +196,8 @@ char *config_write_ini(const struct sfs_config *c)
 	fprintf(f, "ops = %s\n", v);
 	fprintf(f, "\n[disk]\n");
 	for (k = 0; k < config_nkeys(); k++)
-		if (config_key(k)->sec == SEC_DISK) {
+		if (config_key(k)->sec == SEC_DISK &&
+		    (!config_key(k)->model || config_key(k)->model == c->disk.model)) {
 			config_format_value(c, &c->defaults, k, v, sizeof(v));
 			write_origin(f, c, -1, k);
 			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);

@@ -428,7 +428,7 @@ Test(config, other_patterns_and_values)
 
 	load_ok(&c, "[layout]\npattern = single\ninitial_size = 512M\nextent_size = auto\n"
 		    "[autoextend]\nzero_fill = none\n[device]\ndirect = off\n[disk]\n"
-		    "transfer_mib_s = 120\n");
+		    "model = hdd\ntransfer_mib_s = 120\n");
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_SINGLE);
 	cr_assert_eq(c.defaults.layout.initial_size, 512 * MiB);
 	cr_assert_eq(c.defaults.layout.extent_size, 0);
@@ -767,6 +767,7 @@ Test(config, overrides)
 	cr_assert_eq(config_set(&c, "log.ops=read:write:punch", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_WRITE | LOG_PUNCH);
+	cr_assert_eq(config_set(&c, "disk.model=hdd", errbuf, sizeof(errbuf)), 0, "%s", errbuf);
 	cr_assert_eq(config_set(&c, "disk.transfer_mib_s=180:90", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
 	cr_assert_eq(HDD(&c.disk)->transfer_outer_mib_s, 180);
@@ -1900,7 +1901,7 @@ Test(config, decimal_size_units_refused_binary_accepted)
 	config_free(&c);
 
 	load_ok(&c, "[device]\nsize = 1GiB\n[layout]\nextent_size = 64KiB\n[autoextend]\n"
-		    "next = 1mib\n[disk]\nprefetch_max = 512KIB\n");
+		    "next = 1mib\n[disk]\nmodel = hdd\nprefetch_max = 512KIB\n");
 	cr_assert_eq(config_set_option(&c, "device.size=2GiB", "size=2GiB", errbuf, sizeof(errbuf)),
 		     0, "%s", errbuf);
 	finish_ok(&c, 0);
@@ -2073,5 +2074,109 @@ Test(config, device_sections_not_by_option)
 	cr_assert_str_eq(errbuf, "option -o layout.device=wal: [layout] device = wal: no such "
 				 "device; allowed: main (main is BACKING, the others [device "
 				 "\"NAME\"] sections)");
+	config_free(&c);
+}
+
+/* ---- [disk]: each model's keys are its own ---- */
+
+/*
+ * A key of a model other than the one chosen is refused, naming the
+ * chosen model, where it was chosen, the model that has the key and the
+ * spelling that chooses it: model = none (conf/default.ini before models
+ * had their own keys) with an hdd key, in [disk] and in [device "NAME"].
+ */
+Test(config, disk_key_of_another_model_refused)
+{
+	struct sfs_config c;
+	const char *path;
+	char want[1024];
+
+	cr_assert_eq(load_text(&c, "[disk]\nmodel = none\nrpm = 7200\n", &path), 0, "%s", errbuf);
+	cr_assert_eq(config_finish(&c, GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:3: [disk] rpm = 7200: model none (set at %s:2) has no key rpm; it is a key of "
+		 "model hdd: write model = hdd before it (keys with model = none: capacity, "
+		 "metadata_io, metadata_offset, model)",
+		 path, path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+
+	/* No model written: the default none, and an -o override is named as such. */
+	config_init(&c);
+	cr_assert_eq(config_set(&c, "disk.seek_avg_ms=30", errbuf, sizeof(errbuf)), 0, "%s",
+		     errbuf);
+	cr_assert_eq(config_finish(&c, GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf,
+			 "option -o disk.seek_avg_ms=30: [disk] seek_avg_ms = 30: model none "
+			 "(the default) has no key seek_avg_ms; it is a key of model hdd: "
+			 "write model = hdd before it (keys with model = none: capacity, "
+			 "metadata_io, metadata_offset, model)");
+	config_free(&c);
+
+	/* The keys every model shares are accepted with any. */
+	load_ok(&c, "[disk]\ncapacity = 1T\nmetadata_offset = 1M\n");
+	finish_ok(&c, GiB);
+	cr_assert_eq(c.disk.capacity, 1ULL << 40);
+	config_free(&c);
+
+	cr_assert_eq(
+	    load_text(&c, "[device \"wal\"]\nbacking = w.img\nmodel = none\nprefetch = 2\n", &path),
+	    0, "%s", errbuf);
+	cr_assert_eq(config_finish(&c, GiB, errbuf, sizeof(errbuf)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:4: [device \"wal\"] prefetch = 2: model none (set at %s:3) has no key "
+		 "prefetch; it is a key of model hdd: write model = hdd before it (keys with model "
+		 "= none: capacity, metadata_io, metadata_offset, model)",
+		 path, path);
+	cr_assert_str_eq(errbuf, want);
+	config_free(&c);
+}
+
+/*
+ * Where model = stands in its section does not matter: a model key
+ * written before it is the model's (each model's twin of a name took the
+ * value, and the chosen one keeps it).  The seek check of the hdd model
+ * runs only when hdd is the model.
+ */
+Test(config, disk_model_key_before_model_line)
+{
+	struct sfs_config c;
+
+	load_ok(&c, "[disk]\nrpm = 5400\nseek_avg_ms = 12\nmodel = hdd\n");
+	finish_ok(&c, GiB);
+	cr_assert_eq(c.disk.model, &hdd_model);
+	cr_assert_eq(HDD(&c.disk)->rpm, 5400);
+	cr_assert_eq(HDD(&c.disk)->seek_avg_ms, 12);
+	config_free(&c);
+}
+
+/*
+ * An -o disk.model= override over a file chooses another model: the
+ * file's keys of the old model are dropped, as a pattern's are, and the
+ * effective configuration says so in a comment and writes only the
+ * chosen model's keys.
+ */
+Test(config, disk_model_override_drops_the_files_model_keys)
+{
+	struct sfs_config c;
+	const char *path;
+	char want[600], *text;
+
+	cr_assert_eq(load_text(&c, "[disk]\nmodel = hdd\nrpm = 5400\nseek_avg_ms = 30\n", &path), 0,
+		     "%s", errbuf);
+	cr_assert_eq(config_set(&c, "disk.model=none", errbuf, sizeof(errbuf)), 0, "%s", errbuf);
+	finish_ok(&c, GiB);
+	cr_assert_null(c.disk.model);
+	cr_assert_eq(HDD(&c.disk)->rpm, 7200, "the default again");
+	text = config_write_ini(&c);
+	cr_assert_not_null(text);
+	snprintf(want, sizeof(want),
+		 "# ignored: %s:3: [disk] rpm = 5400 (model none (option -o disk.model=none) does "
+		 "not read it)",
+		 path);
+	assert_has(text, want);
+	cr_assert_null(strstr(text, "\nrpm = "), "%s", text);
+	cr_assert_null(strstr(text, "\nseek_avg_ms = "), "%s", text);
+	free(text);
 	config_free(&c);
 }

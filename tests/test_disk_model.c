@@ -26,7 +26,7 @@
 #define GiB (UINT64_C(1) << 30)
 
 static struct hdd_params params(double rpm, double track_ms, double avg_ms, double full_ms,
-			       double outer, double inner, enum hdd_rotation rotation)
+				double outer, double inner, enum hdd_rotation rotation)
 {
 	return (struct hdd_params){
 	    .rpm = rpm,
@@ -624,8 +624,7 @@ Test(disk_model, flush_waits_for_all_dirty_data)
 	hdd_submit(&m, 30000000, MiB, 64 * KiB, DISK_WRITE, &c);
 	hdd_submit(&m, 30000000, 3 * MiB, 64 * KiB, DISK_WRITE, &c);
 	uint64_t back = hdd_seek_ns(&m, 2 * MiB + 64 * KiB);
-	cr_assert_eq(hdd_flush(&m, 31000000, &c),
-		     31000000 + 6625000 + back + 5000000 + 625000);
+	cr_assert_eq(hdd_flush(&m, 31000000, &c), 31000000 + 6625000 + back + 5000000 + 625000);
 	cr_assert_eq(m.head_pos, MiB + 64 * KiB);
 	hdd_release(&m);
 }
@@ -643,8 +642,7 @@ Test(disk_model, read_of_dirty_data_costs_no_media_time)
 	cr_assert_eq(m.head_pos, 0);
 	cr_assert_eq(m.busy_until_ns, 0);
 	/* Part of it dirty: the media (1 MiB - 4 KiB away: 1 + 5 + 0.625 ms). */
-	cr_assert_eq(hdd_submit(&m, 2000000, MiB - 4 * KiB, 64 * KiB, DISK_READ, &c),
-		     8625000);
+	cr_assert_eq(hdd_submit(&m, 2000000, MiB - 4 * KiB, 64 * KiB, DISK_READ, &c), 8625000);
 	cr_assert(!c.cache_hit);
 	cr_assert_eq(c.seek_ns, 1000000);
 	cr_assert_eq(m.head_pos, MiB + 60 * KiB);
@@ -927,7 +925,6 @@ Test(disk_model, presets)
 }
 
 /* ---- statistics of random I/O ---- */
-
 
 Test(disk_model, random_io_statistics)
 {

@@ -51,7 +51,7 @@
  *   and writes.
  * - The write cache is one pool of dirty bytes, not a drive's fixed
  *   segments; its destage policy (C-SCAN between a high and a low water
- *   mark, see disk_model.h) is a common one, not any one drive's firmware,
+ *   mark, see hdd.h) is a common one, not any one drive's firmware,
  *   which vendors do not publish.
  *
  * Write cache.  The dirty data is a sorted array of disjoint, non-adjacent

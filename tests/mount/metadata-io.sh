@@ -21,7 +21,7 @@ base="size=1G,cache.mode=none,autoextend.zero_fill=none,layout.extent_size=1M,di
 # model_us FILE N - the model_us and device offset of the Nth write row
 row() { sfs_log_awk "$1" -v n="$2" '$f_op == "write" && ++k == n { split($f_device_io, d, "+"); print $f_model_us, d[1] }' "$1"; }
 
-# want_us WHAT DATA_OFFSET - the model's time in us (layout/disk_model.c's
+# want_us WHAT DATA_OFFSET - the model's time in us (layout/models/hdd.c's
 # formulas: 7,200 rpm, 1.0 / 8.5 / 18 ms, 150 MiB/s, capacity 1 GiB)
 want_us() {
 	awk -v what="$1" -v data="$2" 'function seek(d,   c, c3, t) {
