@@ -163,6 +163,7 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "ring_requests", json_integer((json_int_t)ring_req));
 		json_object_set_new(o, "dev_requests", json_integer((json_int_t)dev_req));
 		json_object_set_new(o, "shared_mmap_direct", json_boolean(fs->direct_mmap));
+		json_object_set_new(o, "writeback_cache", json_boolean(fs->writeback));
 	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;

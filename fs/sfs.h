@@ -139,6 +139,13 @@ struct sfs {
 	bool dont_mask; /* FUSE_CAP_DONT_MASK: the daemon applies the umask (or a default ACL) */
 	/* FUSE_DIRECT_IO_ALLOW_MMAP granted: MAP_SHARED works on cache.mode = none files */
 	bool direct_mmap;
+	/*
+	 * FUSE_CAP_WRITEBACK_CACHE granted (config_writeback()): the kernel
+	 * owns every regular file's size, mtime and ctime while it caches,
+	 * sends dirty pages at write-back (WRITE with FUSE_WRITE_CACHE), and
+	 * removes privileges itself at write(2).
+	 */
+	bool writeback;
 	double entry_timeout;
 };
 
