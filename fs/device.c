@@ -32,6 +32,7 @@ void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 	r->n = 0;
 	r->cap = sizeof r->inline_v / sizeof r->inline_v[0];
 	r->lost = NULL;
+	r->fault[0] = '\0';
 }
 
 const char *dev_op_name(enum dev_op op)
