@@ -437,7 +437,8 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 	     (cat->version < 2 &&
 	      exec(cat, "ALTER TABLE extent ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
 			"ALTER TABLE gap ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;")) ||
-	     (cat->version < 3 && exec(cat, "CREATE INDEX dirent_parent ON dirent (parent, id);")) ||
+	     (cat->version < 3 &&
+	      exec(cat, "CREATE INDEX dirent_parent ON dirent (parent, id);")) ||
 	     exec(cat, "UPDATE meta SET value = 3 WHERE key = 'version';"))) {
 		snprintf(err, errlen, "cannot upgrade catalog %s to version %d: %s", path,
 			 CATALOG_VERSION, sqlite3_errmsg(cat->db));

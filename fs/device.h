@@ -229,6 +229,14 @@ struct dev_ops {
 	 * that implements it, nothing is charged.
 	 */
 	int (*charge_metadata)(struct dev_layer *l, struct dev_req *r);
+	/**
+	 * Optional: the layer's own counters, each through @emit (a name, a
+	 * C identifier, and its value), for the device's object in
+	 * .scatterfs/stats (under the layer's name).  The timing layer gives
+	 * its disk model's.  May be called from any thread.
+	 */
+	void (*counters)(struct dev_layer *l,
+			 void (*emit)(void *ctx, const char *name, uint64_t value), void *ctx);
 	/** Frees what the layer holds besides its private struct (dev_stack_free() frees that). */
 	void (*close)(struct dev_layer *l);
 };

@@ -320,6 +320,7 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		atomic_store(&fs->reply_ps_per_byte, old - old / 8 + ps / 8);
 	}
 	r.complete_ns += r.complete_ns ? copy_ns : 0;
+	io_note_reply(fs, &r);
 	io_read_done(fs, in, pid, off, want, size, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
@@ -386,6 +387,18 @@ static int read_mapped(struct sfs *fs, struct inode *in, char *dst, uint64_t off
 	return io_for_each_segment(in, off, len, fill_segment, &c);
 }
 
+void io_note_reply(struct sfs *fs, const struct dev_req *r)
+{
+	if (!r->complete_ns)
+		return;
+	uint64_t now = mono_ns();
+	uint64_t late = now > r->complete_ns ? now - r->complete_ns : 0;
+	atomic_fetch_add(&fs->stats.modelled_replies, 1);
+	if (late)
+		atomic_fetch_add(&fs->stats.late_replies, 1);
+	atomic_fetch_add(&fs->stats.late_hist[late_bucket(late / 1000)], 1);
+}
+
 ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size, uint64_t off,
 		 pid_t pid)
 {
@@ -447,6 +460,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 	}
 out:
 	dev_req_wait(&r);
+	io_note_reply(fs, &r); /* the caller replies at once */
 	if (reqlog_wants(fs->log, LOG_WRITE))
 		io_log_request(fs, LOG_WRITE, pid, in, off, size, err ? err : (int64_t)size, ts, &r);
 	dev_req_release(&r);

@@ -788,6 +788,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "scatterfs: %s\n", err);
 		goto out;
 	}
+	/* A mount whose files are in both cache modes gets no write-back cache: say so. */
+	if (!config_writeback(&fs->cfg, err, sizeof err) && err[0])
+		fprintf(stderr, "scatterfs: warning: %s\n", err);
 	d->path = fs->backing_path;
 	d->block_size = fs->cfg.device.block_size;
 	d->size = dev_size / d->block_size * d->block_size;

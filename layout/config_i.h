@@ -58,6 +58,7 @@ enum core_key {
 	CK_SPARSE,
 	CK_CACHE_MODE,
 	CK_READAHEAD,
+	CK_WRITEBACK,
 	CK_LOG_PATH,
 	CK_LOG_OPS,
 	/* [disk]: the keys every model shares, then model = (whose keys follow it) */

@@ -139,6 +139,10 @@ static const struct config_key core_keys[CK__COUNT] = {
 		      .max = 1 << 20, .multiple = 4096,
 		      .range_why = "must be a multiple of 4K from 4K to 1M", .def = "128K",
 		      .help = "kernel mode: readahead in bytes"},
+    /* Mount-wide (GLOBAL): the kernel takes it per connection, at INIT. */
+    [CK_WRITEBACK] = {"cache", "writeback", CONFIG_BOOL, GLOBAL(cache_writeback), .def = "true",
+		      .help = "kernel mode: the kernel's write-back cache (writes reach the "
+			      "daemon at write-back, fsync or close); mount-wide"},
     [CK_LOG_PATH] = {"log", "path", CONFIG_PATH, GLOBAL(log.path),
 		     .help = "the request log (CSV); unset = no log"},
     [CK_LOG_OPS] = {"log", "ops", CONFIG_CUSTOM, GLOBAL(log.ops), .def = "read,extend",
@@ -415,7 +419,9 @@ bool config_rule_key(unsigned k)
 {
 	enum section s = entries[k].sec;
 
-	return s == SEC_LAYOUT || s == SEC_AUTOEXTEND || s == SEC_CACHE;
+	/* A mount-wide key of these sections (cache.writeback) is no rule's. */
+	return (s == SEC_LAYOUT || s == SEC_AUTOEXTEND || s == SEC_CACHE) &&
+	       entries[k].row->home != CONFIG_GLOBAL;
 }
 
 unsigned config_find_key(enum section sec, const char *name)

@@ -75,7 +75,10 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct key_entry *e = config_key(k);
 
-		if (!config_rule_key(k))
+		/* The global sections also hold mount-wide keys (cache.writeback). */
+		if (!config_rule_key(k) &&
+		    !(rule < 0 && (e->sec == SEC_LAYOUT || e->sec == SEC_AUTOEXTEND ||
+				   e->sec == SEC_CACHE)))
 			continue;
 		if (with_headers && e->sec != cur) {
 			cur = e->sec;

@@ -176,6 +176,7 @@ Test(config, defaults)
 	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_WRITE);
 	cr_assert_eq(c.defaults.cache.mode, CACHE_NONE);
 	cr_assert_eq(c.defaults.cache.readahead, 128 * KiB);
+	cr_assert(c.cache_writeback);
 	cr_assert_null(c.log.path);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
 	cr_assert_eq(c.disk.model, DISK_NONE);
@@ -531,6 +532,66 @@ Test(config, error_unknown_key_in_rule)
 		   "zero_fill, sparse, mode, readahead");
 }
 
+/*
+ * cache.writeback is mount-wide (the kernel's write-back cache is one per
+ * connection): a [file] rule that sets it is refused with where to put it.
+ */
+Test(config, writeback_not_in_rule)
+{
+	load_fails("[cache]\nmode = kernel\n[file \"*.db\"]\nwriteback = false\n", 4,
+		   "'writeback'");
+	assert_has(errbuf, "[file \"*.db\"] key 'writeback' is mount-wide");
+	assert_has(errbuf, "set it in [cache]");
+	load_fails("[file \"*.db\"]\ncache.writeback = true\n", 2, "'cache.writeback'");
+	assert_has(errbuf, "is mount-wide");
+}
+
+/*
+ * config_writeback(): on only where every file is in kernel mode; a mount
+ * that puts some files in each mode gets it off and one line saying why;
+ * a mount in none mode alone, or with cache.writeback = false, no line.
+ */
+Test(config, writeback_needs_every_file_in_kernel_mode)
+{
+	struct sfs_config c;
+	char why[512];
+
+	load_ok(&c, "[cache]\nmode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\nwriteback = false\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	/* none: the built-in *-shm rule (kernel) says nothing */
+	load_ok(&c, "[cache]\nmode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\n[file \"pg_wal/*\"]\ncache.mode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "cache.writeback is off for this mount: it has files in both cache "
+			      "modes ([file \"pg_wal/*\"] cache.mode = none), and the kernel's "
+			      "write-back cache would keep the size and times of every file, a "
+			      "direct-I/O file's going stale; set cache.writeback = false, or "
+			      "cache.mode = kernel for every file");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = none\n[file \"*.db\"]\ncache.mode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	assert_has(why, "([cache] mode = none)");
+	config_free(&c);
+}
+
 Test(config, error_bad_enums)
 {
 	load_fails("[layout]\npattern = spiral\n", 2, "pattern = spiral");
@@ -539,8 +600,8 @@ Test(config, error_bad_enums)
 	assert_has(errbuf, "allowed: write, fallocate, none");
 	load_fails("[cache]\nmode = page\n", 2, "mode = page");
 	assert_has(errbuf, "allowed: none, kernel");
-	load_fails("[disk]\nmodel = ssd\n", 2, "model = ssd");
-	assert_has(errbuf, "allowed: none, hdd");
+	load_fails("[disk]\nmodel = flash\n", 2, "model = flash");
+	assert_has(errbuf, "allowed: none, hdd, ssd");
 	load_fails("[disk]\nrotation = spin\n", 2, "rotation");
 	assert_has(errbuf, "allowed: phase, average");
 	load_fails("[device]\ndirect = maybe\n", 2, "direct");
@@ -1107,6 +1168,7 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 	cr_assert_eq(a->device.poll_us, b->device.poll_us);
 	cr_assert_eq(a->device.async_reads, b->device.async_reads);
 	assert_same_params(&a->defaults, &b->defaults);
+	cr_assert_eq(a->cache_writeback, b->cache_writeback);
 	cr_assert_eq(!a->log.path, !b->log.path);
 	if (a->log.path)
 		cr_assert_str_eq(a->log.path, b->log.path);
@@ -1191,7 +1253,7 @@ Test(config, write_ini_round_trip)
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
-		    "[cache]\nmode = kernel\nreadahead = 64K\n"
+		    "[cache]\nmode = kernel\nreadahead = 64K\nwriteback = false\n"
 		    "[log]\npath = /tmp/req log.csv\nops = write,punch\n"
 		    "[disk]\nmodel = hdd\nrpm = 5400\nseek_track_ms = 0.3\nseek_avg_ms = 8.9\n"
 		    "seek_full_ms = 17.25\ntransfer_mib_s = 200,90.5\ncapacity = 8G\n"
@@ -1210,6 +1272,9 @@ Test(config, write_ini_round_trip)
 	assert_has(text, "contiguous_ratio = 0.1\n");
 	assert_has(text, "transfer_mib_s = 200,90.5\n");
 	assert_has(text, "extent_size = auto\n");
+	/* cache.writeback is mount-wide: in [cache], in no rule's section. */
+	cr_assert_not_null(strstr(text, "writeback = false\n"));
+	cr_assert_null(strstr(strstr(text, "[file "), "writeback"));
 	/* The built-in rule is a commented-out section, not a section. */
 	assert_has(text, "# [file \"*-shm\"]\n# cache.mode = kernel\n");
 	cr_assert_null(strstr(text, "\n[file \"*-shm\"]"));
@@ -2046,7 +2111,10 @@ Test(config, device_errors_exact_messages)
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
 		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
 		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
-		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
+		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s, channels, "
+		     "ways, page_size, pages_per_block, over_provisioning, read_us, program_us, "
+		     "erase_us, command_us, channel_mb_s, host_mb_s, queue_depth, gc_free_blocks, "
+		     "prefill, write_buffer, write_buffer_size");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",
