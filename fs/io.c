@@ -242,42 +242,7 @@ struct read_ctx {
 	char *buf;          /* copy target (O_DIRECT backing or disk model), or NULL */
 	struct fuse_bufvec *bv; /* otherwise: one fd buffer per device run, zeros between */
 	size_t cap;         /* entries of bv */
-	/*
-	 * Buffers of the runs a layer declined to splice at that moment
-	 * (dev_pread_fd() answered -EOPNOTSUPP: the fault layer while it has
-	 * rules): read into memory, freed after the reply (read_release()).
-	 */
-	void **owned;
-	size_t nowned;
 };
-
-static int add_buf(struct read_ctx *c, struct fuse_buf b);
-
-static void read_release(struct read_ctx *c)
-{
-	for (size_t i = 0; i < c->nowned; i++)
-		free(c->owned[i]);
-	free(c->owned);
-	c->owned = NULL;
-	c->nowned = 0;
-}
-
-/* The run @s read into memory, as a buffer of the reply vector. */
-static int read_copied(struct read_ctx *c, const struct segment *s)
-{
-	void **v = realloc(c->owned, (c->nowned + 1) * sizeof *v);
-	if (!v)
-		return -ENOMEM;
-	c->owned = v;
-	char *b = malloc(s->length ? s->length : 1);
-	if (!b)
-		return -ENOMEM;
-	c->owned[c->nowned++] = b;
-	int err = dev_pread(c->fs->dev[s->dev], c->r, b, s->length, s->device);
-	if (err)
-		return err;
-	return add_buf(c, (struct fuse_buf){.size = s->length, .mem = b});
-}
 
 /* Adds @b to the reply vector, which is per thread and kept: no allocation per request. */
 static int add_buf(struct read_ctx *c, struct fuse_buf b)
@@ -310,8 +275,6 @@ static int read_segment(void *opaque, const struct segment *s)
 		int fd;
 		c->r->logical = s->logical;
 		int err = dev_pread_fd(c->fs->dev[s->dev], c->r, s->length, s->device, &fd);
-		if (err == -EOPNOTSUPP)
-			return read_copied(c, s);
 		if (err)
 			return err;
 		return add_buf(c, (struct fuse_buf){.size = s->length,
@@ -418,10 +381,8 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 	io_read_done(fs, in, pid, off, want, size, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
-	read_release(&c);
 	return;
 out:
-	read_release(&c);
 	io_read_done(fs, in, pid, off, want, size, err, 0, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
