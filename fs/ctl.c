@@ -234,6 +234,13 @@ static char *stats_json(struct sfs *fs)
 	 * repeats one above, for scripts that take a key's first match.
 	 */
 	json_t *devs = o ? json_object() : NULL;
+	/* What the files hold without data (catalog_reserved_bytes()): flushed above. */
+	uint32_t bs[SFS_MAX_DEVICES];
+	uint64_t reserved[SFS_MAX_DEVICES];
+	for (unsigned i = 0; i < fs->ndev; i++)
+		bs[i] = fs->dev[i]->block_size;
+	if (catalog_reserved_bytes(fs->cat, bs, fs->ndev, reserved))
+		memset(reserved, 0, sizeof reserved);
 	for (unsigned i = 0; devs && i < fs->ndev; i++) {
 		struct device *d = fs->dev[i];
 		pthread_mutex_lock(&d->alloc_lock);
@@ -257,6 +264,13 @@ static char *stats_json(struct sfs *fs)
 			      (json_int_t)atomic_load(&d->backing_bytes), "shrinks",
 			      (json_int_t)atomic_load(&d->shrinks), "ios_past_end",
 			      (json_int_t)atomic_load(&d->past_end)));
+		/* Space: used bytes without data, and allocations refused. */
+		json_t *dj = json_object_get(devs, d->name);
+		if (dj) {
+			json_object_set_new(dj, "reserved", json_integer((json_int_t)reserved[i]));
+			json_object_set_new(dj, "enospc",
+					    json_integer((json_int_t)atomic_load(&d->enospc)));
+		}
 		layer_counters(fs, i, json_object_get(devs, d->name));
 	}
 	if (devs)

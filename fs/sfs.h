@@ -149,6 +149,7 @@ struct sfs {
 	struct catalog *cat;
 	struct reqlog *log;
 	struct fault_set faults; /* the fault layer's rules (fault.h), of every device */
+	bool fault_layer;	 /* some device's stack has the fault layer */
 	struct timespec start_mono;     /* ts_us = 0 */
 	struct timespec start_realtime; /* wall clock at mount, for stats */
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 240
+# TIMEOUT: 420
 # The kernel's write-back cache (cache.writeback, on by default in kernel
 # mode; FUSE_CAP_WRITEBACK_CACHE) and what it changes, checked against
 # what the other two cache modes keep (tests/lib.sh SFS_CACHE_MODES):
