@@ -6,6 +6,7 @@
 #define SCATTERFS_DEVICE_OPEN_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "sfs.h"
 
@@ -23,6 +24,12 @@ struct catalog_identity;
  * @err: one line naming the device.  @return 0, -EINVAL, -ENOMEM, -errno.
  */
 int devices_open(struct sfs *fs, char *err, size_t errlen);
+
+/** device_backing_id() - st_rdev of a block device, st_ino of a file: what the catalog records. */
+uint64_t device_backing_id(const struct stat *st);
+
+/** device_lock_backing() - takes the backing @fd's flock, waiting up to 5 s for a daemon still closing it: 0, or -errno. */
+int device_lock_backing(int fd);
 
 /**
  * devices_check() - after config_finish() and catalog_open(): checks the
