@@ -113,7 +113,7 @@ static const struct config_key core_keys[CK__COUNT] = {
     /* 1 byte: the smallest size; the block-size check gives the real floor. */
     [CK_EXTENT_SIZE] = {"layout", "extent_size", CONFIG_SIZE, PER_FILE(layout.extent_size),
 			.flags = CONFIG_AUTO | CONFIG_HAS_MIN | CONFIG_BLOCK_MULTIPLE, .min = 1,
-			.range_why = "must be > 0 (or auto)", .def = "1M",
+			.range_why = "must be > 0 (or auto)", .def = "auto",
 			.help = "bytes per extent, or auto (Oracle AUTOALLOCATE sizes)"},
     [CK_LAYOUT_DEVICE] = {"layout", "device", CONFIG_NAME, PER_FILE(device), .def = "main",
 			  .help = "backing device of the extents: main (BACKING) or a [device "

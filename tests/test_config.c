@@ -165,7 +165,7 @@ Test(config, defaults)
 	cr_assert_eq(c.device.poll_us, 200);
 	cr_assert_eq(c.device.async_reads, true);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
-	cr_assert_eq(c.defaults.layout.extent_size, MiB);
+	cr_assert_eq(c.defaults.layout.extent_size, 0); /* auto */
 	cr_assert_eq(c.defaults.layout.initial_size, 0);
 	cr_assert_eq(c.defaults.layout.gap, 0);
 	cr_assert_eq(c.defaults.layout.gap_max, 0);
@@ -195,7 +195,7 @@ Test(config, defaults)
 	cr_assert_eq(c.nrules, 1);
 	cr_assert_str_eq(c.rules[0].glob, "*-shm");
 	cr_assert_eq(c.rules[0].params.cache.mode, CACHE_KERNEL);
-	cr_assert_eq(c.rules[0].params.layout.extent_size, MiB);
+	cr_assert_eq(c.rules[0].params.layout.extent_size, 0);
 	/* ... and resolves the auto keys: 64 x extent_size, and extent_size. */
 	cr_assert_eq(c.defaults.layout.gap_max, 64 * MiB);
 	cr_assert_eq(c.defaults.layout.gap, MiB);
@@ -600,8 +600,8 @@ Test(config, error_bad_enums)
 	assert_has(errbuf, "allowed: write, fallocate, none");
 	load_fails("[cache]\nmode = page\n", 2, "mode = page");
 	assert_has(errbuf, "allowed: none, kernel");
-	load_fails("[disk]\nmodel = ssd\n", 2, "model = ssd");
-	assert_has(errbuf, "allowed: none, hdd");
+	load_fails("[disk]\nmodel = flash\n", 2, "model = flash");
+	assert_has(errbuf, "allowed: none, hdd, ssd");
 	load_fails("[disk]\nrotation = spin\n", 2, "rotation");
 	assert_has(errbuf, "allowed: phase, average");
 	load_fails("[device]\ndirect = maybe\n", 2, "direct");
@@ -1111,6 +1111,10 @@ Test(config, conflict_larger_than_device)
 		config_free(&c);
 	}
 	finish_fails("[layout]\npattern = interleaved\ngap = 1G\n", GiB, 3, "gap = 1G");
+	/* extent_size auto (the default): its first extent, 64K. */
+	assert_has(errbuf, "extent_size + gap (1048640K) within the device (1G)");
+	finish_fails("[layout]\npattern = interleaved\nextent_size = 1M\ngap = 1G\n", GiB, 4,
+		     "gap = 1G");
 	assert_has(errbuf, "extent_size + gap (1025M) within the device (1G)");
 }
 
@@ -1549,12 +1553,12 @@ Test(config, larger_than_the_device)
 {
 	struct sfs_config c;
 
-	/* The user's report: -o size=100K with the default 1M extents. */
+	/* -o size=32K with the default extent_size auto (its first extent 64K). */
 	config_init(&c);
-	set_all(&c, (const char *const[]){"device.size=100K", NULL});
-	cr_assert_eq(config_finish(&c, 100 * KiB, errbuf, sizeof(errbuf)), -EINVAL);
-	cr_assert_str_eq(errbuf, "option -o device.size=100K: [layout] extent_size = 1M (default): "
-				 "larger than the device (100K)");
+	set_all(&c, (const char *const[]){"device.size=32K", NULL});
+	cr_assert_eq(config_finish(&c, 32 * KiB, errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o device.size=32K: [layout] extent_size = auto (default): "
+				 "its first extent (64K) is larger than the device (32K)");
 	config_free(&c);
 
 	finish_fails("[layout]\nextent_size = 8M\n", 4 * MiB, 2, "extent_size = 8M");
@@ -2062,7 +2066,7 @@ Test(config, device_written_back_and_loaded_again)
 		 "rpm = 7200\n",
 		 tmpdir, tmpdir, tmpdir);
 	assert_has(text, want);
-	assert_has(text, "\n[file \"pg_wal/*\"]\npattern = contiguous\nextent_size = 1M\n"
+	assert_has(text, "\n[file \"pg_wal/*\"]\npattern = contiguous\nextent_size = auto\n"
 			 "# set at ");
 	load_ok(&d, text);
 	finish_ok(&d, 1 * GiB);
@@ -2111,7 +2115,10 @@ Test(config, device_errors_exact_messages)
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
 		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
 		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
-		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
+		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s, channels, "
+		     "ways, page_size, pages_per_block, over_provisioning, read_us, program_us, "
+		     "erase_us, command_us, channel_mb_s, host_mb_s, queue_depth, gc_free_blocks, "
+		     "prefill, write_buffer, write_buffer_size");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",

@@ -97,7 +97,7 @@ if "$SFS_BIN" --help 2>&1 | grep -q '^ *cache\.writeback '; then
 fi
 for mode in "${modes[@]}"; do
 	B=$SFS_TMP/backing.${mode//[,=.]/_}
-	sfs_mount "$B" "$M" "size=256M,cache.mode=$mode"
+	sfs_mount "$B" "$M" "size=1G,cache.mode=$mode"
 	out=$(python3 "$SFS_TMP/race.py" "$M" "$OPENS" 2>"$SFS_TMP/race.err") ||
 		fail "cache.mode=$mode: the race did not run: $(cat "$SFS_TMP/race.err")"
 	read -r opens enoent other short torn versions <<<"$out"
