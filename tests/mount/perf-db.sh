@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 560
+# TIMEOUT: 900
 # bench/perf --db at a tiny scale (issue 17, item 3): no fio workload, 3
 # rounds, pgbench at scale 1 for 2 s, SQLite with 3,000 rows, CSV; checked
 # against its own per-round notes:
