@@ -2044,6 +2044,9 @@ Test(config, device_errors_exact_messages)
 		     "(it appears in the log as NAME:offset+length)");
 	device_error("[device \"wal\"]\nbacking = w.img\npoll_us = 0\n",
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
+		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model");
+	device_error("[device \"wal\"]\nbacking = w.img\nmodel = hdd\nrpmm = 1\n",
+		     ":4: [device \"wal\"] unknown key 'rpmm'; allowed: backing, preset, size, "
 		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
 		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
 		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
