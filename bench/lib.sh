@@ -89,18 +89,20 @@ bench_fmt_s() {
 bench_step_begin() {
 	bench_step_end_ticker
 	local what=$1
+	# SCATTERFS_TICKER_S=FIRST:EVERY (seconds, default 60:30): for the tests.
+	local tick=${SCATTERFS_TICKER_S:-60:30}
 	(
 		trap 'kill "$s" 2>/dev/null; exit 0' TERM
-		sleep 60 &
+		sleep "${tick%%:*}" &
 		s=$!
 		wait "$s"
-		n=60
+		n=${tick%%:*}
 		while :; do
 			echo "$(basename "$0") [$(date +%T)] $what: still running after $(bench_fmt_s $n)" >&2
-			sleep 30 &
+			sleep "${tick#*:}" &
 			s=$!
 			wait "$s"
-			n=$((n + 30))
+			n=$((n + ${tick#*:}))
 		done
 	) &
 	bench_ticker=$!

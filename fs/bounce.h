@@ -12,12 +12,13 @@
 #include <fuse_lowlevel.h>
 
 /*
- * BOUNCE_WRITE builds the blocks of an unaligned write; BOUNCE_READ takes
- * O_DIRECT reads (which may fill the write buffer from the device, so the
- * two must differ); BOUNCE_REPLY holds a read's reply when it is copied
- * (O_DIRECT backing, disk model).
+ * BOUNCE_WRITE builds the blocks of an unaligned write; BOUNCE_REPLY holds
+ * a read's reply when it is copied (O_DIRECT backing, disk model, a layer
+ * that must see the bytes).  The base layer's aligned buffer for O_DIRECT
+ * reads is its own (fs/dev_base.c): the device stack uses nothing of the
+ * I/O path.
  */
-enum bounce_slot { BOUNCE_WRITE, BOUNCE_READ, BOUNCE_REPLY, BOUNCE_SLOTS };
+enum bounce_slot { BOUNCE_WRITE, BOUNCE_REPLY, BOUNCE_SLOTS };
 
 /**
  * bounce_get() - this thread's 4096-aligned buffer @slot of at least

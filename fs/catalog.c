@@ -437,7 +437,8 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 	     (cat->version < 2 &&
 	      exec(cat, "ALTER TABLE extent ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;"
 			"ALTER TABLE gap ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;")) ||
-	     (cat->version < 3 && exec(cat, "CREATE INDEX dirent_parent ON dirent (parent, id);")) ||
+	     (cat->version < 3 &&
+	      exec(cat, "CREATE INDEX dirent_parent ON dirent (parent, id);")) ||
 	     exec(cat, "UPDATE meta SET value = 3 WHERE key = 'version';"))) {
 		snprintf(err, errlen, "cannot upgrade catalog %s to version %d: %s", path,
 			 CATALOG_VERSION, sqlite3_errmsg(cat->db));
@@ -1149,6 +1150,43 @@ int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents)
 		}
 		sqlite3_finalize(s);
 	}
+	pthread_mutex_unlock(&cat->lock);
+	return err;
+}
+
+int catalog_reserved_bytes(struct catalog *cat, const uint32_t *block_size, unsigned ndev,
+			   uint64_t *reserved)
+{
+	sqlite3_stmt *s;
+	int err = 0, rc;
+
+	memset(reserved, 0, ndev * sizeof(*reserved));
+	pthread_mutex_lock(&cat->lock);
+	/* Extents reaching past their file's end, then each device's gaps. */
+	if (sqlite3_prepare_v2(cat->db,
+			       "SELECT e.dev, e.logical, e.length, i.size FROM extent e JOIN inode i "
+			       "ON i.ino = e.ino WHERE e.logical + e.length > i.size "
+			       "UNION ALL SELECT dev, 0, sum(length), 0 FROM gap GROUP BY dev",
+			       -1, &s, NULL) != SQLITE_OK) {
+		pthread_mutex_unlock(&cat->lock);
+		return -EIO;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t dev = sqlite3_column_int64(s, 0);
+		uint64_t logical = (uint64_t)sqlite3_column_int64(s, 1);
+		uint64_t end = logical + (uint64_t)sqlite3_column_int64(s, 2);
+		uint64_t size = (uint64_t)sqlite3_column_int64(s, 3);
+
+		if (dev < 0 || (uint64_t)dev >= ndev)
+			continue;
+		/* The block that holds the last byte is data (block_size: a power of two). */
+		size = (size + block_size[dev] - 1) & ~(uint64_t)(block_size[dev] - 1);
+		if (end > size)
+			reserved[dev] += end - (logical > size ? logical : size);
+	}
+	if (rc != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(s);
 	pthread_mutex_unlock(&cat->lock);
 	return err;
 }

@@ -203,6 +203,17 @@ uint64_t catalog_inode_count(struct catalog *cat);
 /** catalog_counts() - number of regular files and of extents in the catalog. */
 int catalog_counts(struct catalog *cat, uint64_t *inodes, uint64_t *extents);
 
+/**
+ * catalog_reserved_bytes() - per device, the bytes the catalog's files hold
+ * without data: extents past the end of each file's last block (space
+ * allocated ahead: the rest of an extent, autoextend's next, fallocate
+ * --keep-size) and the gaps the interleaved pattern keeps after extents.
+ * @block_size: the @ndev devices' allocation units (bytes), by number.
+ * @reserved: @ndev bytes counts, set.  @return 0, -EIO.
+ */
+int catalog_reserved_bytes(struct catalog *cat, const uint32_t *block_size, unsigned ndev,
+			   uint64_t *reserved);
+
 struct layout_stats;
 /**
  * catalog_layout_stats() - the static layout (layout_score.h) of every

@@ -92,6 +92,50 @@ static uint64_t mirror_base(uint64_t ino)
 	return is_extents(ino) ? CTL_EXTENTS(0) : CTL_LAYOUT(0);
 }
 
+static void emit_json(void *ctx, const char *name, uint64_t value)
+{
+	json_object_set_new(ctx, name, json_integer((json_int_t)value));
+}
+
+/*
+ * The counters of @d's layers that have their own (the timing layer: its
+ * disk model's), one object per layer under its name, in @dev; and the
+ * model's name as "model".
+ */
+static void layer_counters(struct sfs *fs, unsigned i, json_t *dev)
+{
+	struct device *d = fs->dev[i];
+	const struct disk_params *disk = i ? &fs->cfg.devices[i - 1].disk : &fs->cfg.disk;
+	if (!dev)
+		return;
+	if (disk->model)
+		json_object_set_new(dev, "model", json_string(disk->model->name));
+	for (struct dev_layer *l = d->top; l; l = l->next) {
+		if (!l->ops->counters)
+			continue;
+		json_t *o = json_object();
+		if (!o)
+			return;
+		l->ops->counters(l, emit_json, o);
+		if (json_object_size(o))
+			json_object_set_new(dev, l->type->cfg.name, o);
+		else
+			json_decref(o);
+	}
+}
+
+/* The @pct-th percentile of the lateness of @n modelled replies, in us (0 when none). */
+static uint64_t late_pct(struct sfs *fs, uint64_t n, unsigned pct)
+{
+	uint64_t rank = (n * pct + 99) / 100, seen = 0;
+	for (unsigned b = 0; n && b < LATE_BUCKETS; b++) {
+		seen += atomic_load(&fs->stats.late_hist[b]);
+		if (seen >= rank)
+			return late_bucket_top_us(b);
+	}
+	return 0;
+}
+
 static char *stats_json(struct sfs *fs)
 {
 	uint64_t inodes = 0, extents = 0;
@@ -163,6 +207,20 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "ring_requests", json_integer((json_int_t)ring_req));
 		json_object_set_new(o, "dev_requests", json_integer((json_int_t)dev_req));
 		json_object_set_new(o, "shared_mmap_direct", json_boolean(fs->direct_mmap));
+		json_object_set_new(o, "writeback_cache", json_boolean(fs->writeback));
+		/*
+		 * The emulation floor: replies under a disk model that left after
+		 * their modelled completion, and by how much (p50 and p99 over
+		 * every modelled reply, the top of a log-linear bucket).
+		 */
+		uint64_t n = atomic_load(&fs->stats.modelled_replies);
+		json_object_set_new(o, "modelled_replies", json_integer((json_int_t)n));
+		json_object_set_new(o, "late_replies",
+				    json_integer((json_int_t)atomic_load(&fs->stats.late_replies)));
+		json_object_set_new(o, "late_p50_us",
+				    json_integer((json_int_t)late_pct(fs, n, 50)));
+		json_object_set_new(o, "late_p99_us",
+				    json_integer((json_int_t)late_pct(fs, n, 99)));
 	}
 	/* The whole mount's static layout score (Smith and Seltzer, SIGMETRICS 1997). */
 	struct layout_stats ls;
@@ -176,6 +234,13 @@ static char *stats_json(struct sfs *fs)
 	 * repeats one above, for scripts that take a key's first match.
 	 */
 	json_t *devs = o ? json_object() : NULL;
+	/* What the files hold without data (catalog_reserved_bytes()): flushed above. */
+	uint32_t bs[SFS_MAX_DEVICES];
+	uint64_t reserved[SFS_MAX_DEVICES];
+	for (unsigned i = 0; i < fs->ndev; i++)
+		bs[i] = fs->dev[i]->block_size;
+	if (catalog_reserved_bytes(fs->cat, bs, fs->ndev, reserved))
+		memset(reserved, 0, sizeof reserved);
 	for (unsigned i = 0; devs && i < fs->ndev; i++) {
 		struct device *d = fs->dev[i];
 		pthread_mutex_lock(&d->alloc_lock);
@@ -199,6 +264,14 @@ static char *stats_json(struct sfs *fs)
 			      (json_int_t)atomic_load(&d->backing_bytes), "shrinks",
 			      (json_int_t)atomic_load(&d->shrinks), "ios_past_end",
 			      (json_int_t)atomic_load(&d->past_end)));
+		/* Space: used bytes without data, and allocations refused. */
+		json_t *dj = json_object_get(devs, d->name);
+		if (dj) {
+			json_object_set_new(dj, "reserved", json_integer((json_int_t)reserved[i]));
+			json_object_set_new(dj, "enospc",
+					    json_integer((json_int_t)atomic_load(&d->enospc)));
+		}
+		layer_counters(fs, i, json_object_get(devs, d->name));
 	}
 	if (devs)
 		json_object_set_new(o, "devices", devs);

@@ -2,7 +2,8 @@
  * The base layer of a device stack: the system calls on the backing's fd.
  *
  * Reads and writes are pread/pwrite loops; on an O_DIRECT backing an
- * unaligned read goes through an aligned per-thread buffer.  Two kinds of
+ * unaligned read goes through an aligned per-thread buffer of its own
+ * (the layer depends on nothing of the I/O path).  Two kinds of
  * asynchronous reads cut the cost of a thread sleeping on its I/O:
  *
  * - Polled reads.  A read that is the only device read in flight (a queue
@@ -67,7 +68,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bounce.h"
 #include "device.h"
 #include "units.h"
 
@@ -146,6 +146,53 @@ uint64_t mono_ns(void)
 }
 
 static const struct dev_ops base_ops;
+
+/*
+ * This thread's 4096-aligned buffer for unaligned reads of an O_DIRECT
+ * backing: the stack's own, kept per thread (no allocation per read once
+ * warm) and freed when the thread exits.
+ */
+struct aligned_buf {
+	char *p;
+	size_t size;
+};
+static __thread struct aligned_buf *aligned;
+static pthread_key_t aligned_key;
+static pthread_once_t aligned_once = PTHREAD_ONCE_INIT;
+
+static void aligned_free(void *p)
+{
+	struct aligned_buf *a = p;
+	free(a->p);
+	free(a);
+}
+
+static void aligned_key_init(void)
+{
+	pthread_key_create(&aligned_key, aligned_free);
+}
+
+/* At least @size bytes, 4096-aligned; NULL on ENOMEM. */
+static char *aligned_get(size_t size)
+{
+	if (!aligned) {
+		pthread_once(&aligned_once, aligned_key_init);
+		aligned = calloc(1, sizeof *aligned);
+		if (!aligned)
+			return NULL;
+		pthread_setspecific(aligned_key, aligned);
+	}
+	if (size <= aligned->size)
+		return aligned->p;
+	void *p;
+	size_t want = size < 2 * MiB ? 2 * MiB : size;
+	if (posix_memalign(&p, 4096, want))
+		return NULL;
+	free(aligned->p);
+	aligned->p = p;
+	aligned->size = want;
+	return p;
+}
 
 static struct dev_base *base_of(struct dev_layer *l)
 {
@@ -374,7 +421,7 @@ static int base_pread(struct dev_layer *l, struct dev_req *r, void *dst, uint64_
 	if (off % bs == 0 && len % bs == 0 && (uintptr_t)dst % 4096 == 0)
 		return pread_polled(b, dst, len, off);
 	uint64_t a = round_down(off, bs), e = round_up(off + len, bs);
-	char *buf = bounce_get(BOUNCE_READ, e - a);
+	char *buf = aligned_get(e - a);
 	if (!buf)
 		return -ENOMEM;
 	int err = pread_polled(b, buf, e - a, a);

@@ -162,14 +162,27 @@ static void timing_close(struct dev_layer *l)
 	pthread_mutex_destroy(&t->lock);
 }
 
+/* The model's counters (struct disk_model_ops counters), read under the lock. */
+static void timing_counters(struct dev_layer *l,
+			    void (*emit)(void *ctx, const char *name, uint64_t value), void *ctx)
+{
+	struct dev_timing *t = timing_of(l);
+	if (!t->ops->counters)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->ops->counters(t->model, emit, ctx);
+	pthread_mutex_unlock(&t->lock);
+}
+
 static const struct dev_ops timing_ops = {
-	.pread = timing_pread,
-	.pwrite = timing_pwrite,
-	.zero = timing_zero,
-	.flush = timing_flush,
-	.charge_metadata = timing_charge_metadata,
-	.trim = timing_trim,
-	.close = timing_close,
+    .pread = timing_pread,
+    .pwrite = timing_pwrite,
+    .zero = timing_zero,
+    .flush = timing_flush,
+    .charge_metadata = timing_charge_metadata,
+    .trim = timing_trim,
+    .counters = timing_counters,
+    .close = timing_close,
 };
 
 /* The model's instance for this device; every refusal is this layer's own message. */

@@ -32,6 +32,7 @@ void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 	r->n = 0;
 	r->cap = sizeof r->inline_v / sizeof r->inline_v[0];
 	r->lost = NULL;
+	r->fault[0] = '\0';
 }
 
 const char *dev_op_name(enum dev_op op)
@@ -233,6 +234,11 @@ void dev_backing_seen(struct device *d, uint64_t bytes)
 		 "files with extents there have lost that data: unmount, restore the backing",
 		 d->name, d->path, (unsigned long long)old, (unsigned long long)bytes,
 		 (unsigned long long)bytes);
+	dev_report(line);
+}
+
+void dev_report(const char *line)
+{
 	fprintf(stderr, "%s\n", line);
 	if (atomic_load(&to_syslog))
 		syslog(LOG_ERR, "%s", line + strlen("scatterfs: "));

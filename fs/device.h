@@ -121,6 +121,11 @@ struct dev_req {
 	struct run *v;        /* device I/Os issued, in order */
 	size_t n, cap;
 	atomic_uint_fast64_t *lost; /* counts runs that could not be recorded (ENOMEM) */
+	/*
+	 * The fault rule that broke one of its I/Os ("" = none), set by the
+	 * fault layer (dev_fault.c) for the request log's fault column.
+	 */
+	char fault[64];
 	struct run inline_v[16];
 };
 
@@ -170,6 +175,7 @@ struct dev_aio {
 
 struct dev_layer;
 struct dev_layer_type;
+struct fault_set; /* fault.h */
 
 /**
  * A layer's operations.  Offsets and lengths are bytes on the device; @r
@@ -229,6 +235,14 @@ struct dev_ops {
 	 * that implements it, nothing is charged.
 	 */
 	int (*charge_metadata)(struct dev_layer *l, struct dev_req *r);
+	/**
+	 * Optional: the layer's own counters, each through @emit (a name, a
+	 * C identifier, and its value), for the device's object in
+	 * .scatterfs/stats (under the layer's name).  The timing layer gives
+	 * its disk model's.  May be called from any thread.
+	 */
+	void (*counters)(struct dev_layer *l,
+			 void (*emit)(void *ctx, const char *name, uint64_t value), void *ctx);
 	/** Frees what the layer holds besides its private struct (dev_stack_free() frees that). */
 	void (*close)(struct dev_layer *l);
 };
@@ -429,6 +443,7 @@ struct device {
 	bool splice_ok;         /* every layer lets replies splice from the backing */
 	bool queue_ok;          /* no layer must see reads that would be queued past it */
 	struct dev_counters counters;
+	struct fault_set *faults; /* the mount's fault rules, for a fault layer; NULL = none */
 
 	/*
 	 * The backing's own size, which someone else may shrink under a
@@ -443,6 +458,12 @@ struct device {
 	uint64_t opened_bytes;
 	atomic_uint_fast64_t backing_bytes;
 	atomic_uint_fast64_t shrinks, past_end;
+	/*
+	 * Allocations on this device refused with ENOSPC (one a request), and
+	 * whether the first has been reported (one message a mount).
+	 */
+	atomic_uint_fast64_t enospc;
+	atomic_bool enospc_reported;
 };
 
 /**
@@ -494,7 +515,14 @@ void dev_backing_seen(struct device *d, uint64_t bytes);
  */
 int dev_backing_poll(struct device *d);
 
-/** dev_set_syslog() - also send shrink reports to syslog (a daemon whose stderr is gone). */
+/**
+ * dev_report() - one line @line (starting "scatterfs: ") about a device, on
+ * stderr and, in a daemonized mount, to syslog (without the prefix), as
+ * shrinks are reported.
+ */
+void dev_report(const char *line);
+
+/** dev_set_syslog() - also send device reports (shrinks, the first ENOSPC) to syslog (a daemon whose stderr is gone). */
 void dev_set_syslog(bool on);
 
 /** dev_can_queue() - whether dev_submit_reads() may queue now (see the base layer). */

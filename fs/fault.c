@@ -80,6 +80,17 @@ void fault_set_init(struct fault_set *s, const char *const *devices, size_t ndev
 	atomic_init(&s->nrules, 0);
 	s->devices = devices;
 	s->ndevices = ndevices;
+	s->layer_mask = ~(uint64_t)0;
+}
+
+void fault_set_layer(struct fault_set *s, size_t i, bool on)
+{
+	if (i < 64) {
+		if (on)
+			s->layer_mask |= (uint64_t)1 << i;
+		else
+			s->layer_mask &= ~((uint64_t)1 << i);
+	}
 }
 
 void fault_set_release(struct fault_set *s)
@@ -407,6 +418,20 @@ int fault_set_add(struct fault_set *s, struct fault_rule *r, char *err, size_t e
 			fault_rule_free(r);
 			return -EINVAL;
 		}
+		if (!(s->layer_mask & ((uint64_t)1 << i))) {
+			seterr(err, errlen,
+			       "device '%s' has no fault layer; name faults in its layers "
+			       "(such as layers = accounting, faults, timing, base)",
+			       r->device);
+			fault_rule_free(r);
+			return -EINVAL;
+		}
+	} else if (s->ndevices && !(s->layer_mask & (((uint64_t)2 << (s->ndevices - 1)) - 1))) {
+		seterr(err, errlen,
+		       "no device has the fault layer; name faults in [device] layers (such as "
+		       "layers = accounting, faults, timing, base)");
+		fault_rule_free(r);
+		return -EINVAL;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (find(s, r->name) >= 0) {

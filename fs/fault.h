@@ -135,6 +135,7 @@ struct fault_set {
 	atomic_size_t nrules;	    /* n, read without the lock by the fast path */
 	const char *const *devices; /* names a device = key may take (not owned) */
 	size_t ndevices;
+	uint64_t layer_mask; /* bit i: device i has the fault layer (fault_set_layer()) */
 };
 
 /**
@@ -217,6 +218,21 @@ void fault_set_list(struct fault_set *s, FILE *out);
 bool fault_set_match(struct fault_set *s, const struct fault_io *io, struct fault_hit *hit);
 
 struct config_fault; /* layout/config.h */
+struct device;	     /* device.h */
+
+/**
+ * fault_layer_on() - whether @d's stack has the fault layer ([device]
+ * layers names faults); dev_fault.c's.
+ */
+bool fault_layer_on(const struct device *d);
+
+/**
+ * fault_set_layer() - says whether device @i (of the names given to
+ * fault_set_init()) has the fault layer in its stack; fault_set_init()
+ * assumes every one has.  A rule is refused when no device it can match
+ * has the layer: it could never fire.
+ */
+void fault_set_layer(struct fault_set *s, size_t i, bool on);
 
 /**
  * fault_set_load() - adds the rules of the @n [fault "NAME"] sections of

@@ -102,6 +102,61 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 	return err;
 }
 
+/*
+ * An allocation of [@off, @off+@len) of @in on @d refused with ENOSPC:
+ * counted, and the device's first one reported in one line that says how
+ * much of the used space is reservation (allocated past the ends of files,
+ * interleaved gaps) rather than data, from the catalog once every inode
+ * is flushed to it.  The caller holds @in's lock.
+ */
+static void note_enospc(struct sfs *fs, struct inode *in, struct device *d, uint64_t off,
+			uint64_t len)
+{
+	uint32_t bs[SFS_MAX_DEVICES];
+	uint64_t reserved[SFS_MAX_DEVICES];
+	char *path = NULL, line[4096 + 1024];
+
+	atomic_fetch_add(&d->enospc, 1);
+	if (atomic_exchange(&d->enospc_reported, true))
+		return;
+	for (unsigned i = 0; i < fs->ndev; i++)
+		bs[i] = fs->dev[i]->block_size;
+	/* Busy inodes are skipped (-EAGAIN): their newest extents may be missing. */
+	inode_flush_all(fs, false, in);
+	if (catalog_reserved_bytes(fs->cat, bs, fs->ndev, reserved))
+		reserved[d->index] = 0;
+	pthread_mutex_lock(&d->alloc_lock);
+	uint64_t size = devalloc_size(d->alloc);
+	uint64_t used = size - devalloc_free_bytes(d->alloc) - d->pending_free_bytes;
+	pthread_mutex_unlock(&d->alloc_lock);
+	uint64_t r = reserved[d->index];
+	char who[64];
+	if (catalog_path_of(fs->cat, in->ino, &path))
+		path = NULL;
+	snprintf(who, sizeof who, "inode %llu", (unsigned long long)in->ino);
+	int n = snprintf(line, sizeof line,
+			 "scatterfs: device '%s' is full: no room for bytes %llu to %llu of %s%s "
+			 "(ENOSPC); %llu of its %llu bytes are in use, %llu of them (%.0f%%) "
+			 "reserved, not data: allocated past the ends of files (the rest of an "
+			 "extent, autoextend.next, fallocate --keep-size) or kept as interleaved "
+			 "gaps",
+			 d->name, (unsigned long long)off, (unsigned long long)(off + len),
+			 path ? "/" : "", path ? path : who, (unsigned long long)used,
+			 (unsigned long long)size, (unsigned long long)r,
+			 used ? 100.0 * (double)r / (double)used : 0.0);
+	if (n > 0 && (size_t)n < sizeof line && 2 * r > used)
+		n += snprintf(line + n, sizeof line - (size_t)n,
+			      "; mostly reservation: smaller extents (layout.extent_size, "
+			      "autoextend.next) leave more room for data");
+	if (n > 0 && (size_t)n < sizeof line)
+		snprintf(line + n, sizeof line - (size_t)n,
+			 "; counted in .scatterfs/stats (devices.%s.enospc, .reserved), not "
+			 "reported again",
+			 d->name);
+	dev_report(line);
+	free(path);
+}
+
 /* Allocates [off, off+len) and zero-fills what is new outside [skip_from, skip_to). */
 static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len,
 			  uint64_t skip_from, uint64_t skip_to, pid_t pid, struct dev_req *r)
@@ -124,6 +179,8 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 			pthread_mutex_unlock(&d->alloc_lock);
 		}
 	}
+	if (err == -ENOSPC)
+		note_enospc(fs, in, d, off, len);
 	if (err) {
 		alloc_plan_release(&plan);
 		/* A refused autoextend (ENOSPC, EFBIG) is logged too: offset the
@@ -185,7 +242,42 @@ struct read_ctx {
 	char *buf;          /* copy target (O_DIRECT backing or disk model), or NULL */
 	struct fuse_bufvec *bv; /* otherwise: one fd buffer per device run, zeros between */
 	size_t cap;         /* entries of bv */
+	/*
+	 * Buffers of the runs a layer declined to splice at that moment
+	 * (dev_pread_fd() answered -EOPNOTSUPP: the fault layer while it has
+	 * rules): read into memory, freed after the reply (read_release()).
+	 */
+	void **owned;
+	size_t nowned;
 };
+
+static int add_buf(struct read_ctx *c, struct fuse_buf b);
+
+static void read_release(struct read_ctx *c)
+{
+	for (size_t i = 0; i < c->nowned; i++)
+		free(c->owned[i]);
+	free(c->owned);
+	c->owned = NULL;
+	c->nowned = 0;
+}
+
+/* The run @s read into memory, as a buffer of the reply vector. */
+static int read_copied(struct read_ctx *c, const struct segment *s)
+{
+	void **v = realloc(c->owned, (c->nowned + 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	c->owned = v;
+	char *b = malloc(s->length ? s->length : 1);
+	if (!b)
+		return -ENOMEM;
+	c->owned[c->nowned++] = b;
+	int err = dev_pread(c->fs->dev[s->dev], c->r, b, s->length, s->device);
+	if (err)
+		return err;
+	return add_buf(c, (struct fuse_buf){.size = s->length, .mem = b});
+}
 
 /* Adds @b to the reply vector, which is per thread and kept: no allocation per request. */
 static int add_buf(struct read_ctx *c, struct fuse_buf b)
@@ -218,6 +310,8 @@ static int read_segment(void *opaque, const struct segment *s)
 		int fd;
 		c->r->logical = s->logical;
 		int err = dev_pread_fd(c->fs->dev[s->dev], c->r, s->length, s->device, &fd);
+		if (err == -EOPNOTSUPP)
+			return read_copied(c, s);
 		if (err)
 			return err;
 		return add_buf(c, (struct fuse_buf){.size = s->length,
@@ -320,11 +414,14 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		atomic_store(&fs->reply_ps_per_byte, old - old / 8 + ps / 8);
 	}
 	r.complete_ns += r.complete_ns ? copy_ns : 0;
+	io_note_reply(fs, &r);
 	io_read_done(fs, in, pid, off, want, size, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
+	read_release(&c);
 	return;
 out:
+	read_release(&c);
 	io_read_done(fs, in, pid, off, want, size, err, 0, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
 	dev_req_release(&r);
@@ -384,6 +481,18 @@ static int read_mapped(struct sfs *fs, struct inode *in, char *dst, uint64_t off
 {
 	struct fill_ctx c = {fs, r, dst, off};
 	return io_for_each_segment(in, off, len, fill_segment, &c);
+}
+
+void io_note_reply(struct sfs *fs, const struct dev_req *r)
+{
+	if (!r->complete_ns)
+		return;
+	uint64_t now = mono_ns();
+	uint64_t late = now > r->complete_ns ? now - r->complete_ns : 0;
+	atomic_fetch_add(&fs->stats.modelled_replies, 1);
+	if (late)
+		atomic_fetch_add(&fs->stats.late_replies, 1);
+	atomic_fetch_add(&fs->stats.late_hist[late_bucket(late / 1000)], 1);
 }
 
 ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size, uint64_t off,
@@ -447,6 +556,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 	}
 out:
 	dev_req_wait(&r);
+	io_note_reply(fs, &r); /* the caller replies at once */
 	if (reqlog_wants(fs->log, LOG_WRITE))
 		io_log_request(fs, LOG_WRITE, pid, in, off, size, err ? err : (int64_t)size, ts, &r);
 	dev_req_release(&r);

@@ -36,6 +36,14 @@ void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inod
 		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r);
 
 /**
+ * io_note_reply() - counts a reply to a request whose device I/Os a disk
+ * model timed (@r's complete_ns set), now leaving: in the emulation floor's
+ * counters (sfs_stats.modelled_replies, late_replies, late_hist), with how
+ * long after the modelled completion it left.  Nothing without a model.
+ */
+void io_note_reply(struct sfs *fs, const struct dev_req *r);
+
+/**
  * io_read_done() - the completion of one read of @in, however it was
  * read (synchronously, io.c, or queued, io_queue.c), counted and logged
  * here once: logical [@off, +@want) asked, @size bytes read (clamped at

@@ -788,6 +788,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "scatterfs: %s\n", err);
 		goto out;
 	}
+	/* A mount whose files are in both cache modes gets no write-back cache: say so. */
+	if (!config_writeback(&fs->cfg, err, sizeof err) && err[0])
+		fprintf(stderr, "scatterfs: warning: %s\n", err);
 	d->path = fs->backing_path;
 	d->block_size = fs->cfg.device.block_size;
 	d->size = dev_size / d->block_size * d->block_size;
@@ -867,6 +870,12 @@ int main(int argc, char *argv[])
 		}
 	}
 	pthread_mutex_init(&fs->itable_lock, NULL);
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		fs->dev_names[i] = fs->dev[i]->name;
+		fs->dev[i]->faults = &fs->faults;
+	}
+	fault_set_init(&fs->faults, fs->dev_names, fs->ndev);
+	faults_ready = true;
 	fs->splice_replies = true;
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
@@ -891,10 +900,10 @@ int main(int argc, char *argv[])
 		fs->splice_replies &= dev_splice_ok(dv);
 	}
 
-	for (unsigned i = 0; i < fs->ndev; i++)
-		fs->dev_names[i] = fs->dev[i]->name;
-	fault_set_init(&fs->faults, fs->dev_names, fs->ndev);
-	faults_ready = true;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		fs->fault_layer |= fault_layer_on(fs->dev[i]);
+		fault_set_layer(&fs->faults, i, fault_layer_on(fs->dev[i]));
+	}
 	if (fault_set_load(&fs->faults, fs->cfg.faults, fs->cfg.nfaults, err, sizeof err)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
 		goto out;
@@ -963,7 +972,9 @@ int main(int argc, char *argv[])
 	}
 	if (fs->cfg.log.path) {
 		e = reqlog_open(fs->cfg.log.path,
-				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0), &fs->log);
+				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0) |
+				    (fs->fault_layer ? REQLOG_FAULT : 0),
+				&fs->log);
 		if (e) {
 			fprintf(stderr, "scatterfs: cannot create log %s: %s\n", fs->cfg.log.path,
 				strerror(-e));

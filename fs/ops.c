@@ -122,8 +122,34 @@ static void sfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-	/* Writes through the page cache would hide write sizes: keep write-through. */
-	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * The kernel's write-back cache (cache.writeback, every file in kernel
+	 * mode: config_writeback()), as a local file system has one: dirty
+	 * pages reach the daemon at write-back, fsync or close, in page
+	 * multiples, and the log sees them so.  The kernel then keeps size,
+	 * mtime and ctime (it sends them back by SETATTR), computes O_APPEND
+	 * offsets, may read whole pages through a handle opened O_WRONLY
+	 * (nothing here checks a handle's access mode), and removes the file
+	 * capability at write(2) itself (file_remove_privs(): REMOVEXATTR):
+	 * the write-back WRITE carries the flusher's credentials, not the
+	 * writer's, so sfs_write() judges none.  Set-id bits the kernel's
+	 * FUSE side would not clear right (its fuse_setattr() drops
+	 * set-group-ID only when the group may execute, ext4 also when the
+	 * writer is outside the group: tests/mount/killpriv.sh), so
+	 * transport.c adds FUSE_HANDLE_KILLPRIV_V2 to the INIT reply
+	 * (libfuse 3.14 cannot ask for it): then a write(2) by a caller
+	 * without CAP_FSETID to a file whose set-id bits it would drop goes
+	 * through to the daemon at once, in the caller's context, where
+	 * kill_priv() judges it as in the other modes.  Without the cache
+	 * (cache.mode = none, or cache.writeback = false) every write(2)
+	 * reaches the daemon before it returns, and nothing here changes.
+	 */
+	fs->writeback =
+	    (conn->capable & FUSE_CAP_WRITEBACK_CACHE) && config_writeback(&fs->cfg, NULL, 0);
+	if (fs->writeback)
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/*
 	 * POSIX ACLs: the kernel enforces them and caches them; keeping the
 	 * mode in step and inheriting default ACLs is ours.  With ACLs the VFS
@@ -323,7 +349,15 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	 * chown_common() ask for ATTR_KILL_PRIV): before the change.  The
 	 * reply carries the attributes: no notification.
 	 */
-	if (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+	/*
+	 * Under FUSE_HANDLE_KILLPRIV_V2 (the write-back cache: sfs_init())
+	 * the kernel leaves a chown's set-id removal to us, and a chown(-1,
+	 * -1), which removes them on ext4, arrives as a SETATTR of the change
+	 * time alone (nothing else sends one: the kernel's own times come
+	 * with the mtime): a chown to the same owner.
+	 */
+	bool chown_same = fs->writeback && S_ISREG(in->attr.mode) && to_set == FUSE_SET_ATTR_CTIME;
+	if ((to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) || chown_same)
 		err = kill_priv(fs, req, in, false);
 	if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
 		if (!S_ISREG(in->attr.mode))
@@ -340,7 +374,8 @@ static void sfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 			in->attr.uid = attr->st_uid;
 		if (to_set & FUSE_SET_ATTR_GID)
 			in->attr.gid = attr->st_gid;
-		if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !S_ISDIR(in->attr.mode))
+		if (((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) || chown_same) &&
+		    !S_ISDIR(in->attr.mode))
 			in->attr.mode &= ~(mode_t)(S_ISUID | S_ISGID);
 		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
 			in->attr.atime = now;
@@ -726,6 +761,14 @@ static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct f
 		return err;
 	fi->direct_io = direct;
 	fi->keep_cache = !direct;
+	/*
+	 * Our FLUSH does nothing (write-through: a write is done when
+	 * answered), so the kernel need not send one at each close
+	 * (FOPEN_NOFLUSH): one request less per open file, a fifth of
+	 * creating an empty file (bench/dirs).  With the kernel's write-back
+	 * cache the kernel still writes dirty pages back at close.
+	 */
+	fi->noflush = 1;
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
 	fi->fh = (uint64_t)(uintptr_t)in;
@@ -791,9 +834,12 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	}
 	inode_wrlock(in);
 	/*
-	 * A write back from the page cache (a shared mapping's dirty pages)
-	 * comes with no caller: the kernel removes nothing at a store into a
-	 * mapping (ext4 keeps set-id bits and capability), so neither do we.
+	 * A write back from the page cache (a shared mapping's dirty pages,
+	 * and with the write-back cache every cached write) comes with the
+	 * flusher's credentials, not the writer's: the kernel removed what
+	 * write(2) takes when it was called (file_remove_privs()), and
+	 * nothing at a store into a mapping (ext4 keeps set-id bits and
+	 * capability), so neither do we here.
 	 */
 	ssize_t n = 0;
 	if (size && !(fi && fi->writepage))

@@ -478,6 +478,11 @@ void reqlog_append(struct reqlog *log, const struct reqlog_row *row)
 		rb_char(&rb, ',');
 		rb_u64(&rb, row->model_us);
 	}
+	if (log->ops & REQLOG_FAULT) {
+		rb_char(&rb, ',');
+		if (row->fault) /* a rule's name: letters, digits, '_', '.', '-' (never quoted) */
+			rb_bytes(&rb, row->fault, strlen(row->fault));
+	}
 	rb_char(&rb, '\n');
 	rb_spill(&rb, true);
 }
@@ -561,6 +566,11 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	if (rc == 0 && (ops & REQLOG_MODEL_US))
 		rc = write_all(log->fd, log_column_names[LOG_COL_MODEL_US],
 			       strlen(log_column_names[LOG_COL_MODEL_US]));
+	if (rc == 0 && (ops & REQLOG_FAULT))
+		rc = write_all(log->fd, ",", 1);
+	if (rc == 0 && (ops & REQLOG_FAULT))
+		rc = write_all(log->fd, log_column_names[LOG_COL_FAULT],
+			       strlen(log_column_names[LOG_COL_FAULT]));
 	if (rc == 0)
 		rc = write_all(log->fd, "\n", 1);
 	if (rc < 0)

@@ -29,15 +29,19 @@ struct reqlog_row {
 	const struct run *device_io; /* device I/Os issued, in order */
 	size_t ndevice_io;
 	uint64_t model_us; /* disk model's latency; written with REQLOG_MODEL_US */
+	const char *fault; /* the fault rule that broke it; NULL = none (REQLOG_FAULT) */
 };
 
 /* Flag for reqlog_open()'s @ops: add the column model_us after device_io. */
 #define REQLOG_MODEL_US (1u << 16)
+/* Flag for reqlog_open()'s @ops: add the column fault, last. */
+#define REQLOG_FAULT (1u << 17)
 
 /**
  * reqlog_open() - creates (or truncates) @path with mode 0640, writes the
  * header line and starts the writer thread.  @ops is a LOG_* mask of the
- * operations to log, plus REQLOG_MODEL_US for the disk model's column.
+ * operations to log, plus REQLOG_MODEL_US for the disk model's column and
+ * REQLOG_FAULT for the fault layer's.
  * @return 0, -errno from open(2) or pthread_create(3).
  */
 int reqlog_open(const char *path, unsigned ops, struct reqlog **out);

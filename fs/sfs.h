@@ -92,7 +92,36 @@ struct sfs_stats {
 	/* Writes copied into an aligned buffer before the device write: not
 	 * whole blocks, or on an O_DIRECT device data not page-aligned. */
 	atomic_uint_fast64_t writes_bounced;
+	/*
+	 * The emulation floor: replies under a disk model, and how long after
+	 * their modelled completion each left (late_hist: LATE_BUCKETS
+	 * log-linear buckets of microseconds, late_bucket()).
+	 */
+	atomic_uint_fast64_t modelled_replies, late_replies;
+	atomic_uint_fast64_t late_hist[64];
 };
+
+/* Buckets of sfs_stats.late_hist: 0-3 us one each, then 4 per power of two. */
+#define LATE_BUCKETS 64
+
+/** late_bucket() - the late_hist bucket of a lateness of @us microseconds. */
+static inline unsigned late_bucket(uint64_t us)
+{
+	if (us < 4)
+		return (unsigned)us;
+	unsigned lg = 63 - (unsigned)__builtin_clzll(us); /* >= 2 */
+	unsigned b = 4 * (lg - 1) + (unsigned)((us >> (lg - 2)) & 3);
+	return b < LATE_BUCKETS ? b : LATE_BUCKETS - 1;
+}
+
+/** late_bucket_top_us() - the largest lateness, in microseconds, bucket @b holds. */
+static inline uint64_t late_bucket_top_us(unsigned b)
+{
+	if (b < 4)
+		return b;
+	unsigned lg = b / 4 + 1, sub = b % 4;
+	return ((UINT64_C(4) + sub + 1) << (lg - 2)) - 1;
+}
 
 struct sfs {
 	struct sfs_config cfg;
@@ -120,6 +149,7 @@ struct sfs {
 	struct catalog *cat;
 	struct reqlog *log;
 	struct fault_set faults; /* the fault layer's rules (fault.h), of every device */
+	bool fault_layer;	 /* some device's stack has the fault layer */
 	struct timespec start_mono;     /* ts_us = 0 */
 	struct timespec start_realtime; /* wall clock at mount, for stats */
 
@@ -138,6 +168,13 @@ struct sfs {
 	bool dont_mask; /* FUSE_CAP_DONT_MASK: the daemon applies the umask (or a default ACL) */
 	/* FUSE_DIRECT_IO_ALLOW_MMAP granted: MAP_SHARED works on cache.mode = none files */
 	bool direct_mmap;
+	/*
+	 * FUSE_CAP_WRITEBACK_CACHE granted (config_writeback()): the kernel
+	 * owns every regular file's size, mtime and ctime while it caches,
+	 * sends dirty pages at write-back (WRITE with FUSE_WRITE_CACHE), and
+	 * removes privileges itself at write(2).
+	 */
+	bool writeback;
 	double entry_timeout;
 };
 

@@ -360,7 +360,10 @@ static ssize_t init_reply(struct transport *tp, int fd, struct iovec *iov, int c
 		add = tp->offered & FUSE_DIRECT_IO_ALLOW_MMAP;
 		if (tp->ring_chosen)
 			add |= FUSE_OVER_IO_URING;
-		o.flags |= FUSE_INIT_EXT;
+		/* With the write-back cache: see sfs_init() (ops.c). */
+		if (tp->fs->writeback)
+			add |= tp->offered & FUSE_HANDLE_KILLPRIV_V2;
+		o.flags |= FUSE_INIT_EXT | (uint32_t)add;
 		o.flags2 |= (uint32_t)(add >> 32);
 		unsigned pages = (o.flags & FUSE_MAX_PAGES) && o.max_pages ? o.max_pages : 32;
 		size_t payload = (size_t)pages * (size_t)tp->page;

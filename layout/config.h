@@ -252,6 +252,11 @@ struct sfs_config {
 		uint64_t effective_size;
 	} device;
 	struct file_params defaults; /* [layout], [autoextend], [cache] */
+	/*
+	 * [cache] writeback: mount-wide (the kernel takes it per connection),
+	 * so no [file] rule's; effective only where config_writeback() says.
+	 */
+	bool cache_writeback;
 	struct {
 		char *path; /* NULL = no log */
 		unsigned ops; /* LOG_* mask */
@@ -366,6 +371,21 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
  * their params stay valid.
  */
 void config_drop_builtin_rules(struct sfs_config *c);
+
+/**
+ * config_writeback() - whether the mount asks the kernel for its
+ * write-back cache (FUSE_CAP_WRITEBACK_CACHE): cache.writeback is true and
+ * every file is in kernel mode ([cache] mode and every rule's, the
+ * built-in ones included: call it after config_drop_builtin_rules() where
+ * that applies).  The kernel takes the cache per connection and then
+ * keeps every regular file's size, mtime and ctime itself, which a
+ * direct-I/O (cache.mode = none) file's writes would leave stale.
+ * @why/@len (may be NULL/0): when cache.writeback is true but a file the
+ * configuration puts in kernel mode shares the mount with one in none
+ * mode, receives one line saying the cache is off and why; else "".
+ * @return true when the mount gets the write-back cache.
+ */
+bool config_writeback(const struct sfs_config *c, char *why, size_t len);
 
 /**
  * config_for_path() - the parameters for the file at @path (relative to

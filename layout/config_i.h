@@ -58,6 +58,7 @@ enum core_key {
 	CK_SPARSE,
 	CK_CACHE_MODE,
 	CK_READAHEAD,
+	CK_WRITEBACK,
 	CK_LOG_PATH,
 	CK_LOG_OPS,
 	/* [disk]: the keys every model shares, then model = (whose keys follow it) */
@@ -74,6 +75,7 @@ struct key_entry {
 	const struct config_key *row;
 	const struct placement_ops *pattern; /* the only pattern that reads it; NULL = every */
 	const struct disk_model_ops *model;  /* the disk model whose key it is; NULL = core */
+	const struct config_layer *layer;    /* the device layer whose key it is; NULL = core */
 	enum section sec;
 	size_t offset; /* into struct sfs_config (CONFIG_GLOBAL) or struct file_params */
 	/*

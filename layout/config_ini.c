@@ -812,6 +812,14 @@ static unsigned claim_key(struct parse_ctx *x, enum section sec, const char *lab
 	char list[1024];
 	unsigned k = config_find_key(sec, name);
 
+	if (k == config_nkeys() && sec == SEC_FILE &&
+	    (strcmp(name, "writeback") == 0 || strcmp(name, "cache.writeback") == 0)) {
+		parse_fail(x,
+			   "%s key '%s' is mount-wide (the kernel's write-back cache is one per "
+			   "mount): set it in [cache]",
+			   label, name);
+		return k;
+	}
 	if (k == config_nkeys()) {
 		config_allowed_keys(sec,
 				    sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].disk.model

@@ -113,7 +113,7 @@ static const struct config_key core_keys[CK__COUNT] = {
     /* 1 byte: the smallest size; the block-size check gives the real floor. */
     [CK_EXTENT_SIZE] = {"layout", "extent_size", CONFIG_SIZE, PER_FILE(layout.extent_size),
 			.flags = CONFIG_AUTO | CONFIG_HAS_MIN | CONFIG_BLOCK_MULTIPLE, .min = 1,
-			.range_why = "must be > 0 (or auto)", .def = "1M",
+			.range_why = "must be > 0 (or auto)", .def = "auto",
 			.help = "bytes per extent, or auto (Oracle AUTOALLOCATE sizes)"},
     [CK_LAYOUT_DEVICE] = {"layout", "device", CONFIG_NAME, PER_FILE(device), .def = "main",
 			  .help = "backing device of the extents: main (BACKING) or a [device "
@@ -139,6 +139,10 @@ static const struct config_key core_keys[CK__COUNT] = {
 		      .max = 1 << 20, .multiple = 4096,
 		      .range_why = "must be a multiple of 4K from 4K to 1M", .def = "128K",
 		      .help = "kernel mode: readahead in bytes"},
+    /* Mount-wide (GLOBAL): the kernel takes it per connection, at INIT. */
+    [CK_WRITEBACK] = {"cache", "writeback", CONFIG_BOOL, GLOBAL(cache_writeback), .def = "true",
+		      .help = "kernel mode: the kernel's write-back cache (writes reach the "
+			      "daemon at write-back, fsync or close); mount-wide"},
     [CK_LOG_PATH] = {"log", "path", CONFIG_PATH, GLOBAL(log.path),
 		     .help = "the request log (CSV); unset = no log"},
     [CK_LOG_OPS] = {"log", "ops", CONFIG_CUSTOM, GLOBAL(log.ops), .def = "read,extend",
@@ -147,8 +151,7 @@ static const struct config_key core_keys[CK__COUNT] = {
     [CK_LAYERS] = {"device", "layers", CONFIG_CUSTOM, GLOBAL(device.layers),
 		   .def = "accounting,timing,base", .parse = config_parse_layers,
 		   .format = config_format_layers,
-		   .help = "the device's layer stack, top first (base last): accounting, timing, "
-			   "base and any registered layer"},
+		   .help = "the device's layer stack, top first, base last"},
     [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",
 			  .help = "bytes of the modelled disk; 0 = the backing device's size"},
     [CK_METADATA_IO] = {"disk", "metadata_io", CONFIG_BOOL, GLOBAL(disk.metadata_io), .def = "true",
@@ -225,6 +228,7 @@ static void add_entry(const struct config_key *row, const struct placement_ops *
 	e->row = row;
 	e->pattern = pattern;
 	e->model = model;
+	e->layer = layer;
 	e->sec = section_of(row->section);
 	e->offset = row->offset;
 	if (row->home == CONFIG_PATTERN_DATA) {
@@ -415,7 +419,9 @@ bool config_rule_key(unsigned k)
 {
 	enum section s = entries[k].sec;
 
-	return s == SEC_LAYOUT || s == SEC_AUTOEXTEND || s == SEC_CACHE;
+	/* A mount-wide key of these sections (cache.writeback) is no rule's. */
+	return (s == SEC_LAYOUT || s == SEC_AUTOEXTEND || s == SEC_CACHE) &&
+	       entries[k].row->home != CONFIG_GLOBAL;
 }
 
 unsigned config_find_key(enum section sec, const char *name)

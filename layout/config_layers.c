@@ -37,14 +37,15 @@ const struct config_layer *config_layer_find(const char *name)
 	return registry_find((const void *const *)__start_sfs_layers, config_layer_count(), name);
 }
 
+static size_t layer_data_size(const void *l)
+{
+	return ((const struct config_layer *)l)->data_size;
+}
+
 size_t config_layer_data_offset(const struct config_layer *l)
 {
-	size_t off = 0, i;
-
-	for (i = 0; i < config_layer_count(); i++)
-		if (registry_before(__start_sfs_layers[i], l))
-			off += round_up(__start_sfs_layers[i]->data_size, 16);
-	return off;
+	return registry_data_offset((const void *const *)__start_sfs_layers, config_layer_count(), l,
+				    layer_data_size);
 }
 
 const void *config_layer_data(const struct config_layer *l, const unsigned char *layer_data)

@@ -685,3 +685,33 @@ const struct file_params *config_for_path(const struct sfs_config *c, const char
 			return &c->rules[i].params;
 	return &c->defaults;
 }
+
+bool config_writeback(const struct sfs_config *c, char *why, size_t len)
+{
+	const struct config_state *st = c->state;
+	const char *none = c->defaults.cache.mode == CACHE_NONE ? "[cache] mode = none" : NULL;
+	bool own_kernel = c->defaults.cache.mode == CACHE_KERNEL;
+	size_t i;
+
+	if (why && len)
+		why[0] = '\0';
+	for (i = 0; i < c->nrules; i++) {
+		bool builtin = st && !st->rules[i].file;
+
+		if (c->rules[i].params.cache.mode == CACHE_NONE && !none)
+			none = c->rules[i].glob;
+		else if (c->rules[i].params.cache.mode == CACHE_KERNEL && !builtin)
+			own_kernel = true;
+	}
+	if (!c->cache_writeback || !none)
+		return c->cache_writeback;
+	if (why && len && own_kernel)
+		snprintf(why, len,
+			 "cache.writeback is off for this mount: it has files in both cache modes "
+			 "(%s%s%s), and the kernel's write-back cache would keep the size and "
+			 "times of every file, a direct-I/O file's going stale; set "
+			 "cache.writeback = false, or cache.mode = kernel for every file",
+			 none[0] == '[' ? "" : "[file \"", none,
+			 none[0] == '[' ? "" : "\"] cache.mode = none");
+	return false;
+}

@@ -75,7 +75,10 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 	for (k = 0; k < config_nkeys(); k++) {
 		const struct key_entry *e = config_key(k);
 
-		if (!config_rule_key(k))
+		/* The global sections also hold mount-wide keys (cache.writeback). */
+		if (!config_rule_key(k) &&
+		    !(rule < 0 && (e->sec == SEC_LAYOUT || e->sec == SEC_AUTOEXTEND ||
+				   e->sec == SEC_CACHE)))
 			continue;
 		if (with_headers && e->sec != cur) {
 			cur = e->sec;
@@ -254,7 +257,14 @@ void config_write_help(FILE *f)
 			else
 				config_model_names(names + used, sizeof(names) - used);
 		}
-		if (e->pattern || e->model)
+		if (e->row->parse == config_parse_layers) {
+			size_t used = (size_t)snprintf(names, sizeof(names), "; one of ");
+			config_layer_names(names + used, sizeof(names) - used);
+		}
+		if (e->layer)
+			fprintf(f, "    %-27s %s (%s layer; default %s)\n", name, e->row->help,
+				e->layer->name, v);
+		else if (e->pattern || e->model)
 			fprintf(f, "    %-27s %s%s (%s %s; default %s)\n", name, e->row->help,
 				names, e->pattern ? e->pattern->name : e->model->name,
 				e->pattern ? "pattern" : "model", v);

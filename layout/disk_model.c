@@ -32,20 +32,16 @@ const struct disk_model_ops *disk_model_find(const char *name)
 			     name);
 }
 
-static size_t round_up(size_t n, size_t to)
+/* The slices of the models sorted before @ops come first (as placement_data_offset()). */
+static size_t model_params_size(const void *ops)
 {
-	return (n + to - 1) / to * to;
+	return ((const struct disk_model_ops *)ops)->params_size;
 }
 
-/* The slices of the models sorted before @ops come first (as placement_data_offset()). */
 size_t disk_model_data_offset(const struct disk_model_ops *ops)
 {
-	size_t off = 0, i;
-
-	for (i = 0; i < disk_model_count(); i++)
-		if (registry_before(__start_sfs_disk_models[i], ops))
-			off += round_up(__start_sfs_disk_models[i]->params_size, 16);
-	return off;
+	return registry_data_offset((const void *const *)__start_sfs_disk_models, disk_model_count(),
+				    ops, model_params_size);
 }
 
 const void *disk_model_params(const struct disk_params *p, const struct disk_model_ops *ops)

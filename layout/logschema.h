@@ -7,7 +7,7 @@
  * code that fills or reads it (HACKING.md, "Add a log column").
  *
  * One CSV header line, then one row per request:
- *   ts_us,op,pid,path,offset,size,result,latency_us,device_io[,model_us]
+ *   ts_us,op,pid,path,offset,size,result,latency_us,device_io[,model_us][,fault]
  * ts_us        microseconds since the mount (the request's start)
  * op           one of the op names below
  * pid          the calling process
@@ -18,6 +18,9 @@
  * latency_us   the request's time (for extend: the zero-fill's)
  * device_io    the device I/Os issued, "device_offset+length" joined by ';'
  * model_us     the disk model's latency; only when a disk model is on
+ * fault        the fault rule that broke one of the request's device I/Os
+ *              (empty when none did); only when a device's stack has the
+ *              fault layer (fs/dev_fault.c)
  */
 #ifndef SCATTERFS_LOGSCHEMA_H
 #define SCATTERFS_LOGSCHEMA_H
@@ -55,7 +58,11 @@ static const char *const log_op_names[LOG_OP_COUNT + 1] = {
 #undef LOG_OP_NAME
 	NULL};
 
-/** X(NAME, "name"): the columns, in file order; MODEL_US only with a disk model. */
+/**
+ * X(NAME, "name"): the columns, in file order; MODEL_US only with a disk
+ * model, FAULT only with the fault layer (each optional column is written
+ * after those before it that are written).
+ */
 #define LOG_COLUMN_LIST(X)                                                            \
 	X(TS_US, "ts_us")                                                             \
 	X(OP, "op")                                                                   \
@@ -66,7 +73,8 @@ static const char *const log_op_names[LOG_OP_COUNT + 1] = {
 	X(RESULT, "result")                                                           \
 	X(LATENCY_US, "latency_us")                                                   \
 	X(DEVICE_IO, "device_io")                                                     \
-	X(MODEL_US, "model_us")
+	X(MODEL_US, "model_us")                                                       \
+	X(FAULT, "fault")
 
 enum log_column {
 #define LOG_COLUMN_INDEX(n, s) LOG_COL_##n,

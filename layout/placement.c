@@ -37,11 +37,6 @@ _Static_assert(offsetof(struct placement_ops, name) == offsetof(struct registry_
 		       offsetof(struct placement_ops, order) == offsetof(struct registry_head, order),
 	       "struct placement_ops begins as struct registry_head");
 
-static bool before(const struct placement_ops *a, const struct placement_ops *b)
-{
-	return registry_before(a, b);
-}
-
 const struct placement_ops *placement_at(size_t i)
 {
 	return registry_at((const void *const *)__start_sfs_patterns, placement_count(), i);
@@ -52,14 +47,15 @@ const struct placement_ops *placement_find(const char *name)
 	return registry_find((const void *const *)__start_sfs_patterns, placement_count(), name);
 }
 
+static size_t pattern_data_size(const void *ops)
+{
+	return ((const struct placement_ops *)ops)->data_size;
+}
+
 size_t placement_data_offset(const struct placement_ops *ops)
 {
-	size_t off = 0, i;
-
-	for (i = 0; i < placement_count(); i++)
-		if (before(__start_sfs_patterns[i], ops))
-			off += round_up(__start_sfs_patterns[i]->data_size, 16);
-	return off;
+	return registry_data_offset((const void *const *)__start_sfs_patterns, placement_count(), ops,
+				    pattern_data_size);
 }
 
 const void *placement_data(const struct layout_params *p)

@@ -40,3 +40,14 @@ const void *registry_find(const void *const *v, size_t n, const char *name)
 			return v[i];
 	return NULL;
 }
+
+size_t registry_data_offset(const void *const *v, size_t n, const void *entry,
+			    size_t (*size)(const void *table))
+{
+	size_t off = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (registry_before(v[i], entry))
+			off += (size(v[i]) + 15) & ~(size_t)15;
+	return off;
+}

@@ -32,4 +32,13 @@ const void *registry_at(const void *const *v, size_t n, size_t i);
 /** registry_find() - the table of @v (@n of them) named @name, case-insensitive; NULL when none is. */
 const void *registry_find(const void *const *v, size_t n, const char *name);
 
+/**
+ * registry_data_offset() - where @entry's slice starts in a buffer that
+ * holds one slice per table of @v (@n of them), in sorted order, each
+ * slice @size(table) bytes rounded up to 16: the sum of the rounded sizes
+ * of the tables that sort before @entry.  In bytes.
+ */
+size_t registry_data_offset(const void *const *v, size_t n, const void *entry,
+			    size_t (*size)(const void *table));
+
 #endif

@@ -39,7 +39,7 @@ static int bytecount_check(const void *data, char *why, size_t len)
 static const struct config_key bytecount_keys[] = {
     {"device", "bytecount_byte", CONFIG_U32, CONFIG_LAYER_DATA,
      offsetof(struct bytecount_conf, byte), .def = "0",
-     .help = "bytecount layer: the byte value whose occurrences in reads it counts"},
+     .help = "the byte value whose occurrences in reads it counts"},
 };
 
 /* Its private struct: the counts. */

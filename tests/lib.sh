@@ -119,6 +119,31 @@ assert_eq() {
 	[[ $1 == "$2" ]] || fail "$3: got '$1', expected '$2'"
 }
 
+# The cache modes of a test that runs in each (sfs_cache_opts gives each
+# one's -o options): none (direct I/O), kernel (the page cache, writes
+# through: cache.writeback = false) and writeback (the page cache and the
+# kernel's write-back cache, kernel mode's default).
+# shellcheck disable=SC2034 # for the tests
+SFS_CACHE_MODES=(none kernel writeback)
+
+# sfs_cache_opts MODE - the -o options of MODE, one of SFS_CACHE_MODES
+sfs_cache_opts() {
+	case $1 in
+	none) echo cache.mode=none ;;
+	kernel) echo cache.mode=kernel,cache.writeback=false ;;
+	writeback) echo cache.mode=kernel,cache.writeback=true ;;
+	*) fail "sfs_cache_opts: unknown cache mode '$1' (allowed: ${SFS_CACHE_MODES[*]})" ;;
+	esac
+}
+
+# sfs_check_cache_mode MNT MODE - .scatterfs/stats of the mount at MNT says
+# the write-back cache is on exactly when MODE is writeback
+sfs_check_cache_mode() {
+	local want=False
+	[[ $2 != writeback ]] || want=True
+	assert_eq "$(sfs_stats "$1" writeback_cache)" "$want" "$2: stats writeback_cache"
+}
+
 # sfs_fstype MNT - fstype of the mount at MNT, empty when MNT is not a mount point
 sfs_fstype() {
 	local m

@@ -9,8 +9,9 @@
 # that the next pattern, model, control entry, subcommand or option is
 # caught without an edit here:
 # - every key of `scatterfs --help` in scatterfs.ini(5) under its section;
-#   every placement pattern and disk model it lists (from the registries)
-#   in scatterfs(1) and in scatterfs.ini(5) under [layout] and [disk];
+#   every placement pattern, disk model and device layer it lists (from
+#   the registries) in scatterfs(1) and in scatterfs.ini(5) under
+#   [layout], [disk] and [device];
 #   its -o options in scatterfs(1);
 # - every entry of the control directory (the names fs/ctl.c lists in it)
 #   in scatterfs(1)'s THE CONTROL DIRECTORY and in `scatterfs --help`;
@@ -233,7 +234,8 @@ def listed(key):
     return [v.strip() for v in m.group(1).split(",")]
 
 
-for what, key, sec in (("placement pattern", "layout.pattern", "[layout]"), ("disk model", "disk.model", "[disk]")):
+for what, key, sec in (("placement pattern", "layout.pattern", "[layout]"), ("disk model", "disk.model", "[disk]"),
+                       ("device layer", "device.layers", "[device]")):
     for v in listed(key):
         if v == "none":
             continue

@@ -4,6 +4,7 @@
 #   - tests/selftest/counts: one test passes, one fails, one is skipped by
 #     lib.sh's sfs_require; the last line is exactly "1 passed, 1 failed,
 #     1 skipped", the exit status 1, the skip printed with its reason;
+#     each test's line and the pass's end with its wall and CPU time;
 #   - the skipped one alone: "0 passed, 0 failed, 1 skipped", exit 0;
 #   - tests/selftest/timeout: a test that sleeps 60 s under its own
 #     "# TIMEOUT: 2" line fails as timed out after 2 s, well before 60 s;
@@ -38,11 +39,12 @@ out=$(SCATTERFS_MOUNT_DIR=tests/selftest/counts tests/run mount 2>&1)
 rc=$?
 expect "$(tail -n 1 <<<"$out")" "1 passed, 1 failed, 1 skipped" "last line, one test of each outcome"
 expect "$rc" 1 "exit status with one failure"
-has_line "$out" 'PASS pass \([0-9]+ s\)' "the passing test"
-has_line "$out" 'FAIL fail \(exit 3, [0-9]+ s\):' "the failing test"
+has_line "$out" 'PASS pass \([0-9]+ s, cpu [0-9]+\.[0-9] s\)' "the passing test, its wall and CPU time"
+has_line "$out" 'FAIL fail \(exit 3, [0-9]+ s, cpu [0-9]+\.[0-9] s\):' "the failing test"
 has_line "$out" '    fixture failure' "the failing test's output"
 has_line "$out" 'SKIP skip: missing sfs-selftest-no-such-tool' "the skipped test and its reason"
 has_line "$out" 'failed: fail' "the list of failures"
+has_line "$out" '== pass mount: [0-9]+ s wall, [0-9]+\.[0-9] s cpu' "the pass's wall and CPU time"
 
 out=$(SCATTERFS_MOUNT_DIR=tests/selftest/counts tests/run mount skip 2>&1)
 rc=$?

@@ -165,7 +165,7 @@ Test(config, defaults)
 	cr_assert_eq(c.device.poll_us, 200);
 	cr_assert_eq(c.device.async_reads, true);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
-	cr_assert_eq(c.defaults.layout.extent_size, MiB);
+	cr_assert_eq(c.defaults.layout.extent_size, 0); /* auto */
 	cr_assert_eq(c.defaults.layout.initial_size, 0);
 	cr_assert_eq(c.defaults.layout.gap, 0);
 	cr_assert_eq(c.defaults.layout.gap_max, 0);
@@ -176,6 +176,7 @@ Test(config, defaults)
 	cr_assert_eq(c.defaults.autoextend.zero_fill, ZERO_FILL_WRITE);
 	cr_assert_eq(c.defaults.cache.mode, CACHE_NONE);
 	cr_assert_eq(c.defaults.cache.readahead, 128 * KiB);
+	cr_assert(c.cache_writeback);
 	cr_assert_null(c.log.path);
 	cr_assert_eq(c.log.ops, LOG_READ | LOG_EXTEND);
 	cr_assert_eq(c.disk.model, DISK_NONE);
@@ -194,7 +195,7 @@ Test(config, defaults)
 	cr_assert_eq(c.nrules, 1);
 	cr_assert_str_eq(c.rules[0].glob, "*-shm");
 	cr_assert_eq(c.rules[0].params.cache.mode, CACHE_KERNEL);
-	cr_assert_eq(c.rules[0].params.layout.extent_size, MiB);
+	cr_assert_eq(c.rules[0].params.layout.extent_size, 0);
 	/* ... and resolves the auto keys: 64 x extent_size, and extent_size. */
 	cr_assert_eq(c.defaults.layout.gap_max, 64 * MiB);
 	cr_assert_eq(c.defaults.layout.gap, MiB);
@@ -531,6 +532,66 @@ Test(config, error_unknown_key_in_rule)
 		   "zero_fill, sparse, mode, readahead");
 }
 
+/*
+ * cache.writeback is mount-wide (the kernel's write-back cache is one per
+ * connection): a [file] rule that sets it is refused with where to put it.
+ */
+Test(config, writeback_not_in_rule)
+{
+	load_fails("[cache]\nmode = kernel\n[file \"*.db\"]\nwriteback = false\n", 4,
+		   "'writeback'");
+	assert_has(errbuf, "[file \"*.db\"] key 'writeback' is mount-wide");
+	assert_has(errbuf, "set it in [cache]");
+	load_fails("[file \"*.db\"]\ncache.writeback = true\n", 2, "'cache.writeback'");
+	assert_has(errbuf, "is mount-wide");
+}
+
+/*
+ * config_writeback(): on only where every file is in kernel mode; a mount
+ * that puts some files in each mode gets it off and one line saying why;
+ * a mount in none mode alone, or with cache.writeback = false, no line.
+ */
+Test(config, writeback_needs_every_file_in_kernel_mode)
+{
+	struct sfs_config c;
+	char why[512];
+
+	load_ok(&c, "[cache]\nmode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\nwriteback = false\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	/* none: the built-in *-shm rule (kernel) says nothing */
+	load_ok(&c, "[cache]\nmode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = kernel\n[file \"pg_wal/*\"]\ncache.mode = none\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	cr_assert_str_eq(why, "cache.writeback is off for this mount: it has files in both cache "
+			      "modes ([file \"pg_wal/*\"] cache.mode = none), and the kernel's "
+			      "write-back cache would keep the size and times of every file, a "
+			      "direct-I/O file's going stale; set cache.writeback = false, or "
+			      "cache.mode = kernel for every file");
+	config_free(&c);
+
+	load_ok(&c, "[cache]\nmode = none\n[file \"*.db\"]\ncache.mode = kernel\n");
+	finish_ok(&c, 64 * MiB);
+	cr_assert_not(config_writeback(&c, why, sizeof(why)));
+	assert_has(why, "([cache] mode = none)");
+	config_free(&c);
+}
+
 Test(config, error_bad_enums)
 {
 	load_fails("[layout]\npattern = spiral\n", 2, "pattern = spiral");
@@ -539,8 +600,8 @@ Test(config, error_bad_enums)
 	assert_has(errbuf, "allowed: write, fallocate, none");
 	load_fails("[cache]\nmode = page\n", 2, "mode = page");
 	assert_has(errbuf, "allowed: none, kernel");
-	load_fails("[disk]\nmodel = ssd\n", 2, "model = ssd");
-	assert_has(errbuf, "allowed: none, hdd");
+	load_fails("[disk]\nmodel = flash\n", 2, "model = flash");
+	assert_has(errbuf, "allowed: none, hdd, ssd");
 	load_fails("[disk]\nrotation = spin\n", 2, "rotation");
 	assert_has(errbuf, "allowed: phase, average");
 	load_fails("[device]\ndirect = maybe\n", 2, "direct");
@@ -1050,6 +1111,10 @@ Test(config, conflict_larger_than_device)
 		config_free(&c);
 	}
 	finish_fails("[layout]\npattern = interleaved\ngap = 1G\n", GiB, 3, "gap = 1G");
+	/* extent_size auto (the default): its first extent, 64K. */
+	assert_has(errbuf, "extent_size + gap (1048640K) within the device (1G)");
+	finish_fails("[layout]\npattern = interleaved\nextent_size = 1M\ngap = 1G\n", GiB, 4,
+		     "gap = 1G");
 	assert_has(errbuf, "extent_size + gap (1025M) within the device (1G)");
 }
 
@@ -1107,6 +1172,7 @@ static void assert_same_config(const struct sfs_config *a, const struct sfs_conf
 	cr_assert_eq(a->device.poll_us, b->device.poll_us);
 	cr_assert_eq(a->device.async_reads, b->device.async_reads);
 	assert_same_params(&a->defaults, &b->defaults);
+	cr_assert_eq(a->cache_writeback, b->cache_writeback);
 	cr_assert_eq(!a->log.path, !b->log.path);
 	if (a->log.path)
 		cr_assert_str_eq(a->log.path, b->log.path);
@@ -1191,7 +1257,7 @@ Test(config, write_ini_round_trip)
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
-		    "[cache]\nmode = kernel\nreadahead = 64K\n"
+		    "[cache]\nmode = kernel\nreadahead = 64K\nwriteback = false\n"
 		    "[log]\npath = /tmp/req log.csv\nops = write,punch\n"
 		    "[disk]\nmodel = hdd\nrpm = 5400\nseek_track_ms = 0.3\nseek_avg_ms = 8.9\n"
 		    "seek_full_ms = 17.25\ntransfer_mib_s = 200,90.5\ncapacity = 8G\n"
@@ -1210,6 +1276,9 @@ Test(config, write_ini_round_trip)
 	assert_has(text, "contiguous_ratio = 0.1\n");
 	assert_has(text, "transfer_mib_s = 200,90.5\n");
 	assert_has(text, "extent_size = auto\n");
+	/* cache.writeback is mount-wide: in [cache], in no rule's section. */
+	cr_assert_not_null(strstr(text, "writeback = false\n"));
+	cr_assert_null(strstr(strstr(text, "[file "), "writeback"));
 	/* The built-in rule is a commented-out section, not a section. */
 	assert_has(text, "# [file \"*-shm\"]\n# cache.mode = kernel\n");
 	cr_assert_null(strstr(text, "\n[file \"*-shm\"]"));
@@ -1484,12 +1553,12 @@ Test(config, larger_than_the_device)
 {
 	struct sfs_config c;
 
-	/* The user's report: -o size=100K with the default 1M extents. */
+	/* -o size=32K with the default extent_size auto (its first extent 64K). */
 	config_init(&c);
-	set_all(&c, (const char *const[]){"device.size=100K", NULL});
-	cr_assert_eq(config_finish(&c, 100 * KiB, errbuf, sizeof(errbuf)), -EINVAL);
-	cr_assert_str_eq(errbuf, "option -o device.size=100K: [layout] extent_size = 1M (default): "
-				 "larger than the device (100K)");
+	set_all(&c, (const char *const[]){"device.size=32K", NULL});
+	cr_assert_eq(config_finish(&c, 32 * KiB, errbuf, sizeof(errbuf)), -EINVAL);
+	cr_assert_str_eq(errbuf, "option -o device.size=32K: [layout] extent_size = auto (default): "
+				 "its first extent (64K) is larger than the device (32K)");
 	config_free(&c);
 
 	finish_fails("[layout]\nextent_size = 8M\n", 4 * MiB, 2, "extent_size = 8M");
@@ -1997,7 +2066,7 @@ Test(config, device_written_back_and_loaded_again)
 		 "rpm = 7200\n",
 		 tmpdir, tmpdir, tmpdir);
 	assert_has(text, want);
-	assert_has(text, "\n[file \"pg_wal/*\"]\npattern = contiguous\nextent_size = 1M\n"
+	assert_has(text, "\n[file \"pg_wal/*\"]\npattern = contiguous\nextent_size = auto\n"
 			 "# set at ");
 	load_ok(&d, text);
 	finish_ok(&d, 1 * GiB);

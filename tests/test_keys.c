@@ -199,7 +199,7 @@ Test(keys, help_lists_every_key_with_its_default)
 	config_write_help(f);
 	fclose(f);
 	cr_assert_not_null(strstr(out, "    layout.extent_size          bytes per extent, or auto "
-				       "(Oracle AUTOALLOCATE sizes) (default 1M)\n"),
+				       "(Oracle AUTOALLOCATE sizes) (default auto)\n"),
 			   "%s", out);
 	cr_assert_not_null(strstr(out, "    layout.gap                  bytes kept free after each "
 				       "extent; 0 = auto (interleaved pattern; default 0)\n"),

@@ -145,7 +145,7 @@ Test(newpattern, rule_inherits_and_ini_round_trip)
 	ini = config_write_ini(&c);
 	cr_assert_not_null(ini);
 	snprintf(want, sizeof(want),
-		 "\n[layout]\n# set at %s:2\npattern = stripe\nextent_size = 1M\n", path);
+		 "\n[layout]\n# set at %s:2\npattern = stripe\nextent_size = auto\n", path);
 	cr_assert_not_null(strstr(ini, want), "%s", ini);
 	cr_assert_not_null(strstr(ini, "\nstripes = 3\n"), "%s", ini);
 	cr_assert_not_null(strstr(ini, "[file \"*.db\"]\npattern = stripe\n"), "%s", ini);
@@ -181,6 +181,8 @@ Test(newpattern, places_round_robin_over_zones)
 	extmap_init(m);
 	config_init(&c);
 	cr_assert_eq(config_set(&c, "layout.pattern=stripe", errbuf, sizeof(errbuf)), 0, "%s",
+		     errbuf);
+	cr_assert_eq(config_set(&c, "layout.extent_size=1M", errbuf, sizeof(errbuf)), 0, "%s",
 		     errbuf);
 	cr_assert_eq(config_finish(&c, 64 * MiB, errbuf, sizeof(errbuf)), 0, "%s", errbuf);
 	p = &c.defaults.layout;

@@ -161,7 +161,7 @@ Test(reqlog, header_is_the_schema)
 			cr_assert_str_eq(joined, LOG_HEADER_BASE, "the columns before model_us");
 		strcat(strcat(joined, i ? "," : ""), log_column_names[i]);
 	}
-	cr_assert_str_eq(joined, LOG_HEADER_BASE ",model_us");
+	cr_assert_str_eq(joined, LOG_HEADER_BASE ",model_us,fault");
 	cr_assert_str_eq(log_op_names[LOG_OPI_PUNCH], "punch");
 	cr_assert_str_eq(log_op_names[LOG_OPI_ZERO], "zero");
 	cr_assert_null(log_op_names[LOG_OP_COUNT]);
@@ -658,6 +658,35 @@ Test(reqlog, model_us_column)
 	/* Without the flag the column is not written, whatever model_us holds. */
 	text = log_rows(ALL_OPS, &r, 1);
 	cr_assert_str_eq(text, HEADER "10,read,7,t.db,0,8192,8192,12650,0+4096;8192+4096\n");
+	free(text);
+}
+
+Test(reqlog, fault_column)
+{
+	const struct run io[] = {{1048576, 4096}};
+	struct reqlog_row r = {
+	    .ts_us = 10,
+	    .op = LOG_READ,
+	    .pid = 7,
+	    .path = "base/1/1259",
+	    .offset = 65536,
+	    .size = 4096,
+	    .result = -5,
+	    .latency_us = 40,
+	    .device_io = io,
+	    .ndevice_io = 1,
+	    .model_us = 30,
+	    .fault = "bad-sector",
+	};
+	char *text = log_rows(ALL_OPS | REQLOG_FAULT, &r, 1);
+	cr_assert_str_eq(text, LOG_HEADER_BASE ",fault\n"
+			       "10,read,7,base/1/1259,65536,4096,-5,40,1048576+4096,bad-sector\n");
+	free(text);
+	/* after model_us; a row no rule broke has it empty */
+	r.fault = NULL;
+	text = log_rows(ALL_OPS | REQLOG_MODEL_US | REQLOG_FAULT, &r, 1);
+	cr_assert_str_eq(text, LOG_HEADER_BASE ",model_us,fault\n"
+			       "10,read,7,base/1/1259,65536,4096,-5,40,1048576+4096,30,\n");
 	free(text);
 }
 

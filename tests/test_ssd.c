@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "disk_model.h"
 #include "models/ssd.h"
 #include "splitmix64.h"
 
@@ -513,4 +515,188 @@ Test(ssd, ftl_memory_64gib)
 	cr_assert_eq(ssd_state_bytes(s), 139778048);
 	cr_assert_leq(ssd_state_bytes(s) - 12 * 70144, 8 * UINT64_C(17956864));
 	ssd_destroy(s);
+}
+
+/* ---- the model behind the seam: keys, presets, registry ---- */
+
+static char cerr[512];
+
+static int set_all(struct sfs_config *c, const char *const *kv)
+{
+	config_init(c);
+	for (; *kv; kv++) {
+		int rc = config_set(c, *kv, cerr, sizeof(cerr));
+		if (rc)
+			return rc;
+	}
+	return config_finish(c, 1 << 30, cerr, sizeof(cerr));
+}
+
+/* Each bad value is refused with its key and the allowed range. */
+Test(ssd, bad_keys_refused_with_key_and_range)
+{
+	static const struct {
+		const char *kv, *part;
+	} bad[] = {
+	    {"disk.channels=0", "channels = 0: allowed: 1 to 256"},
+	    {"disk.ways=0", "ways = 0: allowed: 1 to 256"},
+	    {"disk.pages_per_block=1", "pages_per_block = 1: allowed: 2 to 65535"},
+	    {"disk.page_size=1000", "page_size = 1000: allowed: a multiple of 512"},
+	    {"disk.page_size=2M", "page_size = 2M: allowed: a multiple of 512 from 512 to 1M"},
+	    {"disk.over_provisioning=0", "over_provisioning = 0: must be > 0"},
+	    {"disk.over_provisioning=11", "over_provisioning = 11: allowed: above 0 up to 10"},
+	    {"disk.queue_depth=0", "queue_depth = 0: allowed: 1 to 65535"},
+	    {"disk.read_us=0", "read_us = 0: must be > 0"},
+	    {"disk.host_mb_s=0", "host_mb_s = 0: must be > 0"},
+	    {"disk.gc_free_blocks=0", "gc_free_blocks = 0: allowed: 1 to 65535"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sfs_config c;
+		const char *kv[] = {"disk.model=ssd", bad[i].kv, NULL};
+		cr_assert_eq(set_all(&c, kv), -EINVAL, "%s accepted", bad[i].kv);
+		cr_assert_not_null(strstr(cerr, bad[i].part), "%s: '%s' lacks '%s'", bad[i].kv,
+				   cerr, bad[i].part);
+		config_free(&c);
+	}
+}
+
+/* The presets load, and their drives are what their comments say. */
+Test(ssd, presets)
+{
+	static const struct {
+		const char *file;
+		uint32_t channels, ways, qd;
+		double read_us, command_us, host;
+		uint64_t qd1_ns; /* command + tR + page / channel + 4 KiB / host */
+	} want[] = {
+	    /* 10.2 + 49.4 + 10.24 + 7.314 us */
+	    {"conf/ssd-sata.ini", 8, 4, 32, 49.4, 10.2, 560, 10200 + 49400 + 10240 + 7314},
+	    /* 1.55 + 75 + 7.685 + 1.28 us */
+	    {"conf/ssd-nvme.ini", 12, 8, 1024, 75, 1.55, 3200, 1550 + 75000 + 7685 + 1280},
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct sfs_config c;
+		config_init(&c);
+		cr_assert_eq(config_load_file(&c, want[i].file, cerr, sizeof(cerr)), 0, "%s: %s",
+			     want[i].file, cerr);
+		cr_assert_eq(config_finish(&c, 1 << 30, cerr, sizeof(cerr)), 0, "%s", cerr);
+		const struct disk_model_ops *ops = c.disk.model;
+		cr_assert_eq(ops, disk_model_find("ssd"));
+		const struct ssd_params *p = disk_model_params(&c.disk, ops);
+		cr_assert_eq(p->channels, want[i].channels);
+		cr_assert_eq(p->ways, want[i].ways);
+		cr_assert_eq(p->queue_depth, want[i].qd);
+		cr_assert_float_eq(p->read_us, want[i].read_us, 1e-9);
+		cr_assert_float_eq(p->command_us, want[i].command_us, 1e-9);
+		cr_assert_float_eq(p->interface_mb_s, want[i].host, 1e-9);
+		cr_assert(p->prefill && p->write_cache);
+		void *m = NULL;
+		struct disk_io io;
+		cr_assert_eq(ops->create(p, 1 << 30, &m, cerr, sizeof(cerr)), 0, "%s", cerr);
+		/* a prefilled drive: the first random read costs the QD 1 formula */
+		cr_assert_eq(ops->submit(m, DISK_READ, 123 * 4096, 4096, T, &io),
+			     T + want[i].qd1_ns);
+		ops->destroy(m);
+		config_free(&c);
+	}
+}
+
+/* A capacity the geometry cannot hold is refused by create(), naming the model. */
+Test(ssd, create_refuses_capacity)
+{
+	struct ssd_params p = round_params();
+	const struct disk_model_ops *ops = disk_model_find("ssd");
+	void *m = NULL;
+	p.over_provisioning = 0.01;
+	cr_assert_not_null(ops);
+	cr_assert_eq(ops->create(&p, MiB, &m, cerr, sizeof(cerr)), -EINVAL);
+	cr_assert_null(m);
+	cr_assert_str_eq(cerr,
+			 "[disk] model = ssd: capacity 1048576 bytes: 17 blocks per die with "
+			 "over_provisioning = 0.01 leave 1 spare, and garbage collection needs "
+			 "gc_free_blocks + 2 = 3 (raise over_provisioning, or lower "
+			 "pages_per_block or gc_free_blocks)");
+}
+
+/*
+ * The presets' figures, from the model itself on a 1 GiB drive (what
+ * bench/disk compares fio with): QD 1 random 4 KiB reads, 1 MiB reads at
+ * QD 1, closed-loop QD 32 random 4 KiB reads, and sustained 1 MiB writes
+ * (the second of two passes, the write buffer full).  Closed forms, in the
+ * presets' comments:
+ *   sata: 77.15 us; 10.2 + 49.4 + 10.24 + 1872.46 us per MiB = 539.9 MB/s;
+ *         1 / 10.2 us = 98,039 IOPS; min(560, 32 x 4096 / 241.49 us = 542.8)
+ *   nvme: 85.51 us; 1.55 + 75 + 7.685 + 327.68 us per MiB = 2,545.6 MB/s;
+ *         between 283,000 (MVA) and 374,000 (no collisions);
+ *         96 x 4096 / 238.93 us = 1,645.7 MB/s
+ */
+struct figures {
+	double qd1_us, seq_read_mb_s, qd32_iops, seq_write_mb_s;
+};
+
+static struct figures run_figures(const char *file)
+{
+	struct sfs_config c;
+	struct figures f;
+	struct ssd_io io;
+	const uint64_t cap = UINT64_C(1) << 30, pages = cap / PG;
+	uint64_t t = T, rng = 1, t0, sum = 0;
+	struct ssd *s;
+
+	config_init(&c);
+	cr_assert_eq(config_load_file(&c, file, cerr, sizeof(cerr)), 0, "%s", cerr);
+	cr_assert_eq(config_finish(&c, cap, cerr, sizeof(cerr)), 0, "%s", cerr);
+	s = make(disk_model_params(&c.disk, c.disk.model), cap);
+	for (int k = 0; k < 2000; k++) {
+		uint64_t a = t;
+		t = ssd_submit(s, SSD_READ, splitmix64_next(&rng) % pages * PG, PG, a, &io);
+		sum += t - a;
+	}
+	f.qd1_us = (double)sum / 2000 / 1e3;
+	t0 = t;
+	for (uint64_t k = 0; k < 100; k++)
+		t = ssd_submit(s, SSD_READ, k * MiB, MiB, t, &io);
+	f.seq_read_mb_s = 100.0 * MiB / ((double)(t - t0) / 1e3);
+	uint64_t comp[32], last = t;
+	for (int k = 0; k < 32; k++)
+		comp[k] = t;
+	t0 = t;
+	for (int k = 0; k < 100000; k++) {
+		int m = 0;
+		for (int j = 1; j < 32; j++)
+			if (comp[j] < comp[m])
+				m = j;
+		comp[m] =
+		    ssd_submit(s, SSD_READ, splitmix64_next(&rng) % pages * PG, PG, comp[m], &io);
+		if (comp[m] > last)
+			last = comp[m];
+	}
+	f.qd32_iops = 100000 / ((double)(last - t0) / 1e9);
+	t = last;
+	for (int pass = 0; pass < 2; pass++) {
+		t0 = t;
+		for (uint64_t off = 0; off < cap; off += MiB)
+			t = ssd_submit(s, SSD_WRITE, off, MiB, t, &io);
+	}
+	f.seq_write_mb_s = (double)cap / ((double)(t - t0) / 1e3);
+	ssd_destroy(s);
+	config_free(&c);
+	cr_log_info("%s: QD 1 read %.2f us, 1 MiB read %.1f MB/s, QD 32 read %.0f IOPS, 1 MiB "
+		    "write %.1f MB/s",
+		    file, f.qd1_us, f.seq_read_mb_s, f.qd32_iops, f.seq_write_mb_s);
+	return f;
+}
+
+Test(ssd, preset_figures)
+{
+	struct figures a = run_figures("conf/ssd-sata.ini");
+	cr_assert_float_eq(a.qd1_us, 77.15, 0.01);
+	cr_assert_float_eq(a.seq_read_mb_s, 539.9, 0.1);
+	cr_assert(fabs(a.qd32_iops / 98039 - 1) < 0.01, "%.0f", a.qd32_iops);
+	cr_assert(fabs(a.seq_write_mb_s / 542.8 - 1) < 0.05, "%.1f", a.seq_write_mb_s);
+	struct figures b = run_figures("conf/ssd-nvme.ini");
+	cr_assert_float_eq(b.qd1_us, 85.52, 0.01);
+	cr_assert_float_eq(b.seq_read_mb_s, 2545.6, 0.1);
+	cr_assert(b.qd32_iops > 283000 && b.qd32_iops < 374000, "%.0f", b.qd32_iops);
+	cr_assert(fabs(b.seq_write_mb_s / 1645.7 - 1) < 0.05, "%.1f", b.seq_write_mb_s);
 }

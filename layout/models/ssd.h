@@ -58,7 +58,10 @@
  *    staying busy until then; then the requested bytes of that page cross
  *    the host interface, one transfer at a time, after the page arrived.
  *    Pages on different dies proceed in parallel, on one die in order, and
- *    a channel's transfers are shared by its dies.  A page that waited on
+ *    a channel's transfers are shared by its dies.  A channel and the host
+ *    interface carry one transfer at a time, each in the earliest gap at or
+ *    after the time it is ready (a transfer held back by a busy die does
+ *    not delay one ready earlier); a die works in request order.  A page that waited on
  *    a busy die is a collision.  The read completes at its last byte.
  *  - write: the bytes cross the host interface from max(t0, interface
  *    free); each page then crosses its channel from max(that end, channel

@@ -33,6 +33,18 @@
 
 #define SSD_NONE UINT32_MAX
 
+/*
+ * A shared resource's reservations (a channel, the host interface): sorted,
+ * disjoint busy intervals [s, e), touching ones merged.  A transfer takes
+ * the earliest gap at or after the time it is ready that fits it, so one
+ * reserved late (behind a busy die) does not hold back one ready earlier.
+ * Intervals that ended before the latest arrival are dropped.
+ */
+struct timeline {
+	uint64_t *s, *e;
+	size_t n, cap;
+};
+
 struct ssd_block {
 	uint16_t valid, written;
 	uint32_t erases;
@@ -55,8 +67,9 @@ struct ssd {
 	struct ssd_block *blk;
 	struct ssd_die *die;
 	uint32_t *free_store;
-	uint64_t *chan_free;
-	uint64_t ctrl_free, link_free;
+	struct timeline *chan;
+	struct timeline link;
+	uint64_t ctrl_free;
 	uint64_t *slots; /* min-heap, queue_depth entries */
 	uint64_t *wb;	 /* write cache ring: program ends, wb_cap entries */
 	uint64_t wb_cap, wb_head, wb_count, prog_end_max;
@@ -170,7 +183,13 @@ void ssd_destroy(struct ssd *s)
 	free(s->blk);
 	free(s->die);
 	free(s->free_store);
-	free(s->chan_free);
+	for (uint32_t c = 0; s->chan && c < s->p.channels; c++) {
+		free(s->chan[c].s);
+		free(s->chan[c].e);
+	}
+	free(s->chan);
+	free(s->link.s);
+	free(s->link.e);
 	free(s->slots);
 	free(s->wb);
 	free(s->stamp);
@@ -208,15 +227,15 @@ int ssd_create(const struct ssd_params *p, uint64_t capacity, struct ssd **out, 
 	s->blk = calloc(nblk, sizeof(*s->blk));
 	s->die = calloc(s->dies, sizeof(*s->die));
 	s->free_store = malloc(nblk * sizeof(*s->free_store));
-	s->chan_free = calloc(p->channels, sizeof(*s->chan_free));
+	s->chan = calloc(p->channels, sizeof(*s->chan));
 	s->slots = calloc(p->queue_depth, sizeof(*s->slots));
 	s->stamp = calloc(s->dies, sizeof(*s->stamp));
 	if (p->write_cache) {
 		s->wb_cap = p->cache_size / p->page_size;
 		s->wb = malloc(s->wb_cap * sizeof(*s->wb));
 	}
-	if (!s->map || !s->rmap || !s->blk || !s->die || !s->free_store || !s->chan_free ||
-	    !s->slots || !s->stamp || (p->write_cache && !s->wb)) {
+	if (!s->map || !s->rmap || !s->blk || !s->die || !s->free_store || !s->chan || !s->slots ||
+	    !s->stamp || (p->write_cache && !s->wb)) {
 		ssd_destroy(s);
 		return -ENOMEM;
 	}
@@ -478,6 +497,84 @@ static void wb_push(struct ssd *s, uint64_t prog_end_ns)
 	s->wb_count++;
 }
 
+/* Drops the intervals of @t that ended at or before @now_ns. */
+static void tl_prune(struct timeline *t, uint64_t now_ns)
+{
+	size_t k = 0;
+	while (k < t->n && t->e[k] <= now_ns)
+		k++;
+	if (k) {
+		memmove(t->s, t->s + k, (t->n - k) * sizeof(*t->s));
+		memmove(t->e, t->e + k, (t->n - k) * sizeof(*t->e));
+		t->n -= k;
+	}
+}
+
+/*
+ * Reserves @len ns of @t in the earliest gap at or after @ready_ns; returns
+ * its start.  Without memory for one more interval, it goes after the last.
+ */
+static uint64_t tl_reserve(struct timeline *t, uint64_t ready_ns, uint64_t len)
+{
+	size_t j = 0;
+	uint64_t at = ready_ns;
+	/* binary search: the first interval ending after ready_ns */
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->e[mid] <= ready_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (j = lo; j < t->n; j++) {
+		if (at + len <= t->s[j])
+			break;
+		at = max64(at, t->e[j]);
+	}
+	uint64_t end = at + len;
+	bool left = j > 0 && t->e[j - 1] == at, right = j < t->n && t->s[j] == end;
+	if (left && right) {
+		t->e[j - 1] = t->e[j];
+		memmove(t->s + j, t->s + j + 1, (t->n - j - 1) * sizeof(*t->s));
+		memmove(t->e + j, t->e + j + 1, (t->n - j - 1) * sizeof(*t->e));
+		t->n--;
+	} else if (left) {
+		t->e[j - 1] = end;
+	} else if (right) {
+		t->s[j] = at;
+	} else {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 16;
+			uint64_t *ns = realloc(t->s, cap * sizeof(*ns));
+			if (ns)
+				t->s = ns;
+			uint64_t *ne = ns ? realloc(t->e, cap * sizeof(*ne)) : NULL;
+			if (ne)
+				t->e = ne;
+			if (!ns || !ne) {
+				if (t->n == 0)
+					return at;
+				at = max64(at, t->e[t->n - 1]);
+				t->e[t->n - 1] = at + len;
+				return at;
+			}
+			t->cap = cap;
+		}
+		memmove(t->s + j + 1, t->s + j, (t->n - j) * sizeof(*t->s));
+		memmove(t->e + j + 1, t->e + j, (t->n - j) * sizeof(*t->e));
+		t->s[j] = at;
+		t->e[j] = end;
+		t->n++;
+	}
+	return at;
+}
+
+static uint64_t tl_last(const struct timeline *t)
+{
+	return t->n ? t->e[t->n - 1] : 0;
+}
+
 static void touch(struct ssd *s, uint32_t d, struct ssd_io *io)
 {
 	if (s->stamp[d] != s->req) {
@@ -502,17 +599,15 @@ static uint64_t do_read(struct ssd *s, uint64_t offset, uint64_t end, uint64_t t
 				io->collisions++;
 				io->gc_wait_ns = max64(io->gc_wait_ns, gc_overlap(die, t0, st));
 			}
-			uint64_t xs = max64(st + s->t_read, s->chan_free[ch]);
+			uint64_t xs = tl_reserve(&s->chan[ch], st + s->t_read, s->t_chan_page);
 			ready = xs + s->t_chan_page;
-			s->chan_free[ch] = ready;
 			die->free_ns = ready;
 			io->pages++;
 			io->die_ns += s->t_read;
 			touch(s, d, io);
 		}
-		uint64_t hs = max64(ready, s->link_free);
-		s->link_free = hs + rate_ns(bytes, s->p.interface_mb_s);
-		complete = max64(complete, s->link_free);
+		uint64_t len = rate_ns(bytes, s->p.interface_mb_s);
+		complete = max64(complete, tl_reserve(&s->link, ready, len) + len);
 	}
 	s->c.reads++;
 	s->c.read_pages += io->pages;
@@ -525,10 +620,10 @@ static uint64_t do_write(struct ssd *s, bool fua, uint64_t offset, uint64_t end,
 			 struct ssd_io *io)
 {
 	uint64_t ps = s->p.page_size;
-	uint64_t he = max64(t0, s->link_free) + rate_ns(end - offset, s->p.interface_mb_s);
+	uint64_t hlen = rate_ns(end - offset, s->p.interface_mb_s);
+	uint64_t he = tl_reserve(&s->link, t0, hlen) + hlen;
 	bool cached = s->p.write_cache && !fua;
 	uint64_t complete = he, prog_end = he;
-	s->link_free = he;
 	for (uint64_t lpn = offset / ps; lpn * ps < end; lpn++) {
 		uint64_t ready = cached ? wb_enter(s, he) : he;
 		uint32_t d = SSD_NONE, ppn = SSD_NONE;
@@ -544,11 +639,10 @@ static uint64_t do_write(struct ssd *s, bool fua, uint64_t offset, uint64_t end,
 		map_set(s, lpn, ppn);
 		uint32_t ch = d % s->p.channels;
 		struct ssd_die *die = &s->die[d];
-		uint64_t st = max64(max64(ready, s->chan_free[ch]), die->free_ns);
+		uint64_t st = tl_reserve(&s->chan[ch], max64(ready, die->free_ns), s->t_chan_page);
 		if (die->free_ns > ready && !cached)
 			io->gc_wait_ns = max64(io->gc_wait_ns, gc_overlap(die, ready, st));
-		s->chan_free[ch] = st + s->t_chan_page;
-		die->free_ns = s->chan_free[ch] + s->t_prog;
+		die->free_ns = st + s->t_chan_page + s->t_prog;
 		prog_end = max64(prog_end, die->free_ns);
 		s->prog_end_max = max64(s->prog_end_max, die->free_ns);
 		if (cached) {
@@ -584,6 +678,9 @@ uint64_t ssd_submit(struct ssd *s, enum ssd_op op, uint64_t offset, uint64_t len
 		memset(s->stamp, 0, s->dies * sizeof(*s->stamp));
 		s->req = 1;
 	}
+	tl_prune(&s->link, now_ns);
+	for (uint32_t c = 0; c < s->p.channels; c++)
+		tl_prune(&s->chan[c], now_ns);
 	uint64_t start = max64(slot_start(s, now_ns), s->ctrl_free);
 	s->ctrl_free = start + s->t_cmd;
 	io->start_ns = start;
@@ -686,7 +783,7 @@ uint64_t ssd_die_free_ns(const struct ssd *s, uint32_t die)
 
 uint64_t ssd_channel_free_ns(const struct ssd *s, uint32_t channel)
 {
-	return s->chan_free[channel];
+	return tl_last(&s->chan[channel]);
 }
 
 int ssd_verify(const struct ssd *s, char *err, size_t errlen)

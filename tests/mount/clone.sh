@@ -114,7 +114,7 @@ check_copy "$T/clone.ini" "$E" clone "$T/want"
 sfs_mount "$T/clone.backing" "$M" "config=$T/clone.ini"
 assert_eq "$(sfs_readahead_kb "$M")" 256 "a mount of the clone: read_ahead_kb"
 assert_eq "$(sed -n '/^\[cache\]/,/^$/p' "$M/.scatterfs/config" | grep -v '^#' | tr '\n' ' ')" \
-	"[cache] mode = kernel readahead = 256K  " "a mount of the clone: [cache] in .scatterfs/config"
+	"[cache] mode = kernel readahead = 256K writeback = true  " "a mount of the clone: [cache] in .scatterfs/config"
 sfs_umount "$M"
 echo 4096 >"/sys/class/bdi/$dev/read_ahead_kb"
 "$PLAN" clone "$E" --out "$T/clone4m.ini" 2>"$T/clone4m.err" || fail "clone: $(cat "$T/clone4m.err")"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 240
+# TIMEOUT: 360
 # .scatterfs/extents/PATH and .scatterfs/layout/PATH grant exactly what
 # PATH grants, POSIX ACLs included (issue 24, item 2): each check below is
 # made by nobody (uid 65534, group nogroup, no supplementary group) on the
@@ -66,8 +66,9 @@ tree() {
 	sync "$p/uacl/f" # the extent maps are the catalog's and the inode's alike
 }
 
-for mode in none kernel; do
-	sfs_mount "$T/backing" "$M" "config=$T/two.ini,size=64M,allow_other,cache.mode=$mode"
+for mode in "${SFS_CACHE_MODES[@]}"; do
+	sfs_mount "$T/backing" "$M" "config=$T/two.ini,size=64M,allow_other,$(sfs_cache_opts "$mode")"
+	sfs_check_cache_mode "$M" "$mode"
 	tree main
 	tree dev2
 	assert_eq "$(cut -d, -f4 "$M/.scatterfs/extents/dev2/a/b/f" | tail -n +2 | sort -u)" second \

@@ -24,7 +24,10 @@ B=$T/main.img
 W=$T/wal.img
 CAT=$B.scatterfs
 L=$T/log.csv
+# 1 MiB extents (not the default auto) keep the extent maps short.
 cat >"$T/two.ini" <<EOF
+[layout]
+extent_size = 1M
 [device "wal"]
 backing = wal.img
 size = 32M

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 240
+# TIMEOUT: 360
 # A change of a file's data or owner removes its file capability
 # (security.capability) as ext4 does (issue 24, item 1; the kernel's
 # file_remove_privs() and ATTR_KILL_PRIV), whoever makes it, root included,
@@ -171,9 +171,10 @@ exploit() {
 		FAILS+=("$mode $d: the overwritten cat: '$out', expected '$p: $SECRET: Permission denied'")
 }
 
-for mode in none kernel; do
-	opts="config=$T/two.ini,size=64M,device.block_size=4K,layout.extent_size=4K,allow_other,suid,cache.mode=$mode"
+for mode in "${SFS_CACHE_MODES[@]}"; do
+	opts="config=$T/two.ini,size=64M,device.block_size=4K,layout.extent_size=4K,allow_other,suid,$(sfs_cache_opts "$mode")"
 	sfs_mount "$T/backing" "$M" "$opts"
+	sfs_check_cache_mode "$M" "$mode"
 	chmod 1777 "$M"
 	mkdir -m 1777 "$M/main" "$M/dev2"
 	run_ops "$M/main"

@@ -30,9 +30,10 @@ check_mode() { # FILE EXPECTED WHAT
 }
 as_nobody() { runuser -u nobody -- "$@"; }
 
-for mode in none kernel; do
-	opts="size=16M,device.block_size=4K,layout.extent_size=4K,allow_other,cache.mode=$mode"
+for mode in "${SFS_CACHE_MODES[@]}"; do
+	opts="size=16M,device.block_size=4K,layout.extent_size=4K,allow_other,$(sfs_cache_opts "$mode")"
 	sfs_mount "$T/backing" "$M" "$opts"
+	sfs_check_cache_mode "$M" "$mode"
 	chmod 1777 "$M"
 	for f in suid sgid sgid-noexec sgid-noexec-ingroup falloc cfr root-write empty; do
 		echo data >"$M/$f"

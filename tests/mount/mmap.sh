@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 300
+# TIMEOUT: 450
 # Shared mmap (issue 24, item 6).  With cache.mode = none every file is
 # opened FOPEN_DIRECT_IO, and the kernel refuses MAP_SHARED on such files
 # (ENODEV) unless the daemon said FUSE_DIRECT_IO_ALLOW_MMAP at INIT, which
@@ -84,8 +84,9 @@ mkdir "$T/ref"
 mdb_load -T -f "$T/records.txt" "$T/ref" || fail "mdb_load on the test's own file system"
 mdb_dump -p "$T/ref" >"$T/ref.txt"
 
-for mode in none kernel; do
-	sfs_mount "$B" "$M" "config=$T/two.ini,size=128M,log=$L,cache.mode=$mode"
+for mode in "${SFS_CACHE_MODES[@]}"; do
+	sfs_mount "$B" "$M" "config=$T/two.ini,size=128M,log=$L,$(sfs_cache_opts "$mode")"
+	sfs_check_cache_mode "$M" "$mode"
 	mkdir -p "$M/d2"
 	for dir in "" d2/; do
 		note "cache.mode=$mode, ${dir:-main device}"
@@ -137,7 +138,7 @@ PY
 	kill -9 "$SFS_LAST_PID"
 	wait "$SFS_LAST_PID" 2>/dev/null || true
 	unset "SFS_PID[$M]"
-	sfs_remount_killed "$M" "$B" "config=$T/two.ini,log=$L,cache.mode=$mode" "$CAT" "kill -9 after msync ($mode)"
+	sfs_remount_killed "$M" "$B" "config=$T/two.ini,log=$L,$(sfs_cache_opts "$mode")" "$CAT" "kill -9 after msync ($mode)"
 	python3 - "$M/d2/durable.$mode" <<'PY' || fail "msync'd bytes of d2/durable.$mode lost by kill -9"
 import os, sys
 d = open(sys.argv[1], "rb").read()

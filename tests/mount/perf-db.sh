@@ -1,12 +1,14 @@
 #!/bin/bash
-# TIMEOUT: 400
+# TIMEOUT: 560
 # bench/perf --db at a tiny scale (issue 17, item 3): no fio workload, 3
 # rounds, pgbench at scale 1 for 2 s, SQLite with 3,000 rows, CSV; checked
 # against its own per-round notes:
 # - bad --db options exit 2 before anything runs, and so does a --size the
 #   daemon would refuse, with the daemon's message (32MiB is accepted);
 # - the table's header, and one row per database workload and system (bare,
-#   sfs-log, sfs-nolog: passthrough_ll is left out of --db), in order;
+#   sfs-log, sfs-nolog, sfs-kernel: passthrough_ll is left out of --db), in
+#   order; sfs-kernel's mounts are in cache.mode=kernel (the kernel's
+#   write-back cache: cache.writeback's default), the others' in none;
 # - round 1 runs the systems in the given order, round 2 in reverse;
 # - value is the median of the rounds' values; ratio_to_bare and its
 #   extremes are the per-round ratios to bare's value of the same round
@@ -26,7 +28,8 @@ sfs_require "$PGBIN/initdb" "$PGBIN/pgbench" runuser
 id postgres >/dev/null 2>&1 || sfs_skip "no user postgres (the postgresql-15 package creates it)"
 
 PERF=$SFS_ROOT/bench/perf
-for bad in "--db --db-runtime 0" "--db --db-scale x" "--db-rows -1 --db" "--workloads none" "--workloads bogus"; do
+for bad in "--db --db-runtime 0" "--db --db-scale x" "--db-rows -1 --db" "--workloads none" "--workloads bogus" \
+	"--db --db-workloads bogus" "--db --db-workloads sqlite,fio"; do
 	rc=0
 	# shellcheck disable=SC2086 # split on purpose
 	"$PERF" $bad >/dev/null 2>&1 || rc=$?
@@ -50,7 +53,7 @@ SCATTERFS_BUILD=$SFS_BUILD "$PERF" --workloads none --db --rounds 3 --db-runtime
 sfs_add_log "$out"
 cat "$out"
 
-systems=(bare sfs-log sfs-nolog)
+systems=(bare sfs-log sfs-nolog sfs-kernel)
 assert_eq "$(head -n 1 "$out")" \
 	"workload,system,metric,value,ratio_to_bare,ratio_min,ratio_max,log_vs_nolog,log_min,log_max,rounds,undersampled" "CSV header"
 want=
@@ -63,12 +66,17 @@ assert_eq "$(tail -n +2 "$out" | cut -d, -f1-3 | tr '\n' ' ')" "$want" "one row 
 pg=$(sed -n 's/.*round \([0-9]\): pgbench on \([a-z-]*\): \([0-9.]*\) tps$/\1 \2 \3/p' "$err")
 sq=$(sed -n 's/.*round \([0-9]\): sqlite on \([a-z-]*\): load \([0-9.]*\) s, scan \([0-9.]*\) s$/\1 \2 \3 \4/p' "$err")
 for r in 1 2 3; do
-	order="bare sfs-log sfs-nolog "
-	((r == 2)) && order="sfs-nolog sfs-log bare "
+	order="bare sfs-log sfs-nolog sfs-kernel "
+	((r == 2)) && order="sfs-kernel sfs-nolog sfs-log bare "
 	assert_eq "$(awk -v r=$r '$1 == r { printf "%s ", $2 }' <<<"$pg")" "$order" "round $r: order of the systems (pgbench)"
 	assert_eq "$(awk -v r=$r '$1 == r { printf "%s ", $2 }' <<<"$sq")" "$order" "round $r: order of the systems (sqlite)"
 done
 awk '!($3 > 0) { exit 1 }' <<<"$pg" || fail "a pgbench run without transactions: $pg"
+# The cache mode of each database run: the mount note before its note.
+modes=$(awk '/mounted .*options / { m = $0; sub(/.*cache\.mode=/, "", m); sub(/,.*/, "", m) }
+	/round 1: [a-z]* on sfs-/ { s = $0; sub(/.* on /, "", s); sub(/:.*/, "", s); printf "%s=%s ", s, m }' "$err")
+assert_eq "$modes" "sfs-log=none sfs-nolog=none sfs-kernel=kernel sfs-log=none sfs-nolog=none sfs-kernel=kernel " \
+	"round 1: cache.mode of each scatterfs system's database runs"
 
 val() { # WORKLOAD ROUND SYSTEM
 	case $1 in

@@ -7,7 +7,8 @@
 # same directory and half from another one; a reader opens dst (O_RDONLY
 # and O_RDWR in turn) and reads it, a fixed number of times.  Expected,
 # exactly: 0 ENOENT, 0 short reads, 0 torn reads (bytes of two versions,
-# or zeros), in both cache modes.
+# or zeros), in both cache modes (and, where the daemon has it, with and
+# without the kernel's write-back cache).
 #
 # The kernel resolves dst to the old inode, then sends OPEN for it; the
 # rename may reach the daemon in between.  Before, the daemon freed the
@@ -88,8 +89,14 @@ print(i, enoent, other, short, torn, len(seen))
 PY
 
 M=$SFS_TMP/mnt
-for mode in none kernel; do
-	B=$SFS_TMP/backing.$mode
+modes=(none kernel)
+# With the kernel's write-back cache (a daemon that has the key), both
+# ways in kernel mode.
+if "$SFS_BIN" --help 2>&1 | grep -q '^ *cache\.writeback '; then
+	modes=(none kernel,cache.writeback=true kernel,cache.writeback=false)
+fi
+for mode in "${modes[@]}"; do
+	B=$SFS_TMP/backing.${mode//[,=.]/_}
 	sfs_mount "$B" "$M" "size=256M,cache.mode=$mode"
 	out=$(python3 "$SFS_TMP/race.py" "$M" "$OPENS" 2>"$SFS_TMP/race.err") ||
 		fail "cache.mode=$mode: the race did not run: $(cat "$SFS_TMP/race.err")"
