@@ -130,8 +130,12 @@ unsigned config_model_key(unsigned k, const struct disk_model_ops *model);
 void config_disk_keys(const struct disk_model_ops *model, char *buf, size_t len);
 /* Whether key @k may be set by a [file] rule. */
 bool config_rule_key(unsigned k);
-/* "a, b, c": the keys of @sec (for [file], every rule key). */
-void config_allowed_keys(enum section sec, char *buf, size_t len);
+/*
+ * "a, b, c": the keys of @sec (for [file], every rule key); of the disk
+ * models' keys, those of @model only (NULL: none).
+ */
+void config_allowed_keys(enum section sec, const struct disk_model_ops *model, char *buf,
+			 size_t len);
 /* "none, hdd, ...": none and every registered disk model. */
 void config_model_names(char *buf, size_t len);
 /* "contiguous, single, ...": every registered pattern. */

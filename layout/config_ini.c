@@ -167,9 +167,8 @@ long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, cons
 
 	if (!st)
 		return -ENOMEM;
-	if (c->nrules == st->cap &&
-	    grow_pair((void **)&c->rules, sizeof(*c->rules), (void **)&st->rules,
-		      sizeof(*st->rules), &st->cap, 8))
+	if (c->nrules == st->cap && grow_pair((void **)&c->rules, sizeof(*c->rules),
+					      (void **)&st->rules, sizeof(*st->rules), &st->cap, 8))
 		return -ENOMEM;
 	copy = strdup(glob);
 	if (!copy)
@@ -822,7 +821,10 @@ static unsigned claim_key(struct parse_ctx *x, enum section sec, const char *lab
 		return k;
 	}
 	if (k == config_nkeys()) {
-		config_allowed_keys(sec, list, sizeof(list));
+		config_allowed_keys(sec,
+				    sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].disk.model
+							    : x->c->disk.model,
+				    list, sizeof(list));
 		parse_fail(x, "%s unknown key '%s'; allowed: %s", label, name, list);
 		return k;
 	}
@@ -1311,7 +1313,7 @@ int config_set_option(struct sfs_config *c, const char *assignment, const char *
 	config_section_label(sec, NULL, label, sizeof(label));
 	k = config_find_key(sec, name);
 	if (k == config_nkeys()) {
-		config_allowed_keys(sec, list, sizeof(list));
+		config_allowed_keys(sec, c->disk.model, list, sizeof(list));
 		config_seterr(err, errlen, "option -o %s: %s unknown key '%s'; allowed: %s", option,
 			      label, name, list);
 		return -EINVAL;

@@ -450,7 +450,8 @@ unsigned config_find_key(enum section sec, const char *name)
 	return (unsigned)nentries;
 }
 
-void config_allowed_keys(enum section sec, char *buf, size_t len)
+void config_allowed_keys(enum section sec, const struct disk_model_ops *model, char *buf,
+			 size_t len)
 {
 	size_t used = 0;
 	unsigned k;
@@ -463,8 +464,8 @@ void config_allowed_keys(enum section sec, char *buf, size_t len)
 		    : sec == SEC_FILE	    ? !config_rule_key(k)
 					    : entries[k].sec != sec)
 			continue;
-		if (entries[k].model && config_find_key(entries[k].sec, entries[k].row->name) != k)
-			continue; /* another model's key of the same name: listed once */
+		if (entries[k].model && entries[k].model != model)
+			continue; /* each model's keys are its own */
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 					 entries[k].row->name);
 	}

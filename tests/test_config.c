@@ -2113,12 +2113,12 @@ Test(config, device_errors_exact_messages)
 		     "(it appears in the log as NAME:offset+length)");
 	device_error("[device \"wal\"]\nbacking = w.img\npoll_us = 0\n",
 		     ":3: [device \"wal\"] unknown key 'poll_us'; allowed: backing, preset, size, "
+		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model");
+	device_error("[device \"wal\"]\nbacking = w.img\nmodel = hdd\nrpmm = 1\n",
+		     ":4: [device \"wal\"] unknown key 'rpmm'; allowed: backing, preset, size, "
 		     "block_size, direct, layers, capacity, metadata_io, metadata_offset, model, rpm, "
 		     "seek_track_ms, seek_avg_ms, seek_full_ms, transfer_mib_s, rotation, "
-		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s, channels, "
-		     "ways, page_size, pages_per_block, over_provisioning, read_us, program_us, "
-		     "erase_us, command_us, channel_mb_s, host_mb_s, queue_depth, gc_free_blocks, "
-		     "prefill, write_buffer, write_buffer_size");
+		     "prefetch, prefetch_max, write_cache, cache_size, interface_mib_s");
 	device_error("[device \"wal\"]\nbacking = w.img\n[device \"wal\"]\nbacking = v.img\n",
 		     ":3: duplicated section [device \"wal\"] (first at line 1)");
 	device_error("[device \"wal\"]\nbacking = w.img\nrpm = 5400\npreset = p.ini\n",
