@@ -46,7 +46,7 @@ fiocheck() {
 	local name=$1 opts=$2
 	sfs_mount "$T/b.$name" "$M" "size=64M,device.layers=accounting:bytecount:base$opts"
 	fio --name="$name" --filename="$M/f" --size=8M --bs=64k --rw=write --ioengine=psync \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --output="$T/fio.$name" >/dev/null 2>&1 ||
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 --output="$T/fio.$name" >/dev/null 2>&1 ||
 		fail "$name: fio's write/verify failed: $(tail -n 20 "$T/fio.$name")"
 	grep -q 'err= 0' "$T/fio.$name" || fail "$name: fio reports an error: $(grep err= "$T/fio.$name")"
 	dlog=${SFS_DLOG[$M]}
