@@ -17,6 +17,7 @@ good='[device "wal"]\nbacking = wal.img\nsize = 16M\n[file "wal/*"]\ndevice = wa
 printf '%b' "$good" >"$T/good.ini"
 sfs_mount "$B" "$M" "size=64M,config=$T/good.ini"
 mkdir "$M/wal" "$M/data"
+# (wal/seg holds 4 bytes in one first extent: 64 KiB with extent_size = auto, the default)
 echo wal >"$M/wal/seg"
 echo data >"$M/data/t"
 sfs_umount "$M"
@@ -68,7 +69,7 @@ case_ backing-of-another-catalog "device 'x': backing $T/other.img belongs to an
 	"$good"'[device "x"]\nbacking = other.img\n'
 case_ backing-not-recorded "device 'wal': backing $T/impostor.img is not the one this catalog records for it \\($W\\)" \
 	'[device "wal"]\nbacking = impostor.img\n[file "wal/*"]\ndevice = wal\n'
-case_ device-dropped "the catalog has 1048576 bytes of files on device 'wal' \\(backing $W\\), but the configuration has no \\[device \"wal\"\\]" \
+case_ device-dropped "the catalog has 65536 bytes of files on device 'wal' \\(backing $W\\), but the configuration has no \\[device \"wal\"\\]" \
 	'[layout]\npattern = contiguous\n'
 case_ rule-moves-a-file "file 'data/t' has its extents on device 'main' but the configuration's rules put it on 'wal'" \
 	"$good"'[file "data/*"]\ndevice = wal\n'
