@@ -584,7 +584,8 @@ static int chan_run(struct sfs *fs, struct ctl_chan *c, bool all)
 			free(rbuf);
 			return -ENOMEM;
 		}
-		memcpy(r, c->reply + c->reply_pos, keep);
+		if (keep) /* c->reply is NULL before the first reply */
+			memcpy(r, c->reply + c->reply_pos, keep);
 		memcpy(r + keep, rbuf, rlen);
 		free(c->reply);
 		c->reply = r;
