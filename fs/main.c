@@ -1029,9 +1029,11 @@ int main(int argc, char *argv[])
 		ret = sfs_loop_run(fs->se,
 				   opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads : 64,
 				   opts.max_idle_threads <= 100000 ? opts.max_idle_threads : 0);
-	/* Queued reads before the ring: their replies go through its threads. */
-	io_queue_stop(fs);
+	/* The ring before queued reads: its threads answer the reads they
+	 * queued on their own rings from the queued reads' slots; the
+	 * completion thread's reads came from /dev/fuse and answer there. */
 	transport_stop(fs);
+	io_queue_stop(fs);
 	sfs_syncer_stop(fs);
 	fuse_loop_cfg_destroy(loop);
 	ret = ret ? 1 : 0;
