@@ -19,6 +19,11 @@
  *   outstanding, for up to poll_us, then io_getevents) and calls each
  *   read's done().  At 16 reads in flight this saved a thread sleep and
  *   wake-up per read (bench/README.md, performance).
+ *   On a thread that serves an io_uring queue (transport.c,
+ *   dev_thread_set_ring()) they go to that thread's own ring instead, as
+ *   IORING_OP_READ, and the thread reaps them itself: its replies then
+ *   leave with the io_uring_enter that reaps their reads, where the
+ *   completion thread would have to hand each back to the ring's owner.
  *
  * Both need an O_DIRECT backing; queued reads are never started under a
  * timing model, whose replies wait for the modelled time anyway.

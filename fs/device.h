@@ -406,6 +406,7 @@ struct dev_counters {
 	    queue_ns; /* modelled arrival-to-completion time of the device I/Os, summed */
 	atomic_uint_fast64_t polled_reads, polled_completions; /* base: polled aio reads */
 	atomic_uint_fast64_t async_reads;             /* reads answered by the completion thread */
+	atomic_uint_fast64_t ring_reads; /* of those, queued on a ring thread's own io_uring */
 };
 
 /** One backing device. */

@@ -227,6 +227,8 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 		return 1;
 	}
 	atomic_fetch_add(&d->counters.async_reads, 1);
+	if (transport_on_ring_thread())
+		atomic_fetch_add(&d->counters.ring_reads, 1);
 	if (atomic_fetch_sub(&q->pending, 1) == 1)
 		queued_read_finish(q);
 	return 0;

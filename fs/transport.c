@@ -30,34 +30,51 @@
  * /dev/fuse, and notifications leave through it: the /dev/fuse loop keeps
  * running beside the ring.
  *
- * Here each ring thread owns one io_uring and one entry of one queue, so a
- * thread blocked in a request (a device read, a disk model's wait, an
- * fsync) holds no other request back, as with the /dev/fuse workers; a
- * queue whose threads are all busy starts another (up to max_threads over
- * all queues).  Threads are not pinned to their queue's CPU (libfuse 3.18
- * pins them): one submitter, fio at QD 16, sends every request to one
- * queue, and its threads pinned to one CPU made 5,640-8,883 reads a
- * second where unpinned ones made 7,396-15,701 (three alternating rounds,
- * shared machine).  A ring thread reads its device synchronously (no
- * queued reads, io_queue.c) and does not poll /dev/fuse while it spins
- * (dev_thread_no_yield()).  A request becomes the byte stream
- * fuse_session_process_buf() reads from /dev/fuse: the payload buffer
- * starts a page into the thread's allocation and the fuse_in_header and
- * the first argument are copied right before it, so a WRITE's data stays
- * page-aligned for O_DIRECT backings (as loop.c arranges for /dev/fuse)
- * and nothing else is copied.
+ * Each ring thread owns one io_uring and its entries of one queue.  A
+ * thread blocked in a request (a disk model's wait, an fsync) holds the
+ * requests of its entries back, so a queue's later threads hold one entry
+ * each, as the /dev/fuse workers hold one request; a queue whose threads
+ * are all busy starts another (up to max_threads over all queues).  A
+ * queue's first thread holds RING_ENTRIES entries where reads can queue
+ * (an O_DIRECT backing, device.async_reads, no timing model:
+ * dev_may_queue()), and else one.  Its reads go to its own ring
+ * (IORING_OP_READ on the backing, dev_thread_set_ring()): the handler
+ * returns with the read in flight, the thread takes its next request, and
+ * the io_uring_enter that reaps a read's completion also takes the
+ * commit of its reply, libfuse having built the reply as for any other
+ * (queued_read_finish(), io_queue.c).  So one thread keeps many READs in
+ * flight, and at QD 16 a request costs 0.43-0.64 system calls and
+ * 0.33-0.47 voluntary context switches where one entry a thread, each
+ * reading synchronously, cost 2.18-2.19 and 0.96-0.98 (bench/README.md,
+ * third round).  Those reads hold their inodes' pins and log holds,
+ * which only this thread releases, so it never sleeps on another thread
+ * while they are in flight: it drains them (transport_drain()) before any
+ * request other than a READ, and a READ's handler before it would wait for
+ * an inode's lock or a log barrier (io.c, dispatch.c).  A lone read
+ * (nothing else in flight, no other request waiting for the thread) is
+ * still polled as on /dev/fuse.  Threads are not pinned to their queue's
+ * CPU (libfuse 3.18 pins them): one submitter, fio at QD 16, sends every
+ * request to one queue, and its threads pinned to one CPU made
+ * 5,640-8,883 reads a second where unpinned ones made 7,396-15,701 (three
+ * alternating rounds, shared machine).  A ring thread does not poll
+ * /dev/fuse while it spins (dev_thread_no_yield()).  A request becomes
+ * the byte stream fuse_session_process_buf() reads from /dev/fuse: the
+ * payload buffer starts a page into the entry's allocation and the
+ * fuse_in_header and the first argument are copied right before it, so
+ * a WRITE's data stays page-aligned for O_DIRECT backings (as loop.c
+ * arranges for /dev/fuse) and nothing else is copied.
  *
  * Replies find their entry by unique: the thread that serves the request
- * usually replies itself, and its commit waits for the thread's next
- * io_uring_enter; a reply from another thread (the queued reads'
- * completion thread, io_queue.c) fills the entry's buffers and wakes the
+ * replies itself, and its commit waits for the thread's next
+ * io_uring_enter; a reply from another thread fills the entry's buffers and wakes the
  * owner through an eventfd the owner polls on its ring, so every command
  * of an entry is submitted by its owner (the kernel runs an entry's
  * request copy-out as task work of the thread that submitted its command).
  * Replies with no ring entry (INIT, an INTERRUPT's, notifications) go to
  * /dev/fuse.  On unmount the kernel completes every entry with ENOTCONN;
  * on a signal or daemon exit transport_stop() wakes each thread through
- * its eventfd, and closing a ring cancels its entry.
+ * its eventfd; a thread answers the reads it has in flight before it
+ * ends, and closing its ring cancels its entries.
  */
 #include <errno.h>
 #include <fcntl.h>
