@@ -43,9 +43,9 @@
  * the io_uring_enter that reaps a read's completion also takes the
  * commit of its reply, libfuse having built the reply as for any other
  * (queued_read_finish(), io_queue.c).  So one thread keeps many READs in
- * flight, and at QD 16 a request costs 0.43-0.64 system calls and
- * 0.33-0.47 voluntary context switches where one entry a thread, each
- * reading synchronously, cost 2.18-2.19 and 0.96-0.98 (bench/README.md,
+ * flight, and at QD 16 a request costs 0.42-0.76 system calls and
+ * 0.33-0.56 voluntary context switches where one entry a thread, each
+ * reading synchronously, cost 2.08-2.19 and 0.96-1.00 (bench/README.md,
  * third round).  Those reads hold their inodes' pins and log holds,
  * which only this thread releases, so it never sleeps on another thread
  * while they are in flight: it drains them (transport_drain()) before any
