@@ -56,6 +56,10 @@ static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_
 		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
 	if (r && done > r->complete_ns)
 		r->complete_ns = done;
+	if (r) {
+		r->dies += c->dies;
+		r->collisions += c->collisions;
+	}
 }
 
 /* Charges [off, off+len) on the model for @r (its arrival is the submission time). */

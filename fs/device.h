@@ -119,6 +119,12 @@ struct dev_req {
 	uint64_t logical;
 	uint64_t arrival_ns;  /* CLOCK_MONOTONIC when the request started */
 	uint64_t complete_ns; /* modelled completion; 0 without a model */
+	/*
+	 * Set by a disk model with dies (struct disk_io): the dies its device
+	 * I/Os touched and its pages that waited on a busy die, summed over
+	 * them (the log's dies and collisions columns).
+	 */
+	uint32_t dies, collisions;
 	struct run *v;        /* device I/Os issued, in order */
 	size_t n, cap;
 	atomic_uint_fast64_t *lost; /* counts runs that could not be recorded (ENOMEM) */

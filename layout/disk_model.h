@@ -56,6 +56,11 @@ struct disk_io {
 	 * device do before the I/O (a write cache's destage).
 	 */
 	uint64_t busy_ns;
+	/*
+	 * A model with dies (die_of): the dies the I/O's pages are on, and its
+	 * pages that waited on a die busy with something else; 0 otherwise.
+	 */
+	uint32_t dies, collisions;
 };
 
 /** Receives one of a model's counters: @name (a C identifier) and its value. */

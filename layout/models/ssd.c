@@ -82,8 +82,11 @@ static uint64_t ssd_model_submit(void *model, enum disk_op op, uint64_t off, uin
 	enum ssd_op o = op == DISK_READ ? SSD_READ : op == DISK_WRITE ? SSD_WRITE : SSD_WRITE_FUA;
 
 	ssd_submit(model, o, off, len, arrival_ns, &io);
-	*out = (struct disk_io){
-	    .start_ns = io.start_ns, .complete_ns = io.complete_ns, .busy_ns = io.busy_ns};
+	*out = (struct disk_io){.start_ns = io.start_ns,
+				.complete_ns = io.complete_ns,
+				.busy_ns = io.busy_ns,
+				.dies = io.dies,
+				.collisions = io.collisions};
 	return io.complete_ns;
 }
 

@@ -12,7 +12,9 @@
 #     read_dies_milli 32000 (each 1 MiB read spread over all 32 dies:
 #     the file was written alone, in order), and the emulation floor's
 #     modelled_replies;
-#   - removing the file trims its pages: the model's trims counter grows.
+#   - removing the file trims its pages: the model's trims counter grows;
+#   - the flash layout score (layout/PATH and stats) and the log's dies and
+#     collisions columns, with exact values on known write orders (below).
 source "$(dirname "$0")/../lib.sh"
 sfs_require python3
 
@@ -84,7 +86,8 @@ sfs_umount "$M"
 # alternate (writes 16-23: dies 0, 1, ...): 7 pairs, all apart.  The
 # mount's score adds them up: 7 of 21.
 rm -f "$B" "$B.scatterfs"
-sfs_mount "$B" "$M" "size=64M,config=$R/conf/ssd-sata.ini,disk.channels=1,disk.ways=2,cache.mode=none,autoextend.zero_fill=none,disk.metadata_io=false,layout.extent_size=1M"
+L=$T/flash.csv
+sfs_mount "$B" "$M" "size=64M,config=$R/conf/ssd-sata.ini,disk.channels=1,disk.ways=2,cache.mode=none,autoextend.zero_fill=none,disk.metadata_io=false,layout.extent_size=1M,log=$L"
 head -c 32K /dev/urandom >"$T/page8"
 for i in $(seq 0 7); do
 	dd if="$T/page8" of="$M/g" bs=4K skip="$i" seek="$i" count=1 conv=notrunc oflag=direct status=none
@@ -101,6 +104,18 @@ read -r fp fa < <(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1])); print(s["flash_pairs"], s["flash_pairs_apart"])' "$M/.scatterfs/stats")
 assert_eq "$fp $fa" "21 7" "stats: flash_pairs flash_pairs_apart of g, h and i"
 note "interleaved: $(cat "$M/.scatterfs/layout/g")"
+# The log's dies and collisions columns, one 32 KiB read (one device I/O
+# of 8 pages) of each file: g's pages all on die 0, so 1 die and the 7
+# pages after the first wait on it; i's alternate, so 2 dies, and pages
+# 2-7 wait for the page two before them on their die: 6 collisions.
+for f in g i; do dd if="$M/$f" of=/dev/null bs=32K count=1 iflag=direct status=none; done
+cat "$M/.scatterfs/stats" >/dev/null
+assert_eq "$(head -n 1 "$L" | grep -o 'model_us,dies,collisions$')" "model_us,dies,collisions" "the log's header"
+for want in "g 1 7" "i 2 6"; do
+	set -- $want
+	assert_eq "$(sfs_log_rows "$L" read "$1" 32768 | sfs_log_awk "$L" '{ print $f_dies, $f_collisions }')" \
+		"$2 $3" "read of $1: dies collisions"
+done
 sfs_umount "$M"
 # without a model with dies, the layout line has no flash figures
 sfs_mount "$B" "$M" "size=64M"
