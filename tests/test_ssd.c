@@ -126,6 +126,8 @@ Test(ssd, two_reads_queue_on_one_die)
 	cr_assert_eq(b.start_ns, T + 5000);
 	cr_assert_eq(a.collisions, 0);
 	cr_assert_eq(b.collisions, 1);
+	cr_assert_eq(b.collision_wait_ns, 45000); /* T+10 to T+55 */
+	cr_assert_eq(a.collision_wait_ns, 0);
 	cr_assert_eq(b.gc_wait_ns, 0);
 	/* busy: [T, T+60] then the part of [T+5, T+110] after T+60 */
 	cr_assert_eq(a.busy_ns, 60000);
@@ -133,6 +135,7 @@ Test(ssd, two_reads_queue_on_one_die)
 	struct ssd_counters c;
 	ssd_get_counters(s, &c);
 	cr_assert_eq(c.collisions, 1);
+	cr_assert_eq(c.collision_wait_ns, 45000);
 	cr_assert_eq(c.reads, 2);
 	ssd_destroy(s);
 }
@@ -210,7 +213,8 @@ Test(ssd, write_cache_slots_and_flush)
  * Reading A at T: pages 0 and 1 sense 5-45 on dies 0 and 2 and share
  * channel 0 (45-55, 55-65); page 2 waits on die 0 until 55 (collision),
  * senses to 95, channel 95-105; page 3 waits on die 2 until 65, senses to
- * 105, channel 105-115; host 55-60, 65-70, 105-110, 115-120.
+ * 105, channel 105-115; host 55-60, 65-70, 105-110, 115-120.  The longest
+ * wait on a busy die is page 3's, 5 to 65: 60 us.
  * The same file written alone reads in 75 us on 4 dies (multi_page_read_over_dies).
  */
 Test(ssd, write_order_die_assignment)
@@ -228,6 +232,7 @@ Test(ssd, write_order_die_assignment)
 	cr_assert_eq(ssd_submit(s, SSD_READ, 0, 4 * PG, T, &io), T + 120000);
 	cr_assert_eq(io.dies, 2);
 	cr_assert_eq(io.collisions, 2);
+	cr_assert_eq(io.collision_wait_ns, 60000);
 	ssd_destroy(s);
 }
 

@@ -128,6 +128,8 @@ static void ssd_model_counters(void *model, disk_emit_fn emit, void *ctx)
 	emit(ctx, "reads", c.reads);
 	emit(ctx, "read_pages", c.read_pages);
 	emit(ctx, "read_collisions", c.collisions);
+	/* per read, its longest wait on a busy die, summed: what collisions cost */
+	emit(ctx, "read_collision_wait_ns", c.collision_wait_ns);
 	/* dies touched per read in thousandths: splitting against collisions */
 	emit(ctx, "read_dies_milli", c.reads ? c.read_dies * 1000 / c.reads : 0);
 	emit(ctx, "trims", c.trims);
