@@ -82,8 +82,11 @@ static uint64_t ssd_model_submit(void *model, enum disk_op op, uint64_t off, uin
 	enum ssd_op o = op == DISK_READ ? SSD_READ : op == DISK_WRITE ? SSD_WRITE : SSD_WRITE_FUA;
 
 	ssd_submit(model, o, off, len, arrival_ns, &io);
-	*out = (struct disk_io){
-	    .start_ns = io.start_ns, .complete_ns = io.complete_ns, .busy_ns = io.busy_ns};
+	*out = (struct disk_io){.start_ns = io.start_ns,
+				.complete_ns = io.complete_ns,
+				.busy_ns = io.busy_ns,
+				.dies = io.dies,
+				.collisions = io.collisions};
 	return io.complete_ns;
 }
 
@@ -125,6 +128,8 @@ static void ssd_model_counters(void *model, disk_emit_fn emit, void *ctx)
 	emit(ctx, "reads", c.reads);
 	emit(ctx, "read_pages", c.read_pages);
 	emit(ctx, "read_collisions", c.collisions);
+	/* per read, its longest wait on a busy die, summed: what collisions cost */
+	emit(ctx, "read_collision_wait_ns", c.collision_wait_ns);
 	/* dies touched per read in thousandths: splitting against collisions */
 	emit(ctx, "read_dies_milli", c.reads ? c.read_dies * 1000 / c.reads : 0);
 	emit(ctx, "trims", c.trims);
@@ -180,6 +185,16 @@ static int ssd_expect(const void *params, uint64_t capacity, const struct disk_w
 	return 0;
 }
 
+static uint64_t ssd_model_page_bytes(void *model)
+{
+	return ssd_page_size(model);
+}
+
+static int ssd_model_die_of(void *model, uint64_t off)
+{
+	return ssd_die_of(model, off);
+}
+
 static void ssd_model_destroy(void *model)
 {
 	ssd_destroy(model);
@@ -195,6 +210,8 @@ const struct disk_model_ops ssd_model = {
     .submit = ssd_model_submit,
     .flush = ssd_model_flush,
     .trim = ssd_model_trim,
+    .page_bytes = ssd_model_page_bytes,
+    .die_of = ssd_model_die_of,
     .counters = ssd_model_counters,
     .expect = ssd_expect,
     .destroy = ssd_model_destroy,
