@@ -75,6 +75,6 @@ grep -qF "option -o device.bytecount_byte=7: [device] bytecount_byte is a key of
 rc=0
 "$SFS_BUILD/fs/scatterfs" "$T/b.plain" "$M" -f -o size=64M,device.layers=accounting:bytecount:base >"$T/plain.out" 2>&1 || rc=$?
 ((rc != 0)) || fail "build/fs/scatterfs accepted the bytecount layer"
-grep -qF "unknown layer 'bytecount'; allowed: accounting, faults, timing, base, top first" "$T/plain.out" ||
+grep -qF "unknown layer 'bytecount'; allowed: accounting, faults, timing, volatile, base, top first" "$T/plain.out" ||
 	fail "build/fs/scatterfs: unexpected message: $(cat "$T/plain.out")"
 note "bytecount_byte=300 refused by the layer; its key alone refused; the shipped daemon does not know it"
