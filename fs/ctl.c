@@ -23,6 +23,8 @@
  * open (and at getattr, for an exact st_size) and served from memory.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <linux/posix_acl.h>
 #include <stdio.h>
@@ -33,6 +35,8 @@
 #include "acl.h"
 #include "build_config.h"
 #include "catalog.h"
+#include "catalog_vfs.h"
+#include "dev_volatile.h"
 #include "fault.h"
 #include "layout_score.h"
 #include "reqlog.h"
@@ -594,6 +598,113 @@ static void ctl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, 0);
 }
 
+/* sync-report: the ranges not yet durable, device by device (dev_volatile.h). */
+static void sync_report(struct sfs *fs, const char *args, FILE *out)
+{
+	if (args[strspn(args, " \t")]) {
+		fputs("error: sync-report takes no arguments\n", out);
+		return;
+	}
+	if (!fs->volatile_on) {
+		fputs("error: sync-report: no device has volatile = true ([device] volatile)\n",
+		      out);
+		return;
+	}
+	for (unsigned i = 0; i < fs->ndev; i++)
+		dev_volatile_report(fs->dev[i], out);
+	fprintf(out, "catalog %" PRIu64 "\n", catalog_vfs_unsynced());
+	fputs("ok\n", out);
+}
+
+/*
+ * crash [torn] [seed=N] [sector_size=N]: the simulated power failure.
+ * Checked whole before anything happens; then every device's and the
+ * catalog's writes not yet durable are dropped (or torn), and the daemon
+ * ends after the reply (ctl_write()).
+ */
+static void crash(struct sfs *fs, const char *args, FILE *out)
+{
+	bool torn = false, seen_seed = false, seen_sector = false;
+	uint64_t seed = 1, sector = 512;
+	char tok[128];
+	const char *p = args;
+	for (;;) {
+		p += strspn(p, " \t");
+		size_t n = strcspn(p, " \t");
+		if (!n)
+			break;
+		if (n >= sizeof tok) {
+			fputs("error: crash: argument too long; allowed: torn, seed=N, "
+			      "sector_size=N\n",
+			      out);
+			return;
+		}
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		p += n;
+		char *end;
+		if (strcmp(tok, "torn") == 0) {
+			torn = true;
+		} else if (strncmp(tok, "seed=", 5) == 0 && tok[5] && !seen_seed) {
+			errno = 0;
+			seed = strtoull(tok + 5, &end, 0);
+			if (*end || errno || tok[5] == '-') {
+				fprintf(out, "error: crash: seed=%s: not a number from 0 to 2^64-1\n",
+					tok + 5);
+				return;
+			}
+			seen_seed = true;
+		} else if (strncmp(tok, "sector_size=", 12) == 0 && tok[12] && !seen_sector) {
+			errno = 0;
+			sector = strtoull(tok + 12, &end, 0);
+			if (*end || errno || sector < 1 || sector > (1u << 20)) {
+				fprintf(out,
+					"error: crash: sector_size=%s: allowed: 1 to 1048576 "
+					"bytes\n",
+					tok + 12);
+				return;
+			}
+			seen_sector = true;
+		} else {
+			fprintf(out,
+				"error: crash: unknown or repeated argument '%s'; allowed: torn, "
+				"seed=N, sector_size=N\n",
+				tok);
+			return;
+		}
+	}
+	if ((seen_seed || seen_sector) && !torn) {
+		fputs("error: crash: seed= and sector_size= go with torn\n", out);
+		return;
+	}
+	if (!fs->volatile_on) {
+		fputs("error: crash: no device has volatile = true ([device] volatile)\n", out);
+		return;
+	}
+	uint64_t rng = seed, dropped = 0;
+	int err = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		int e = dev_volatile_crash(fs->dev[i], torn ? &rng : NULL, (uint32_t)sector, stderr,
+					   &dropped);
+		if (e && !err)
+			err = e;
+	}
+	uint64_t cat = catalog_vfs_unsynced();
+	int e = catalog_vfs_crash();
+	if (e && !err)
+		err = e;
+	atomic_store(&fs->power_failed, true);
+	fprintf(stderr,
+		"scatterfs: crash%s: %" PRIu64 " bytes of devices and %" PRIu64
+		" of the catalog not durable, dropped%s; the daemon ends as at a power "
+		"failure\n",
+		torn ? " torn" : "", dropped, cat, err ? " (a restore failed)" : "");
+	if (err)
+		fprintf(out, "error: crash: restoring old contents failed: %s\n", strerror(-err));
+	else
+		fputs("ok\n", out);
+}
+
 /*
  * One command line of the control file, without its newline: its reply
  * lines, ending with "ok" or one "error: ..." line, go to @out.  A blank
@@ -607,10 +718,10 @@ static void ctl_command(struct sfs *fs, const char *line, FILE *out)
 	if (fault_command(&fs->faults, p, out) == 0)
 		return;
 	size_t n = strcspn(p, " \t");
-	if ((n == 11 && memcmp(p, "sync-report", 11) == 0) ||
-	    (n == 5 && memcmp(p, "crash", 5) == 0))
-		fprintf(out, "error: %.*s: this scatterfs has no simulated power failure\n", (int)n,
-			p);
+	if (n == 11 && memcmp(p, "sync-report", 11) == 0)
+		sync_report(fs, p + n, out);
+	else if (n == 5 && memcmp(p, "crash", 5) == 0)
+		crash(fs, p + n, out);
 	else
 		fprintf(out,
 			"error: unknown command '%.*s'; allowed: fault add, fault del, fault list, "
@@ -1027,11 +1138,15 @@ static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		return;
 	}
 	struct ctl_chan *c = (struct ctl_chan *)(uintptr_t)fi->fh;
-	int err = chan_write(fuse_req_userdata(req), c, buf, size);
+	struct sfs *fs = fuse_req_userdata(req);
+	int err = chan_write(fs, c, buf, size);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_write(req, size);
+	/* After a crash command: the power is off (nothing is unmounted or flushed). */
+	if (atomic_load(&fs->power_failed))
+		_exit(0);
 }
 
 static void ctl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

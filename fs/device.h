@@ -32,7 +32,8 @@
  * error messages.  A layer implements only the operations it changes: a
  * NULL operation passes through to the layer below.  [device] layers
  * (and a [device "NAME"] section's) chooses each device's stack, top
- * first; the default is accounting, timing, base.
+ * first; the default is accounting, timing, volatile, base (volatile leaves
+ * itself out unless [device] volatile = true).
  *
  * Reads a layer must see: a layer that implements pread but not pread_fd
  * (or not submit_reads) must see the bytes it reads, so its device's

@@ -31,6 +31,8 @@
 #include "backing_scan.h"
 #include "build_config.h"
 #include "catalog.h"
+#include "catalog_vfs.h"
+#include "dev_volatile.h"
 #include "config.h"
 #include "device_open.h"
 #include "loop.h"
@@ -1015,6 +1017,15 @@ int main(int argc, char *argv[])
 	fuse_loop_cfg_set_max_threads(loop, opts.max_threads && opts.max_threads <= 100000
 						    ? opts.max_threads
 						    : 64);
+	for (unsigned i = 0; i < fs->ndev; i++)
+		fs->volatile_on |= dev_volatile_on(fs->dev[i]);
+	if (fs->volatile_on) {
+		/* What the mount wrote so far is durable; from now on a crash decides. */
+		if (sfs_flush_devices(fs, NULL, NULL) == 0)
+			sfs_sync(fs, NULL);
+		catalog_sync(fs->cat);
+		catalog_vfs_track();
+	}
 	if (sfs_syncer_start(fs))
 		fprintf(stderr, "scatterfs: cannot start the sync thread: no periodic flush\n");
 	if ((e = io_queue_start(fs)))

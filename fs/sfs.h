@@ -143,6 +143,14 @@ struct sfs {
 	pthread_t
 	    syncer; /* flushes and syncs every SYNC_INTERVAL_S; looks at the backings' sizes */
 	bool syncer_running;
+	/*
+	 * Some device has [device] volatile = true (dev_volatile.c): the
+	 * background sync makes nothing durable, the catalog's unsynced
+	 * writes are tracked (catalog_vfs.c).  power_failed: the control
+	 * file's crash ran; the daemon ends after its reply.
+	 */
+	bool volatile_on;
+	atomic_bool power_failed;
 	pthread_mutex_t syncer_lock;
 	pthread_cond_t syncer_cond;
 	bool syncer_stop;      /* under syncer_lock */
