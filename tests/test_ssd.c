@@ -421,13 +421,21 @@ Test(ssd, refused_geometries)
 	 * 1 MiB = 256 pages over 4 dies of 4-page blocks: 16 blocks of user
 	 * pages per die; 7 % makes ceil(273.92 / 16) = 18, 2 spare, and
 	 * gc_free_blocks 1 needs 3; 15 % makes ceil(294.4 / 16) = 19.
+	 * The least capacity at 7 %: k user blocks per die need
+	 * ceil(ceil(1.07 n) / 16) >= k + 3 for n user pages in
+	 * (16 (k - 1), 16 k]: k = 29, n = 464 gives ceil(497 / 16) = 32
+	 * (n = 463: ceil(496 / 16) = 31): 464 x 4096 = 1900544 bytes.
 	 */
 	p = round_params();
 	p.over_provisioning = 0.07;
 	refused(p, MiB,
 		"capacity 1048576 bytes: 18 blocks per die with over_provisioning = 0.07 leave 2 "
 		"spare, and garbage collection needs gc_free_blocks + 2 = 3 (raise "
-		"over_provisioning, or lower pages_per_block or gc_free_blocks)");
+		"over_provisioning, or lower pages_per_block or gc_free_blocks, or a capacity of "
+		"at least 1900544 bytes)");
+	char why[512] = "";
+	cr_assert_eq(ssd_check(&p, 1900544, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ssd_check(&p, 1900544 - 4096, why, sizeof(why)), -EINVAL);
 	p.over_provisioning = 0.15;
 	struct ssd *s = make(&p, MiB);
 	cr_assert_eq(ssd_blocks_per_die(s), 19);
@@ -621,7 +629,8 @@ Test(ssd, create_refuses_capacity)
 			 "[disk] model = ssd: capacity 1048576 bytes: 17 blocks per die with "
 			 "over_provisioning = 0.01 leave 1 spare, and garbage collection needs "
 			 "gc_free_blocks + 2 = 3 (raise over_provisioning, or lower "
-			 "pages_per_block or gc_free_blocks)");
+			 "pages_per_block or gc_free_blocks, or a capacity of at least 13172736 "
+			 "bytes)");
 }
 
 /*

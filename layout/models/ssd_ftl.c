@@ -100,6 +100,41 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* Blocks per die the geometry derives for @up user pages over @dies dies. */
+static uint64_t derived_bpd(const struct ssd_params *p, uint64_t dies, uint64_t up)
+{
+	double flash = ceil((double)up * (1 + p->over_provisioning));
+	return (uint64_t)ceil(flash / ((double)dies * p->pages_per_block));
+}
+
+/*
+ * The fewest user pages whose blocks per die leave gc_free_blocks + 2
+ * spare (0 when none up to the FTL's 32-bit page numbers).  Within the
+ * k-th row of blocks (user pages in ((k-1) r, k r], r = dies x
+ * pages_per_block) the user blocks per die are k and the derived blocks
+ * grow with the pages, so a row either fits at its last page or not at
+ * all: the first row that fits there, then the least page count in it
+ * by bisection.
+ */
+static uint64_t least_user_pages(const struct ssd_params *p, uint64_t dies)
+{
+	uint64_t r = dies * p->pages_per_block, need = p->gc_free_blocks + 2;
+	for (uint64_t k = 1; k * r <= SSD_NONE - 2; k++) {
+		if (derived_bpd(p, dies, k * r) < k + need)
+			continue;
+		uint64_t lo = (k - 1) * r + 1, hi = k * r;
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (derived_bpd(p, dies, mid) >= k + need)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		return lo;
+	}
+	return 0;
+}
+
 /* The derived geometry, or an error message.  0 or -EINVAL. */
 static int geometry(const struct ssd_params *p, uint64_t capacity, uint64_t *user_pages,
 		    uint32_t *blocks_per_die, char *err, size_t len)
@@ -153,13 +188,19 @@ static int geometry(const struct ssd_params *p, uint64_t capacity, uint64_t *use
 	uint32_t bpd = (uint32_t)per_die_blocks;
 	/* blocks the user pages fill on one die when spread evenly */
 	uint64_t user_blocks = (up + dies * p->pages_per_block - 1) / (dies * p->pages_per_block);
-	if (bpd < user_blocks + p->gc_free_blocks + 2)
+	if (bpd < user_blocks + p->gc_free_blocks + 2) {
+		uint64_t least = least_user_pages(p, dies);
+		char more[96] = "";
+		if (least)
+			snprintf(more, sizeof(more), ", or a capacity of at least %llu bytes",
+				 (unsigned long long)(least * p->page_size));
 		BAD("capacity %llu bytes: %u blocks per die with over_provisioning = %g leave "
 		    "%llu spare, and garbage collection needs gc_free_blocks + 2 = %u (raise "
-		    "over_provisioning, or lower pages_per_block or gc_free_blocks)",
+		    "over_provisioning, or lower pages_per_block or gc_free_blocks%s)",
 		    (unsigned long long)capacity, bpd, p->over_provisioning,
 		    (unsigned long long)(bpd > user_blocks ? bpd - user_blocks : 0),
-		    p->gc_free_blocks + 2);
+		    p->gc_free_blocks + 2, more);
+	}
 #undef BAD
 	*user_pages = up;
 	*blocks_per_die = bpd;
