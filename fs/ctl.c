@@ -1130,6 +1130,15 @@ static void ctl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	reply_rofs(req);
 }
 
+/* The end of a daemon whose power failed (the crash command). */
+static void *power_off(void *unused)
+{
+	(void)unused;
+	struct timespec t = {0, 200 * 1000 * 1000};
+	nanosleep(&t, NULL);
+	_exit(0);
+}
+
 static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
@@ -1144,9 +1153,19 @@ static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_write(req, size);
-	/* After a crash command: the power is off (nothing is unmounted or flushed). */
-	if (atomic_load(&fs->power_failed))
-		_exit(0);
+	/*
+	 * After a crash command: the power is off (nothing is unmounted or
+	 * flushed).  The daemon ends 200 ms later, from a thread of its own,
+	 * so that this reply reaches the writer on either transport (over
+	 * io_uring it leaves when this thread returns to its ring); in
+	 * between every device write, flush and catalog commit fails with EIO.
+	 */
+	if (atomic_load(&fs->power_failed) && !atomic_exchange(&fs->power_exit, true)) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, power_off, NULL))
+			_exit(0);
+		pthread_detach(t);
+	}
 }
 
 static void ctl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

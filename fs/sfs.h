@@ -151,6 +151,7 @@ struct sfs {
 	 */
 	bool volatile_on;
 	atomic_bool power_failed;
+	atomic_bool power_exit; /* the thread that ends the daemon is started */
 	pthread_mutex_t syncer_lock;
 	pthread_cond_t syncer_cond;
 	bool syncer_stop;      /* under syncer_lock */
