@@ -75,9 +75,11 @@ int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void 
 		    .ino = ino,
 		    .logical = logical == UINT64_MAX ? UINT64_MAX : logical + (at - off),
 		};
-		e.old = malloc(e.len ? e.len : 1);
-		if (!e.old)
+		/* page-aligned: an O_DIRECT backing reads straight into it */
+		void *old = NULL;
+		if (posix_memalign(&old, 4096, e.len ? e.len : 1))
 			return -ENOMEM;
+		e.old = old;
 		int err = rd(ctx, e.old, e.len, e.off);
 		if (!err && path && !(e.path = strdup(path)))
 			err = -ENOMEM;
