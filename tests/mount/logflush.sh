@@ -1,4 +1,5 @@
 #!/bin/bash
+# EXCLUSIVE: it asserts rows in the log file within 50 ms (tests/run runs it alone)
 # The log's completeness guarantee: once `cat .scatterfs/stats` has
 # returned, every request answered before it is a row in the log file.
 # 20 rounds, with no sleep: round i writes i blocks and reads them back
