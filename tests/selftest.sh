@@ -11,9 +11,10 @@
 #   - tests/selftest/parallel: a.sh and b.sh run at the same time (each
 #     waits for the other to start), each one's output printed in one
 #     block; alone.sh, with an EXCLUSIVE line, runs after both and beside
-#     neither; SCATTERFS_JOBS=1 runs one test at a time (each waits 10 s
-#     in vain: exit 4), and a SCATTERFS_JOBS that is not a whole number
-#     of at least 1 is refused (exit 2);
+#     neither; SCATTERFS_JOBS=1 runs one test at a time (a.sh waits 5 s
+#     for b.sh in vain: exit 4; b.sh, after it, finds a.sh started: exit
+#     3), and a SCATTERFS_JOBS that is not a whole number of at least 1 is
+#     refused (exit 2);
 #   - meson's test list (SCATTERFS_BUILDDIR, default build) has every
 #     tests/mount/*.sh in the suite 'mount' alone, with the limit of its
 #     TIMEOUT line (400 s without one), and nothing else in that suite.
