@@ -597,6 +597,7 @@ static uint64_t do_read(struct ssd *s, uint64_t offset, uint64_t end, uint64_t t
 			uint64_t st = max64(t0, die->free_ns);
 			if (st > t0) {
 				io->collisions++;
+				io->collision_wait_ns = max64(io->collision_wait_ns, st - t0);
 				io->gc_wait_ns = max64(io->gc_wait_ns, gc_overlap(die, t0, st));
 			}
 			uint64_t xs = tl_reserve(&s->chan[ch], st + s->t_read, s->t_chan_page);
@@ -613,6 +614,7 @@ static uint64_t do_read(struct ssd *s, uint64_t offset, uint64_t end, uint64_t t
 	s->c.read_pages += io->pages;
 	s->c.collisions += io->collisions;
 	s->c.read_dies += io->dies;
+	s->c.collision_wait_ns += io->collision_wait_ns;
 	return complete;
 }
 
@@ -747,6 +749,11 @@ int ssd_die_of(const struct ssd *s, uint64_t offset)
 uint32_t ssd_dies(const struct ssd *s)
 {
 	return s->dies;
+}
+
+uint32_t ssd_page_size(const struct ssd *s)
+{
+	return s->p.page_size;
 }
 
 uint32_t ssd_blocks_per_die(const struct ssd *s)
