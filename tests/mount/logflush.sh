@@ -42,7 +42,7 @@ rounds() {
 }
 
 rounds worker ""
-rounds completion ",device.direct=true,device.poll_us=0"
+rounds completion ",device.direct=true,device.poll_us=0,transport=dev" # queued reads: /dev/fuse only
 assert_eq "$ASYNC" 210 "completion: reads answered by the completion thread (async_reads)"
 
 # idle: one read at a time, then the log file polled every 0.5 ms
