@@ -15,7 +15,10 @@
 # test needs is not on this machine; the reason is the "SKIP: " line on
 # stderr), anything else failed.  A test may declare its time limit in a
 # "# TIMEOUT: SECONDS" line among its first 20 lines (tests/run and
-# tests/meson.build read it).
+# tests/meson.build read it).  Tests run side by side: a test keeps what it
+# makes in its work dir, and one that times something or changes
+# machine-wide state says so in an "# EXCLUSIVE: REASON" line, which makes
+# it run alone.
 #
 # Environment:
 #   SCATTERFS_BUILD     build directory holding fs/scatterfs (default build/)
