@@ -131,6 +131,19 @@ sfs_mount "$B" "$M" "$OPTS"
 assert_eq "$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); print(len(d), d.count(0))' "$M/c")" \
 	"4096 4096" "c after the crash: the ignored flush's data is lost"
 
+# 4b. A flush's delay_ms is waited for: fsync takes at least that long
+# (before the fix io_fsync replied without waiting for the request's
+# modelled completion).
+assert_eq "$(ctl "$M" 'fault add slow op=flush delay_ms=700')" "ok" "fault add slow"
+took=$(python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.write(fd, b"x" * 4096)
+t = time.monotonic(); os.fsync(fd); print(int((time.monotonic() - t) * 1000))' "$M/slow")
+((took >= 700)) || fail "fsync under delay_ms=700 took $took ms"
+note "fsync under delay_ms=700: $took ms"
+assert_eq "$(ctl "$M" 'fault del slow')" "ok" "fault del slow"
+
 # 5. crash torn keeps the prefix the seed says.
 write "$M/d" 0 65536 69 fsync
 write "$M/d" 0 65536 70
