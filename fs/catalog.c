@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "catalog_vfs.h"
 #include "layout_score.h"
 #include "units.h"
 
@@ -404,7 +405,9 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 		}
 	}
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (exists ? 0 : SQLITE_OPEN_CREATE);
-	int rc = sqlite3_open_v2(path, &cat->db, flags, NULL);
+	/* through the VFS shim that a simulated power failure needs (catalog_vfs.c) */
+	int rc = catalog_vfs_register() ? SQLITE_ERROR
+					: sqlite3_open_v2(path, &cat->db, flags, CATALOG_VFS_NAME);
 	int ret = 0;
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open catalog %s: %s", path,
@@ -1254,6 +1257,66 @@ int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout
 	pthread_mutex_unlock(&cat->lock);
 	if (err == 0)
 		add_file_layout(v, n, block_size, out);
+	free(v);
+	return err;
+}
+
+int catalog_file_extents(struct catalog *cat,
+			 void (*fn)(void *ctx, unsigned dev, const struct layout_extent *v, size_t n),
+			 void *ctx)
+{
+	struct layout_extent *v = NULL;
+	size_t n = 0, cap = 0;
+	int64_t cur = -1, cur_dev = -1;
+	sqlite3_stmt *s;
+	int err = 0, rc;
+
+	pthread_mutex_lock(&cat->lock);
+	if (sqlite3_prepare_v2(cat->db,
+			       "SELECT ino, dev, logical, device, length, flags FROM extent "
+			       "ORDER BY ino, dev, logical",
+			       -1, &s, NULL) != SQLITE_OK) {
+		pthread_mutex_unlock(&cat->lock);
+		return -EIO;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t ino = sqlite3_column_int64(s, 0), dev = sqlite3_column_int64(s, 1);
+		struct layout_extent e = {(uint64_t)sqlite3_column_int64(s, 2),
+					  (uint64_t)sqlite3_column_int64(s, 3),
+					  (uint64_t)sqlite3_column_int64(s, 4)};
+		unsigned flags = (unsigned)sqlite3_column_int(s, 5);
+
+		if (flags & EXTENT_UNWRITTEN)
+			continue;
+		if (ino != cur || dev != cur_dev) {
+			if (n)
+				fn(ctx, (unsigned)cur_dev, v, n);
+			n = 0;
+			cur = ino;
+			cur_dev = dev;
+		}
+		if (n > 0 && !(flags & EXTENT_START) &&
+		    e.logical == v[n - 1].logical + v[n - 1].length &&
+		    e.device == v[n - 1].device + v[n - 1].length) {
+			v[n - 1].length += e.length;
+			continue;
+		}
+		if (n == cap) {
+			struct layout_extent *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*w));
+			if (w == NULL) {
+				err = -ENOMEM;
+				break;
+			}
+			v = w;
+		}
+		v[n++] = e;
+	}
+	if (err == 0 && rc != SQLITE_DONE)
+		err = -EIO;
+	if (err == 0 && n)
+		fn(ctx, (unsigned)cur_dev, v, n);
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&cat->lock);
 	free(v);
 	return err;
 }

@@ -31,6 +31,8 @@
 #include "backing_scan.h"
 #include "build_config.h"
 #include "catalog.h"
+#include "catalog_vfs.h"
+#include "dev_volatile.h"
 #include "config.h"
 #include "device_open.h"
 #include "loop.h"
@@ -897,6 +899,8 @@ int main(int argc, char *argv[])
 			goto out;
 		}
 		fs->model_on |= dv->model_on;
+		struct flash_stats none;
+		fs->dies_on |= dev_flash_score(dv, NULL, 0, &none) == 0;
 		fs->splice_replies &= dev_splice_ok(dv);
 	}
 
@@ -973,6 +977,7 @@ int main(int argc, char *argv[])
 	if (fs->cfg.log.path) {
 		e = reqlog_open(fs->cfg.log.path,
 				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0) |
+				    (fs->dies_on ? REQLOG_DIES : 0) |
 				    (fs->fault_layer ? REQLOG_FAULT : 0),
 				&fs->log);
 		if (e) {
@@ -1012,6 +1017,15 @@ int main(int argc, char *argv[])
 	fuse_loop_cfg_set_max_threads(loop, opts.max_threads && opts.max_threads <= 100000
 						    ? opts.max_threads
 						    : 64);
+	for (unsigned i = 0; i < fs->ndev; i++)
+		fs->volatile_on |= dev_volatile_on(fs->dev[i]);
+	if (fs->volatile_on) {
+		/* What the mount wrote so far is durable; from now on a crash decides. */
+		if (sfs_flush_devices(fs, NULL, NULL) == 0)
+			sfs_sync(fs, NULL);
+		catalog_sync(fs->cat);
+		catalog_vfs_track();
+	}
 	if (sfs_syncer_start(fs))
 		fprintf(stderr, "scatterfs: cannot start the sync thread: no periodic flush\n");
 	if ((e = io_queue_start(fs)))
