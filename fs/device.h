@@ -92,7 +92,7 @@ enum dev_op {
 	DEV_OP_ZERO_RANGE, /* fallocate(2) FALLOC_FL_ZERO_RANGE */
 	DEV_OP_TRUNCATE,   /* truncate(2), ftruncate(2), open(2) with O_TRUNC */
 	DEV_OP_FSYNC,	   /* fsync(2), fdatasync(2) */
-	DEV_OP_FREE,	   /* freed space returned to the allocator (trims), after the catalog is durable */
+	DEV_OP_UNLINK,	   /* the space of a removed file (its last link gone, its last open closed) */
 };
 
 /** dev_op_name() - "read", "write", ... as in messages; "none" for DEV_OP_NONE. */
@@ -407,6 +407,32 @@ struct dev_counters {
 	atomic_uint_fast64_t async_reads;             /* reads answered by the completion thread */
 };
 
+/**
+ * The file a freed run belonged to, which the run's trim carries (struct
+ * dev_req's op, ino and path) when the catalog no longer points at it.
+ * @path is the file's path when the space was freed (a removed file's
+ * last one), shared by the runs of one free: struct freed_name, counted
+ * under the device's alloc_lock; NULL when not known.
+ */
+struct freed_name {
+	size_t refs; /* pending runs that point at it */
+	char s[];
+};
+struct freed_from {
+	enum dev_op op; /* DEV_OP_PUNCH, DEV_OP_TRUNCATE or DEV_OP_UNLINK */
+	uint64_t ino;	/* 0 = no file */
+	struct freed_name *path;
+};
+/** A device run waiting in pending_free, and where it came from. */
+struct freed_run {
+	uint64_t device, length; /* bytes */
+	struct freed_from from;
+};
+struct freed_vec {
+	struct freed_run *v;
+	size_t n, cap;
+};
+
 /** One backing device. */
 struct device {
 	unsigned index;      /* into sfs.dev[]; the dev field of extents and runs */
@@ -427,7 +453,7 @@ struct device {
 	 * crash show one file's bytes in another.  sfs_sync() returns them to
 	 * the allocator.  Under alloc_lock.
 	 */
-	struct run_vec pending_free;
+	struct freed_vec pending_free;
 	uint64_t pending_free_bytes;
 	/*
 	 * Runs ever taken off the front of pending_free: the run at index i

@@ -609,7 +609,7 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 	case FALLOC_FL_PUNCH_HOLE:
 		err = zero_edges(fs, in, off, len, &wf, &wt, &r);
 		if (!err && wt > wf)
-			err = inode_unmap(fs, in, wf, wt - wf);
+			err = inode_unmap(fs, in, wf, wt - wf, DEV_OP_PUNCH);
 		if (reqlog_wants(fs->log, LOG_PUNCH))
 			io_log_request(fs, LOG_PUNCH, pid, in, off, len, err ? err : (int64_t)len, ts,
 				    &r);
@@ -658,7 +658,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	if (size < in->attr.size && size % bs)
 		err = zero_partial(fs, in, size, keep - size, &r);
 	if (!err)
-		inode_free_space(fs, in, keep);
+		inode_free_space(fs, in, keep, DEV_OP_TRUNCATE);
 	if (!err) {
 		in->attr.size = size;
 		touch_times(in, true);

@@ -1069,7 +1069,7 @@ out:
 		if (i && ret && fs->dev[i]->created && !mounted)
 			unlink(fs->dev[i]->path); /* main's: above */
 		devalloc_destroy(fs->dev[i]->alloc);
-		run_vec_release(&fs->dev[i]->pending_free);
+		sfs_pending_release(fs->dev[i]);
 		if (i)
 			free(fs->dev[i]->path);
 		free(fs->dev[i]);
