@@ -193,7 +193,10 @@ struct dev_ops {
 	 * sets *@fd to a descriptor to read it from.  Called only on a device
 	 * whose stack allows splicing (dev_splice_ok()): a layer with pread
 	 * and without pread_fd must see the bytes, and its device's reads are
-	 * copied instead.  -EOPNOTSUPP makes the I/O path read into memory.
+	 * copied instead.  -EOPNOTSUPP makes the I/O path read this run and
+	 * the rest of the request into memory (dev_pread()), even after
+	 * other runs of the request spliced: those stay spliced, and no run
+	 * is issued twice.
 	 */
 	int (*pread_fd)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off, int *fd);
 	/** Writes @len bytes of @buf at @off (block-aligned buffer and range on an O_DIRECT backing). */
@@ -222,7 +225,9 @@ struct dev_ops {
 	 * [off, off+len) holds nothing a file needs any more.  Issued when
 	 * freed space goes back to the allocator, after the catalog that no
 	 * longer points at it is durable (punch hole, truncate, unlink and
-	 * any freed extent); @r's op is DEV_OP_FREE.  The bytes may read as
+	 * any freed extent); @r carries the file the run belonged to: op
+	 * DEV_OP_PUNCH, DEV_OP_TRUNCATE or DEV_OP_UNLINK, its inode number,
+	 * and its path when the run was freed.  The bytes may read as
 	 * anything afterwards; no layer must fail a later read of them.
 	 * Without a layer that implements it, nothing happens.
 	 */
