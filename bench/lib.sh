@@ -195,21 +195,29 @@ BENCH_REPORT=$bench_build/bench/scatterfs-report
 # Progress goes to stderr: stdout is the table (clean CSV with --format csv).
 note() { echo "[$SFS_NAME $(date +%T)] $*" >&2; }
 
-# disk_overrides FILE - the keys of FILE's [disk] section as -o overrides
-# ("disk.rpm=7200,disk.seek_avg_ms=8.5,..."), list values joined with ':'.
-# Empty for an empty FILE argument.
+# disk_overrides FILE - the keys FILE's [disk] section writes, as -o
+# overrides ("disk.rpm=7200,disk.seek_avg_ms=8.5,..."), list values joined
+# with ':' (scatterfs-plan --dump --explicit).  Empty for an empty FILE
+# argument.
 disk_overrides() {
 	[[ -n ${1:-} ]] || return 0
 	[[ -f $1 ]] || fail "no such disk preset: $1"
-	awk -F'=' '
-		/^[ \t]*[#;]/ || /^[ \t]*$/ { next }
-		/^[ \t]*\[/ { sec = $0; gsub(/[ \t\[\]]/, "", sec); next }
-		sec == "disk" {
-			k = $1; v = substr($0, index($0, "=") + 1)
-			gsub(/[ \t]/, "", k); gsub(/^[ \t]+|[ \t]+$/, "", v); gsub(/[ \t]*,[ \t]*/, ":", v)
-			out = out (out == "" ? "" : ",") "disk." k "=" v
-		}
-		END { print out }' "$1"
+	local dump line out=
+	dump=$("$BENCH_PLAN" --dump --explicit "$1") || fail "disk preset $1 is not a valid configuration"
+	while IFS= read -r line; do
+		[[ $line == disk.* ]] && out+=${out:+,}${line//,/:}
+	done <<<"$dump"
+	printf '%s\n' "$out"
+}
+
+# config_value FILE SECTION.KEY - the key's value in configuration FILE
+# (an INI file or a mount's .scatterfs/config), as scatterfs-plan --dump
+# resolves it; empty when it has none.
+config_value() {
+	local line
+	while IFS= read -r line; do
+		[[ $line == "$2="* ]] && { printf '%s\n' "${line#*=}"; return 0; }
+	done < <("$BENCH_PLAN" --dump "$1")
 }
 
 # drop_caches - write dirty pages and drop the page cache (cold reads)

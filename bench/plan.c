@@ -27,6 +27,7 @@
 #include "alloc.h"
 #include "autoextend.h"
 #include "config.h"
+#include "disk_model.h"
 #include "extmap.h"
 #include "layout_score.h"
 #include "plan_clone.h"
@@ -39,6 +40,11 @@ static void usage(void)
 	printf("usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
 	       "       scatterfs-plan --check [--device-size BYTES] [--parse-only] [CONFIG]\n"
 	       "                      [--set SECTION.KEY=VALUE]...\n"
+	       "       scatterfs-plan --dump [--explicit] [--device-size BYTES] [CONFIG]\n"
+	       "                      [--set SECTION.KEY=VALUE]...\n"
+	       "       scatterfs-plan --expect [--device-size BYTES] [CONFIG] [--set S.K=V]...\n"
+	       "                      [--op read|write] [--size BYTES] [--qd N]\n"
+	       "                      [--pattern random|sequential] [--cache empty|full]\n"
 	       "       scatterfs-plan clone DIR [--out CONFIG]\n"
 	       "\n"
 	       "Prints the extent map (CSV logical_offset,device_offset,length) that the\n"
@@ -66,9 +72,36 @@ static void usage(void)
 	       "as -o SECTION.KEY=VALUE would give them (lists with ':'); otherwise it\n"
 	       "prints the daemon's message for the first error and exits 1.\n"
 	       "\n"
+	       "With --dump it loads the configuration as --check does and prints every\n"
+	       "key of the effective configuration (what MOUNTPOINT/.scatterfs/config\n"
+	       "would hold), one SECTION.KEY=VALUE line each, in the order and with the\n"
+	       "values .scatterfs/config writes (lists joined with ','); the keys of a\n"
+	       "[device \"NAME\"] or [file \"GLOB\"] section as device \"NAME\".KEY=VALUE\n"
+	       "and file \"GLOB\".KEY=VALUE.  --explicit keeps only the keys that CONFIG\n"
+	       "(or a file it includes) or a --set wrote.\n"
+	       "\n"
+	       "With --expect it loads the configuration as --check does and prints what\n"
+	       "the [disk] model's own formula expects of one steady workload: --qd\n"
+	       "requests (default 1) of --size bytes (default 4K) always in flight,\n"
+	       "--op read (default) or write, at --pattern random (default) or\n"
+	       "sequential offsets, writes into an --cache empty (default) or full drive\n"
+	       "write cache; one NAME=VALUE line each: latency_us (per request, queueing\n"
+	       "included), iops, mb_s (10^6 bytes/s), mib_s and the model's terms\n"
+	       "(hdd: seek_ms, rotation_ms, transfer_ms, link_ms, mean_gap_bytes; ssd:\n"
+	       "latency_qd1_us, host_mb_s, array_mb_s, dies).  The disk's capacity is\n"
+	       "[disk] capacity, else --device-size, else [device] size.\n"
+	       "\n"
 	       "  --device-size BYTES   the backing device's size (overrides [device] size)\n"
 	       "  --check               validate a configuration without mounting\n"
-	       "  --set SECTION.KEY=VALUE  with --check: one override (repeatable)\n"
+	       "  --set SECTION.KEY=VALUE  with --check, --dump or --expect: one override (repeatable)\n"
+	       "  --dump                print the effective configuration as KEY=VALUE lines\n"
+	       "  --explicit            with --dump: only the keys CONFIG or --set wrote\n"
+	       "  --expect              print the disk model's expected figures for a workload\n"
+	       "  --op read|write       with --expect: the requests' operation (default read)\n"
+	       "  --size BYTES          with --expect: bytes per request (default 4K)\n"
+	       "  --qd N                with --expect: requests in flight (default 1)\n"
+	       "  --pattern random|sequential  with --expect: offsets (default random)\n"
+	       "  --cache empty|full    with --expect: the drive's write cache (default empty)\n"
 	       "  --parse-only          with --check: check each key and value alone, not\n"
 	       "                        how they combine (no device-size or pattern checks)\n"
 	       "  -h, --help            print this help and exit\n"
@@ -107,75 +140,256 @@ static int write_sequentially(const struct file_params *fp, struct devalloc *a, 
 }
 
 /*
- * --check: the same steps, in the same order, as the daemon's start-up
- * (file, then each override, then config_finish()), so that a script can
- * refuse a bad configuration before it mounts anything.  The daemon checks
- * against the backing's real size; 0 leaves the size checks out.
- * @return the exit status.
+ * --check, --dump and --expect load a configuration the same way, in the
+ * same order as the daemon's start-up (file, then each override, then
+ * config_finish()), so that a script can refuse a bad configuration before
+ * it mounts anything, or read its values without parsing INI itself.  The
+ * daemon checks against the backing's real size; 0 leaves the size checks
+ * out.  @what names the mode in messages; @extra (may be NULL) says
+ * whether argv[i] is an option of the mode taking @extra_args[i] values,
+ * which load_config() skips.  @return 0 with @c loaded (the caller frees
+ * it), or the exit status (1 or 2) after printing the message.
  */
-static int check_config(int argc, char **argv)
-{
-	const char *file = NULL;
-	uint64_t device_size = 0;
-	bool finish = true;
-	struct sfs_config c;
-	char err[1024] = "";
-	int rc = 0, i;
+struct plan_opts {
+	const char *file;
+	uint64_t device_size;
+	bool finish;
+};
 
+static int mode_option_args(const char *const *opts, const char *arg)
+{
+	for (size_t k = 0; opts != NULL && opts[k] != NULL; k++)
+		if (strcmp(opts[k] + 1, arg) == 0)
+			return opts[k][0] - '0';
+	return -1;
+}
+
+static int load_config(int argc, char **argv, const char *what, const char *const *mode_opts,
+		       struct sfs_config *c, struct plan_opts *o)
+{
+	char err[1024] = "";
+	int rc = 0, i, n;
+
+	o->file = NULL;
+	o->device_size = 0;
+	o->finish = true;
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--device-size") == 0) {
-			if (i + 1 >= argc || parse_size(argv[i + 1], &device_size) < 0) {
+			if (i + 1 >= argc || parse_size(argv[i + 1], &o->device_size) < 0) {
 				fprintf(stderr, "scatterfs-plan: --device-size needs a size in bytes "
 						"(K/M/G/T suffixes), not '%s'\n",
 					i + 1 >= argc ? "" : argv[i + 1]);
 				return 2;
 			}
 			i++;
-		} else if (strcmp(argv[i], "--parse-only") == 0) {
-			finish = false;
+		} else if (strcmp(argv[i], "--parse-only") == 0 && mode_opts == NULL) {
+			o->finish = false;
 		} else if (strcmp(argv[i], "--set") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "scatterfs-plan: --set needs SECTION.KEY=VALUE\n");
 				return 2;
 			}
 			i++;
+		} else if ((n = mode_option_args(mode_opts, argv[i])) >= 0) {
+			if (i + n >= argc) {
+				fprintf(stderr, "scatterfs-plan: %s needs a value\n", argv[i]);
+				return 2;
+			}
+			i += n;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "scatterfs-plan: unknown option '%s'\n", argv[i]);
+			fprintf(stderr, "scatterfs-plan: unknown option '%s' with %s\n", argv[i], what);
 			return 2;
-		} else if (file == NULL) {
-			file = argv[i];
+		} else if (o->file == NULL) {
+			o->file = argv[i];
 		} else {
-			fprintf(stderr, "scatterfs-plan: --check takes one CONFIG, not also '%s'\n",
+			fprintf(stderr, "scatterfs-plan: %s takes one CONFIG, not also '%s'\n", what,
 				argv[i]);
 			return 2;
 		}
 	}
 
-	config_init(&c);
-	if (file != NULL)
-		rc = config_load_file(&c, file, err, sizeof(err));
+	config_init(c);
+	if (o->file != NULL)
+		rc = config_load_file(c, o->file, err, sizeof(err));
 	if (rc < 0 && err[0] == '\0')
-		snprintf(err, sizeof(err), "%s: %s", file, strerror(-rc));
+		snprintf(err, sizeof(err), "%s: %s", o->file, strerror(-rc));
 	for (i = 0; rc == 0 && i < argc; i++) {
 		if (strcmp(argv[i], "--device-size") == 0) {
 			i++;
 		} else if (strcmp(argv[i], "--set") == 0) {
-			rc = config_set(&c, argv[++i], err, sizeof(err));
+			rc = config_set(c, argv[++i], err, sizeof(err));
+		} else if ((n = mode_option_args(mode_opts, argv[i])) > 0) {
+			i += n;
 		}
 	}
-	if (rc == 0 && finish) {
-		if (device_size == 0)
-			device_size = c.device.size;
-		rc = config_finish(&c, device_size, err, sizeof(err));
+	if (rc == 0 && o->finish) {
+		uint64_t device_size = o->device_size ? o->device_size : c->device.size;
+
+		rc = config_finish(c, device_size, err, sizeof(err));
 		if (rc < 0 && err[0] == '\0')
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 	}
-	config_free(&c);
 	if (rc < 0) {
+		config_free(c);
 		fprintf(stderr, "scatterfs-plan: %s\n", err);
 		return 1;
 	}
 	return 0;
+}
+
+/* --check: load, say nothing. */
+static int check_config(int argc, char **argv)
+{
+	struct sfs_config c;
+	struct plan_opts o;
+	int rc = load_config(argc, argv, "--check", NULL, &c, &o);
+
+	if (rc == 0)
+		config_free(&c);
+	return rc;
+}
+
+/*
+ * --dump: every key of the effective configuration (what the mount's
+ * .scatterfs/config would hold) as one "SECTION.KEY=VALUE" line, from
+ * config_write_ini()'s text, so that the INI syntax is read in one place.
+ * A [device "NAME"] or [file "GLOB"] section's keys are written
+ * 'device "NAME".KEY=VALUE' and 'file "GLOB".KEY=VALUE'.  With
+ * --explicit, only the keys a file or a --set wrote (those with a
+ * "# set at" or "# set by" comment above them).  Lists keep their ','.
+ */
+static int dump_config(int argc, char **argv)
+{
+	static const char *const opts[] = {"0--explicit", NULL};
+	struct sfs_config c;
+	struct plan_opts o;
+	bool explicit_only = false, set_above = false;
+	char section[512] = "";
+	int rc = load_config(argc, argv, "--dump", opts, &c, &o);
+
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--explicit") == 0)
+			explicit_only = true;
+	char *text = config_write_ini(&c);
+	config_free(&c);
+	if (text == NULL) {
+		fprintf(stderr, "scatterfs-plan: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		if (line[0] == '#') {
+			if (strncmp(line, "# set at ", 9) == 0 || strncmp(line, "# set by ", 9) == 0)
+				set_above = true;
+			continue;
+		}
+		if (line[0] == '[') {
+			char *end = strrchr(line, ']');
+
+			if (end != NULL)
+				*end = '\0';
+			snprintf(section, sizeof(section), "%s", line + 1);
+			set_above = false;
+			continue;
+		}
+		char *eq = strstr(line, " = ");
+		if (eq != NULL && (!explicit_only || set_above)) {
+			*eq = '\0';
+			printf("%s.%s=%s\n", section, line, eq + 3);
+		}
+		set_above = false;
+	}
+	free(text);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "scatterfs-plan: writing the dump: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void print_figure(void *ctx, const char *name, double value)
+{
+	(void)ctx;
+	printf("%s=%.9g\n", name, value);
+}
+
+/*
+ * --expect: the main device's disk model's expected figures for one steady
+ * workload (disk_model_ops.expect()), one NAME=VALUE line each, so that
+ * bench/disk checks a model against the model's own formula.  The disk's
+ * capacity: [disk] capacity, else --device-size, else [device] size.
+ */
+static int expect_config(int argc, char **argv)
+{
+	static const char *const opts[] = {"1--op", "1--size", "1--qd", "1--pattern", "1--cache",
+					   NULL};
+	struct sfs_config c;
+	struct plan_opts o;
+	struct disk_workload w = {.op = DISK_READ, .size = 4096, .qd = 1};
+	char err[512] = "";
+	int rc;
+
+	for (int i = 0; i + 1 < argc; i++) {
+		const char *v = argv[i + 1];
+		uint64_t n;
+
+		if (strcmp(argv[i], "--op") == 0) {
+			if (strcmp(v, "read") != 0 && strcmp(v, "write") != 0)
+				goto bad;
+			w.op = v[0] == 'r' ? DISK_READ : DISK_WRITE;
+		} else if (strcmp(argv[i], "--size") == 0) {
+			if (parse_size(v, &w.size) < 0 || w.size == 0)
+				goto bad;
+		} else if (strcmp(argv[i], "--qd") == 0) {
+			if (parse_size(v, &n) < 0 || n == 0 || n > 65535 || strpbrk(v, "KMGTkmgt"))
+				goto bad;
+			w.qd = (uint32_t)n;
+		} else if (strcmp(argv[i], "--pattern") == 0) {
+			if (strcmp(v, "random") != 0 && strcmp(v, "sequential") != 0)
+				goto bad;
+			w.sequential = v[0] == 's';
+		} else if (strcmp(argv[i], "--cache") == 0) {
+			if (strcmp(v, "empty") != 0 && strcmp(v, "full") != 0)
+				goto bad;
+			w.cache_full = v[0] == 'f';
+		} else {
+			continue;
+		}
+		i++;
+		continue;
+bad:
+		fprintf(stderr,
+			"scatterfs-plan: %s '%s': allowed: --op read|write, --size BYTES (> 0, K/M/G/T), "
+			"--qd 1 to 65535, --pattern random|sequential, --cache empty|full\n",
+			argv[i], v);
+		return 2;
+	}
+	rc = load_config(argc, argv, "--expect", opts, &c, &o);
+	if (rc != 0)
+		return rc;
+	const struct disk_model_ops *m = c.disk.model;
+	uint64_t capacity = c.disk.capacity       ? c.disk.capacity
+			    : o.device_size	  ? o.device_size
+						  : c.device.size;
+	if (m == NULL || m->expect == NULL) {
+		fprintf(stderr, "scatterfs-plan: --expect: [disk] model = %s has no expected figures\n",
+			m ? m->name : "none");
+		rc = 1;
+	} else if (capacity == 0) {
+		fprintf(stderr, "scatterfs-plan: --expect: the disk's capacity is unknown: give "
+				"--device-size, [device] size or [disk] capacity\n");
+		rc = 1;
+	} else if (m->expect(disk_model_params(&c.disk, m), capacity, &w, print_figure, NULL, err,
+			     sizeof(err)) < 0) {
+		fprintf(stderr, "scatterfs-plan: --expect: %s\n", err);
+		rc = 1;
+	}
+	config_free(&c);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -200,10 +414,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--check") == 0) {
-			/* --check may come anywhere: drop it and pass the rest on. */
+		if (strcmp(argv[i], "--check") == 0 || strcmp(argv[i], "--dump") == 0 ||
+		    strcmp(argv[i], "--expect") == 0) {
+			/* --check, --dump and --expect may come anywhere: drop it, pass the rest on. */
+			char mode = argv[i][2];
+
 			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-			return check_config(argc - 2, argv + 1);
+			return mode == 'd'   ? dump_config(argc - 2, argv + 1)
+			       : mode == 'e' ? expect_config(argc - 2, argv + 1)
+					     : check_config(argc - 2, argv + 1);
 		}
 	}
 	for (int i = 1; i < argc; i++) {

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "catalog_i.h"
+#include "catalog_vfs.h"
 
 static const char *const stmt_sql[S_COUNT] = {
 	[S_GET_ATTR] = "SELECT mode, uid, gid, nlink, size, rdev, atime_ns, mtime_ns, ctime_ns "
@@ -223,7 +224,9 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 		}
 	}
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (exists ? 0 : SQLITE_OPEN_CREATE);
-	int rc = sqlite3_open_v2(path, &cat->db, flags, NULL);
+	/* through the VFS shim that a simulated power failure needs (catalog_vfs.c) */
+	int rc = catalog_vfs_register() ? SQLITE_ERROR
+					: sqlite3_open_v2(path, &cat->db, flags, CATALOG_VFS_NAME);
 	int ret = 0;
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open catalog %s: %s", path,

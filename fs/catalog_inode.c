@@ -374,7 +374,8 @@ int catalog_readlink(struct catalog *cat, uint64_t ino, char **target)
 		int n = sqlite3_column_bytes(s, 0);
 		*target = malloc((size_t)n + 1);
 		if (*target) {
-			memcpy(*target, sqlite3_column_blob(s, 0), (size_t)n);
+			if (n) /* a zero-length blob may come back as NULL */
+				memcpy(*target, sqlite3_column_blob(s, 0), (size_t)n);
 			(*target)[n] = 0;
 		} else {
 			err = -ENOMEM;

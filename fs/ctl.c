@@ -23,6 +23,8 @@
  * open (and at getattr, for an exact st_size) and served from memory.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <linux/posix_acl.h>
 #include <stdio.h>
@@ -33,6 +35,8 @@
 #include "acl.h"
 #include "build_config.h"
 #include "catalog.h"
+#include "catalog_vfs.h"
+#include "dev_volatile.h"
 #include "fault.h"
 #include "layout_score.h"
 #include "reqlog.h"
@@ -122,6 +126,22 @@ static void layer_counters(struct sfs *fs, unsigned i, json_t *dev)
 		else
 			json_decref(o);
 	}
+}
+
+/* The mount's flash layout score, file by file (catalog_file_extents()'s callback). */
+struct flash_acc {
+	struct sfs *fs;
+	struct flash_stats st;
+	bool any; /* some device has a model with dies */
+};
+
+static void flash_add_file(void *ctx, unsigned dev, const struct layout_extent *v, size_t n)
+{
+	struct flash_acc *a = ctx;
+	struct flash_stats one;
+	if (dev >= a->fs->ndev || dev_flash_score(a->fs->dev[dev], v, n, &one))
+		return;
+	flash_stats_add(&a->st, &one);
 }
 
 /* The @pct-th percentile of the lateness of @n modelled replies, in us (0 when none). */
@@ -229,6 +249,21 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "physical_runs", json_integer((json_int_t)ls.runs));
 	}
 	/*
+	 * The flash layout score (layout_score.h) of every file's pages on the
+	 * devices whose disk model has dies, added up file by file; absent
+	 * when no device has one.
+	 */
+	struct flash_acc fa = {.fs = fs};
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct flash_stats none;
+		fa.any |= dev_flash_score(fs->dev[i], NULL, 0, &none) == 0;
+	}
+	if (o && fa.any && catalog_file_extents(fs->cat, flash_add_file, &fa) == 0) {
+		json_object_set_new(o, "flash_score", json_real(flash_stats_score(&fa.st)));
+		json_object_set_new(o, "flash_pairs", json_integer((json_int_t)fa.st.pairs));
+		json_object_set_new(o, "flash_pairs_apart", json_integer((json_int_t)fa.st.apart));
+	}
+	/*
 	 * One object per device, by name, last: its space (used_bytes and
 	 * free_bytes above add them up) and its device I/O counters.  No key
 	 * repeats one above, for scripts that take a key's first match.
@@ -326,13 +361,46 @@ static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return err;
 }
 
-/* layout/PATH: the static layout of file @ino, one line. */
+/*
+ * The flash layout score of @m's extents, added up over the devices whose
+ * disk model has dies, into @fl; *@any tells whether there was one.
+ */
+static int flash_of_map(struct sfs *fs, const struct extent_map *m, struct flash_stats *fl,
+			bool *any)
+{
+	*fl = (struct flash_stats){0};
+	*any = false;
+	for (unsigned d = 0; d < fs->ndev; d++) {
+		struct layout_extent *v;
+		struct flash_stats one;
+		size_t n;
+		int err = layout_extents_of(m, (int)d, true, &v, &n);
+		if (err)
+			return err;
+		err = dev_flash_score(fs->dev[d], v, n, &one);
+		free(v);
+		if (err == -EOPNOTSUPP)
+			continue;
+		if (err)
+			return err;
+		flash_stats_add(fl, &one);
+		*any = true;
+	}
+	return 0;
+}
+
+/*
+ * layout/PATH: the static layout of file @ino, one line; on a device whose
+ * disk model has dies, the flash layout score after it.
+ */
 static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
 	struct extent_map m;
 	struct run_vec gaps = {0};
 	struct layout_stats ls;
-	char line[256];
+	struct flash_stats fl;
+	bool flash = false;
+	char line[256], fline[160] = "";
 	int err;
 
 	extmap_init(&m);
@@ -342,6 +410,8 @@ static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		err = inode_load_map(fs, in);
 		if (!err)
 			err = layout_score_extmap(&in->map, inode_device(fs, in)->block_size, &ls);
+		if (!err)
+			err = flash_of_map(fs, &in->map, &fl, &flash);
 		pthread_rwlock_unlock(&in->lock);
 	} else {
 		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
@@ -349,13 +419,17 @@ static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 			err = layout_score_extmap(
 			    &m, fs->dev[m.n && m.v[0].dev < fs->ndev ? m.v[0].dev : 0]->block_size,
 			    &ls);
+		if (!err)
+			err = flash_of_map(fs, &m, &fl, &flash);
 	}
 	extmap_release(&m);
 	run_vec_release(&gaps);
 	if (err)
 		return err;
 	layout_stats_format(&ls, line, sizeof(line));
-	if (asprintf(&b->data, "%s\n", line) < 0) {
+	if (flash)
+		flash_stats_format(&fl, fline, sizeof(fline));
+	if (asprintf(&b->data, "%s%s\n", line, fline) < 0) {
 		b->data = NULL;
 		return -ENOMEM;
 	}
@@ -526,6 +600,113 @@ static void ctl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, 0);
 }
 
+/* sync-report: the ranges not yet durable, device by device (dev_volatile.h). */
+static void sync_report(struct sfs *fs, const char *args, FILE *out)
+{
+	if (args[strspn(args, " \t")]) {
+		fputs("error: sync-report takes no arguments\n", out);
+		return;
+	}
+	if (!fs->volatile_on) {
+		fputs("error: sync-report: no device has volatile = true ([device] volatile)\n",
+		      out);
+		return;
+	}
+	for (unsigned i = 0; i < fs->ndev; i++)
+		dev_volatile_report(fs->dev[i], out);
+	fprintf(out, "catalog %" PRIu64 "\n", catalog_vfs_unsynced());
+	fputs("ok\n", out);
+}
+
+/*
+ * crash [torn] [seed=N] [sector_size=N]: the simulated power failure.
+ * Checked whole before anything happens; then every device's and the
+ * catalog's writes not yet durable are dropped (or torn), and the daemon
+ * ends after the reply (ctl_write()).
+ */
+static void crash(struct sfs *fs, const char *args, FILE *out)
+{
+	bool torn = false, seen_seed = false, seen_sector = false;
+	uint64_t seed = 1, sector = 512;
+	char tok[128];
+	const char *p = args;
+	for (;;) {
+		p += strspn(p, " \t");
+		size_t n = strcspn(p, " \t");
+		if (!n)
+			break;
+		if (n >= sizeof tok) {
+			fputs("error: crash: argument too long; allowed: torn, seed=N, "
+			      "sector_size=N\n",
+			      out);
+			return;
+		}
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		p += n;
+		char *end;
+		if (strcmp(tok, "torn") == 0) {
+			torn = true;
+		} else if (strncmp(tok, "seed=", 5) == 0 && tok[5] && !seen_seed) {
+			errno = 0;
+			seed = strtoull(tok + 5, &end, 0);
+			if (*end || errno || tok[5] == '-') {
+				fprintf(out, "error: crash: seed=%s: not a number from 0 to 2^64-1\n",
+					tok + 5);
+				return;
+			}
+			seen_seed = true;
+		} else if (strncmp(tok, "sector_size=", 12) == 0 && tok[12] && !seen_sector) {
+			errno = 0;
+			sector = strtoull(tok + 12, &end, 0);
+			if (*end || errno || sector < 1 || sector > (1u << 20)) {
+				fprintf(out,
+					"error: crash: sector_size=%s: allowed: 1 to 1048576 "
+					"bytes\n",
+					tok + 12);
+				return;
+			}
+			seen_sector = true;
+		} else {
+			fprintf(out,
+				"error: crash: unknown or repeated argument '%s'; allowed: torn, "
+				"seed=N, sector_size=N\n",
+				tok);
+			return;
+		}
+	}
+	if ((seen_seed || seen_sector) && !torn) {
+		fputs("error: crash: seed= and sector_size= go with torn\n", out);
+		return;
+	}
+	if (!fs->volatile_on) {
+		fputs("error: crash: no device has volatile = true ([device] volatile)\n", out);
+		return;
+	}
+	uint64_t rng = seed, dropped = 0;
+	int err = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		int e = dev_volatile_crash(fs->dev[i], torn ? &rng : NULL, (uint32_t)sector, stderr,
+					   &dropped);
+		if (e && !err)
+			err = e;
+	}
+	uint64_t cat = catalog_vfs_unsynced();
+	int e = catalog_vfs_crash();
+	if (e && !err)
+		err = e;
+	atomic_store(&fs->power_failed, true);
+	fprintf(stderr,
+		"scatterfs: crash%s: %" PRIu64 " bytes of devices and %" PRIu64
+		" of the catalog not durable, dropped%s; the daemon ends as at a power "
+		"failure\n",
+		torn ? " torn" : "", dropped, cat, err ? " (a restore failed)" : "");
+	if (err)
+		fprintf(out, "error: crash: restoring old contents failed: %s\n", strerror(-err));
+	else
+		fputs("ok\n", out);
+}
+
 /*
  * One command line of the control file, without its newline: its reply
  * lines, ending with "ok" or one "error: ..." line, go to @out.  A blank
@@ -539,10 +720,10 @@ static void ctl_command(struct sfs *fs, const char *line, FILE *out)
 	if (fault_command(&fs->faults, p, out) == 0)
 		return;
 	size_t n = strcspn(p, " \t");
-	if ((n == 11 && memcmp(p, "sync-report", 11) == 0) ||
-	    (n == 5 && memcmp(p, "crash", 5) == 0))
-		fprintf(out, "error: %.*s: this scatterfs has no simulated power failure\n", (int)n,
-			p);
+	if (n == 11 && memcmp(p, "sync-report", 11) == 0)
+		sync_report(fs, p + n, out);
+	else if (n == 5 && memcmp(p, "crash", 5) == 0)
+		crash(fs, p + n, out);
 	else
 		fprintf(out,
 			"error: unknown command '%.*s'; allowed: fault add, fault del, fault list, "
@@ -586,7 +767,8 @@ static int chan_run(struct sfs *fs, struct ctl_chan *c, bool all)
 			free(rbuf);
 			return -ENOMEM;
 		}
-		memcpy(r, c->reply + c->reply_pos, keep);
+		if (keep) /* c->reply is NULL before the first reply */
+			memcpy(r, c->reply + c->reply_pos, keep);
 		memcpy(r + keep, rbuf, rlen);
 		free(c->reply);
 		c->reply = r;
@@ -950,6 +1132,15 @@ static void ctl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	reply_rofs(req);
 }
 
+/* The end of a daemon whose power failed (the crash command). */
+static void *power_off(void *unused)
+{
+	(void)unused;
+	struct timespec t = {0, 200 * 1000 * 1000};
+	nanosleep(&t, NULL);
+	_exit(0);
+}
+
 static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
@@ -958,11 +1149,25 @@ static void ctl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		return;
 	}
 	struct ctl_chan *c = (struct ctl_chan *)(uintptr_t)fi->fh;
-	int err = chan_write(fuse_req_userdata(req), c, buf, size);
+	struct sfs *fs = fuse_req_userdata(req);
+	int err = chan_write(fs, c, buf, size);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_write(req, size);
+	/*
+	 * After a crash command: the power is off (nothing is unmounted or
+	 * flushed).  The daemon ends 200 ms later, from a thread of its own,
+	 * so that this reply reaches the writer on either transport (over
+	 * io_uring it leaves when this thread returns to its ring); in
+	 * between every device write, flush and catalog commit fails with EIO.
+	 */
+	if (atomic_load(&fs->power_failed) && !atomic_exchange(&fs->power_exit, true)) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, power_off, NULL))
+			_exit(0);
+		pthread_detach(t);
+	}
 }
 
 static void ctl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

@@ -663,7 +663,7 @@ static int base_open(struct dev_layer *l, struct dev_layer_args *a, char *err, s
 }
 
 static const struct dev_layer_type base_layer = {
-	.cfg = {.name = "base", .order = 3, .flags = CONFIG_LAYER_BOTTOM},
+	.cfg = {.name = "base", .order = 4, .flags = CONFIG_LAYER_BOTTOM},
 	.ops = &base_ops,
 	.priv_size = sizeof(struct dev_base),
 	.open = base_open,

@@ -712,8 +712,11 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 			err = catalog_sync_upto(fs->cat, seq);
 		pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */
 	}
+	/* The flush's modelled completion (a disk model's destage, a fault's delay_ms). */
+	dev_req_wait(&r);
 	if (reqlog_wants(fs->log, LOG_FSYNC))
 		io_log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
+	dev_req_release(&r);
 	return err;
 }

@@ -35,6 +35,8 @@
 #include "backing_scan.h"
 #include "build_config.h"
 #include "catalog.h"
+#include "catalog_vfs.h"
+#include "dev_volatile.h"
 #include "config.h"
 #include "device_open.h"
 #include "loop.h"
@@ -995,6 +997,8 @@ static int build_stacks(struct start *s)
 			return -1;
 		}
 		fs->model_on |= dv->model_on;
+		struct flash_stats none;
+		fs->dies_on |= dev_flash_score(dv, NULL, 0, &none) == 0;
 		fs->splice_replies &= dev_splice_ok(dv);
 	}
 
@@ -1082,6 +1086,7 @@ static int mount_fs(struct start *s)
 	if (fs->cfg.log.path) {
 		e = reqlog_open(fs->cfg.log.path,
 				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0) |
+				    (fs->dies_on ? REQLOG_DIES : 0) |
 				    (fs->fault_layer ? REQLOG_FAULT : 0),
 				&fs->log);
 		if (e) {
@@ -1133,6 +1138,15 @@ static int run_loop(struct start *s)
 		fuse_loop_cfg_set_idle_threads(s->loop, opts->max_idle_threads);
 	fuse_loop_cfg_set_max_threads(
 	    s->loop, opts->max_threads && opts->max_threads <= 100000 ? opts->max_threads : 64);
+	for (unsigned i = 0; i < fs->ndev; i++)
+		fs->volatile_on |= dev_volatile_on(fs->dev[i]);
+	if (fs->volatile_on) {
+		/* What the mount wrote so far is durable; from now on a crash decides. */
+		if (sfs_flush_devices(fs, NULL, NULL) == 0)
+			sfs_sync(fs, NULL);
+		catalog_sync(fs->cat);
+		catalog_vfs_track();
+	}
 	if (sfs_syncer_start(fs))
 		fprintf(stderr, "scatterfs: cannot start the sync thread: no periodic flush\n");
 	if ((e = io_queue_start(fs)))

@@ -137,11 +137,21 @@ struct sfs {
 	unsigned ndev;
 	const char *dev_names[SFS_MAX_DEVICES]; /* dev[i]->name, for the request log */
 	bool model_on;       /* some device has a timing model */
+	bool dies_on;        /* some device's timing model has dies (the log's dies column) */
 	bool splice_replies; /* every device's stack lets replies splice from the backing */
 
 	pthread_t
 	    syncer; /* flushes and syncs every SYNC_INTERVAL_S; looks at the backings' sizes */
 	bool syncer_running;
+	/*
+	 * Some device has [device] volatile = true (dev_volatile.c): the
+	 * background sync makes nothing durable, the catalog's unsynced
+	 * writes are tracked (catalog_vfs.c).  power_failed: the control
+	 * file's crash ran; the daemon ends after its reply.
+	 */
+	bool volatile_on;
+	atomic_bool power_failed;
+	atomic_bool power_exit; /* the thread that ends the daemon is started */
 	pthread_mutex_t syncer_lock;
 	pthread_cond_t syncer_cond;
 	bool syncer_stop;      /* under syncer_lock */

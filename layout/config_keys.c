@@ -146,7 +146,7 @@ static const struct config_key core_keys[CK__COUNT] = {
 		    .parse = parse_log_ops, .format = format_log_ops,
 		    .help = "requests to log: read, write, extend, fsync, punch, zero"},
     [CK_LAYERS] = {"device", "layers", CONFIG_CUSTOM, GLOBAL(device.layers),
-		   .def = "accounting,timing,base", .parse = config_parse_layers,
+		   .def = "accounting,timing,volatile,base", .parse = config_parse_layers,
 		   .format = config_format_layers,
 		   .help = "the device's layer stack, top first, base last"},
     [CK_DISK_CAPACITY] = {"disk", "capacity", CONFIG_SIZE, GLOBAL(disk.capacity), .def = "0",

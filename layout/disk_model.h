@@ -56,7 +56,28 @@ struct disk_io {
 	 * device do before the I/O (a write cache's destage).
 	 */
 	uint64_t busy_ns;
+	/*
+	 * A model with dies (die_of): the dies the I/O's pages are on, and its
+	 * pages that waited on a die busy with something else; 0 otherwise.
+	 */
+	uint32_t dies, collisions;
 };
+
+/**
+ * struct disk_workload - a steady workload, for disk_model_ops.expect():
+ * @qd requests of @size bytes each always in flight, at uniformly random
+ * offsets of the disk or one after the other (@sequential).
+ */
+struct disk_workload {
+	enum disk_op op;   /* DISK_READ or DISK_WRITE */
+	uint64_t size;	   /* bytes per request, > 0 */
+	uint32_t qd;	   /* requests in flight, >= 1 */
+	bool sequential;   /* else random */
+	bool cache_full;   /* writes: the drive's write cache full (destage-bound), not empty */
+};
+
+/** Receives one expected figure: @name (a C identifier, unit in its suffix) and its value. */
+typedef void (*disk_figure_fn)(void *ctx, const char *name, double value);
 
 /** Receives one of a model's counters: @name (a C identifier) and its value. */
 typedef void (*disk_emit_fn)(void *ctx, const char *name, uint64_t value);
@@ -106,6 +127,27 @@ struct disk_model_ops {
 	 */
 	uint64_t (*trim)(void *model, uint64_t off, uint64_t len, uint64_t now_ns,
 			 struct disk_io *out);
+	/*
+	 * Optional: what the model's own formula expects of workload @w on a
+	 * disk of @capacity bytes with @params: at least "latency_us" (per
+	 * request, queueing at @w->qd included), "iops" and "mb_s" (10^6
+	 * bytes per second), and any terms the model wants to show, each
+	 * through @emit.  This is the figure bench/disk checks the model's
+	 * timing against (scatterfs-plan --expect prints it), so that no
+	 * script re-derives a model's formula.  0, or -EINVAL with one line
+	 * in @err saying what of @w the model has no formula for.
+	 */
+	int (*expect)(const void *params, uint64_t capacity, const struct disk_workload *w,
+		      disk_figure_fn emit, void *ctx, char *err, size_t errlen);
+	/*
+	 * Optional, both or neither (a model of a drive with parallel units,
+	 * a flash drive's dies): page_bytes() is the size of the unit's page
+	 * in bytes (> 0), die_of() the unit holding the page with byte @off
+	 * of the disk, -1 when that page holds no data.  The flash layout
+	 * score (layout_score.h, flash_score()) is computed from them.
+	 */
+	uint64_t (*page_bytes)(void *model);
+	int (*die_of)(void *model, uint64_t off);
 	/* Optional: its counters, for .scatterfs/stats, through @emit. */
 	void (*counters)(void *model, disk_emit_fn emit, void *ctx);
 	void (*destroy)(void *model);

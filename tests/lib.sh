@@ -15,7 +15,10 @@
 # test needs is not on this machine; the reason is the "SKIP: " line on
 # stderr), anything else failed.  A test may declare its time limit in a
 # "# TIMEOUT: SECONDS" line among its first 20 lines (tests/run and
-# tests/meson.build read it).
+# tests/meson.build read it).  Tests run side by side: a test keeps what it
+# makes in its work dir, and one that times something or changes
+# machine-wide state says so in an "# EXCLUSIVE: REASON" line, which makes
+# it run alone.
 #
 # Environment:
 #   SCATTERFS_BUILD     build directory holding fs/scatterfs (default build/)
@@ -419,14 +422,37 @@ sfs_pg_setup() {
 	touch "$PGLOG"
 	chown postgres:postgres "$PGLOG"
 	sfs_add_log "$PGLOG"
+	# a server still running at exit is stopped before the mounts go
+	[[ -n ${SFS_PG_HOOKED:-} ]] ||
+		sfs_on_exit '[[ -z $SFS_PG_UP ]] || as_pg "$PGBIN/pg_ctl" -D "$SFS_PG_UP" -m immediate -w stop'
+	SFS_PG_HOOKED=1
 }
 
-# sfs_pg_start DATADIR PHASE - pg_ctl start on S and PORT (sfs_pg_setup),
-# logging to PGLOG; fails naming PHASE.
+# The one place tests and the experiments in bench/ start and stop
+# PostgreSQL.  SFS_PG_UP is the data directory of the running server, empty
+# when none runs.
+SFS_PG_UP=
+
+# sfs_pg_start DATADIR PHASE [-c NAME=VALUE]... - pg_ctl start on S and
+# PORT (sfs_pg_setup), logging to PGLOG, with the given server settings
+# besides listen_addresses=''; fails naming PHASE, with the end of PGLOG.
 sfs_pg_start() {
+	local d=$1 phase=$2 out
+	shift 2
+	out=$(as_pg "$PGBIN/pg_ctl" -D "$d" -l "$PGLOG" -w -t 300 \
+		-o "-p $PORT -k $S -c listen_addresses='' $*" start 2>&1) ||
+		fail "$phase: pg_ctl start: $out; $(tail -5 "$PGLOG")"
+	SFS_PG_UP=$d
+}
+
+# sfs_pg_stop PHASE [MODE] - pg_ctl stop (-m MODE, default fast) of the
+# server sfs_pg_start started, if one runs; fails naming PHASE.
+sfs_pg_stop() {
 	local out
-	out=$(as_pg "$PGBIN/pg_ctl" -D "$1" -l "$PGLOG" -w -t 120 \
-		-o "-p $PORT -k $S -c listen_addresses=''" start 2>&1) || fail "$2: pg_ctl start: $out"
+	[[ -n $SFS_PG_UP ]] || return 0
+	out=$(as_pg "$PGBIN/pg_ctl" -D "$SFS_PG_UP" -m "${2:-fast}" -w -t 300 stop 2>&1) ||
+		fail "$1: pg_ctl stop: $out; $(tail -5 "$PGLOG")"
+	SFS_PG_UP=
 }
 
 # sfs_catalog_orphans CAT - sets SFS_ORPHANS to what catalog CAT holds for

@@ -8,6 +8,13 @@
 #   - the skipped one alone: "0 passed, 0 failed, 1 skipped", exit 0;
 #   - tests/selftest/timeout: a test that sleeps 60 s under its own
 #     "# TIMEOUT: 2" line fails as timed out after 2 s, well before 60 s;
+#   - tests/selftest/parallel: a.sh and b.sh run at the same time (each
+#     waits for the other to start), each one's output printed in one
+#     block; alone.sh, with an EXCLUSIVE line, runs after both and beside
+#     neither; SCATTERFS_JOBS=1 runs one test at a time (a.sh waits 5 s
+#     for b.sh in vain: exit 4; b.sh, after it, finds a.sh started: exit
+#     3), and a SCATTERFS_JOBS that is not a whole number of at least 1 is
+#     refused (exit 2);
 #   - meson's test list (SCATTERFS_BUILDDIR, default build) has every
 #     tests/mount/*.sh in the suite 'mount' alone, with the limit of its
 #     TIMEOUT line (400 s without one), and nothing else in that suite.
@@ -66,6 +73,31 @@ expect "$(tail -n 1 <<<"$out")" "0 passed, 1 failed, 0 skipped" "last line, a te
 expect "$rc" 1 "exit status with a test timed out"
 has_line "$out" '    \(timed out after 2 s\)' "the timed-out test's note"
 ((took < 30)) || { echo "selftest: the test with TIMEOUT: 2 ran $took s"; bad=1; }
+
+pdir=$(mktemp -d)
+out=$(SFS_SELFTEST_DIR=$pdir SCATTERFS_JOBS=2 SCATTERFS_MOUNT_DIR=tests/selftest/parallel tests/run mount 2>&1)
+rc=$?
+expect "$(tail -n 1 <<<"$out")" "1 passed, 2 failed, 0 skipped" "last line, two tests side by side and one alone"
+expect "$rc" 1 "exit status, two tests side by side"
+has_line "$out" '== 2 tests, 2 at a time; then 1 alone' "the schedule"
+has_line "$out" 'FAIL a \(exit 3, [0-9]+ s, cpu [0-9]+\.[0-9] s\):' "a.sh saw b.sh run beside it"
+has_line "$out" 'FAIL b \(exit 3, [0-9]+ s, cpu [0-9]+\.[0-9] s\):' "b.sh saw a.sh run beside it"
+for t in a b; do
+	grep -A3 -x "FAIL $t (.*" <<<"$out" | tail -n 3 | tr '\n' '|' >"$pdir/block"
+	expect "$(cat "$pdir/block")" "    $t line 1|    $t line 2|    $t line 3|" "$t.sh's output in one block"
+done
+expect "$(grep -E '^(PASS|FAIL|SKIP) ' <<<"$out" | tail -n 1 | cut -d ' ' -f 1-2)" "PASS alone" "the EXCLUSIVE test last, alone"
+rm -rf "$pdir"
+pdir=$(mktemp -d)
+out=$(SFS_SELFTEST_DIR=$pdir SCATTERFS_JOBS=1 SCATTERFS_MOUNT_DIR=tests/selftest/parallel tests/run mount a b 2>&1)
+has_line "$out" '== 2 tests, 1 at a time; then 0 alone' "the schedule with SCATTERFS_JOBS=1"
+has_line "$out" 'FAIL a \(exit 4, .*' "a.sh alone with SCATTERFS_JOBS=1"
+has_line "$out" 'FAIL b \(exit 3, .*' "b.sh after a.sh with SCATTERFS_JOBS=1"
+rm -rf "$pdir"
+err=$(SCATTERFS_JOBS=0 SCATTERFS_MOUNT_DIR=tests/selftest/parallel tests/run mount alone 2>&1 >/dev/null)
+rc=$?
+expect "$rc" 2 "exit status with SCATTERFS_JOBS=0"
+expect "$err" "tests/run: SCATTERFS_JOBS=0: expected a whole number of at least 1" "SCATTERFS_JOBS=0"
 
 build=${SCATTERFS_BUILDDIR:-build}
 want=$(for f in tests/mount/*.sh; do

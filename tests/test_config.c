@@ -2061,7 +2061,7 @@ Test(config, device_written_back_and_loaded_again)
 	snprintf(want, sizeof(want),
 		 "\n[device \"wal\"]\n# set at %s/t.ini:2\nbacking = /var/tmp/w.img\nsize = 0\n"
 		 "# set at %s/t.ini:3\nblock_size = 8K\ndirect = false\n"
-		 "layers = accounting,timing,base\ncapacity = 0\n"
+		 "layers = accounting,timing,volatile,base\ncapacity = 0\n"
 		 "metadata_io = true\nmetadata_offset = 0\n# set at %s/t.ini:4\nmodel = hdd\n"
 		 "rpm = 7200\n",
 		 tmpdir, tmpdir, tmpdir);

@@ -649,6 +649,80 @@ static void hdd_destroy(void *model)
 	free(model);
 }
 
+/*
+ * The expected figures of a steady workload (disk_model_ops.expect()):
+ *  - a random I/O that reaches the media (reads; writes without the cache,
+ *    or with it full, see below): seek_avg_ms (the seek curve at a third
+ *    of the stroke, the mean distance between two random positions) + half
+ *    a revolution + its transfer at the outer rate; one head serves one
+ *    I/O at a time, so @qd requests queue behind each other;
+ *  - sequential reads: the outer transfer rate (the head streams);
+ *  - random writes into an empty write cache: the link time of the write;
+ *  - random writes on a full cache: one destage per write, E[seek] + half
+ *    a revolution + the write's transfer, E[seek] the seek curve
+ *    (hdd_seek_ns()) averaged over the gaps between the cache's N =
+ *    cache_size / size dirty ranges in C-SCAN order, taken as exponential
+ *    with mean capacity / N (midpoint rule over 20 means, 20000 steps).
+ */
+static int hdd_expect(const void *params, uint64_t capacity, const struct disk_workload *w,
+		      disk_figure_fn emit, void *ctx, char *err, size_t errlen)
+{
+	const struct hdd_params *p = params;
+	struct hdd m;
+	double rev_ms, xfer_ms, t_ms, seek_ms;
+	const double mib = 1048576.0;
+
+	if (hdd_init(&m, p, capacity) < 0) {
+		snprintf(err, errlen, "the [disk] parameters give no model of a %llu-byte disk",
+			 (unsigned long long)capacity);
+		return -EINVAL;
+	}
+	rev_ms = 60000.0 / p->rpm / 2;
+	xfer_ms = (double)w->size / (p->transfer_outer_mib_s * mib) * 1000.0;
+	if (w->op != DISK_READ && w->op != DISK_WRITE) {
+		snprintf(err, errlen, "hdd: no expected figure for that operation");
+		return -EINVAL;
+	}
+	if (w->sequential) {
+		if (w->op != DISK_READ) {
+			snprintf(err, errlen, "hdd: no expected figure for sequential writes "
+					      "(only reads, random or sequential, and random writes)");
+			return -EINVAL;
+		}
+		t_ms = xfer_ms;
+		emit(ctx, "transfer_ms", xfer_ms);
+	} else if (w->op == DISK_WRITE && p->write_cache && w->size <= p->cache_size &&
+		   !w->cache_full) {
+		t_ms = (double)hdd_link_ns(&m, w->size) / NS_PER_MS;
+		emit(ctx, "link_ms", t_ms);
+	} else {
+		seek_ms = p->seek_avg_ms;
+		if (w->op == DISK_WRITE && p->write_cache && w->size <= p->cache_size) {
+			double n = (double)(p->cache_size / w->size);
+			double mean_gap = (double)capacity / n, h = 20 * mean_gap / 20000, e = 0;
+
+			for (int i = 0; i < 20000; i++) {
+				double d = (i + 0.5) * h;
+
+				e += (double)hdd_seek_ns(&m, (uint64_t)d) / NS_PER_MS * exp(-d / mean_gap) /
+				     mean_gap * h;
+			}
+			seek_ms = e;
+			emit(ctx, "mean_gap_bytes", mean_gap);
+		}
+		t_ms = seek_ms + rev_ms + xfer_ms;
+		emit(ctx, "seek_ms", seek_ms);
+		emit(ctx, "rotation_ms", rev_ms);
+		emit(ctx, "transfer_ms", xfer_ms);
+	}
+	hdd_release(&m);
+	emit(ctx, "latency_us", t_ms * 1000.0 * w->qd);
+	emit(ctx, "iops", 1000.0 / t_ms);
+	emit(ctx, "mb_s", (double)w->size / (t_ms * 1000.0));
+	emit(ctx, "mib_s", (double)w->size / mib * 1000.0 / t_ms);
+	return 0;
+}
+
 /* No trim: a rotating disk keeps no map of the blocks in use. */
 const struct disk_model_ops hdd_model = {
     .name = "hdd",
@@ -661,6 +735,7 @@ const struct disk_model_ops hdd_model = {
     .submit = hdd_model_submit,
     .flush = hdd_model_flush,
     .counters = hdd_counters,
+    .expect = hdd_expect,
     .destroy = hdd_destroy,
 };
 DISK_MODEL_REGISTER(hdd_model);

@@ -82,8 +82,11 @@ static uint64_t ssd_model_submit(void *model, enum disk_op op, uint64_t off, uin
 	enum ssd_op o = op == DISK_READ ? SSD_READ : op == DISK_WRITE ? SSD_WRITE : SSD_WRITE_FUA;
 
 	ssd_submit(model, o, off, len, arrival_ns, &io);
-	*out = (struct disk_io){
-	    .start_ns = io.start_ns, .complete_ns = io.complete_ns, .busy_ns = io.busy_ns};
+	*out = (struct disk_io){.start_ns = io.start_ns,
+				.complete_ns = io.complete_ns,
+				.busy_ns = io.busy_ns,
+				.dies = io.dies,
+				.collisions = io.collisions};
 	return io.complete_ns;
 }
 
@@ -125,9 +128,71 @@ static void ssd_model_counters(void *model, disk_emit_fn emit, void *ctx)
 	emit(ctx, "reads", c.reads);
 	emit(ctx, "read_pages", c.read_pages);
 	emit(ctx, "read_collisions", c.collisions);
+	/* per read, its longest wait on a busy die, summed: what collisions cost */
+	emit(ctx, "read_collision_wait_ns", c.collision_wait_ns);
 	/* dies touched per read in thousandths: splitting against collisions */
 	emit(ctx, "read_dies_milli", c.reads ? c.read_dies * 1000 / c.reads : 0);
 	emit(ctx, "trims", c.trims);
+}
+
+/*
+ * The expected figures of a steady workload (disk_model_ops.expect()), the
+ * bounds the presets' comments derive (ssd.h):
+ *  - a read of @size bytes alone: command + tR + one page over its channel
+ *    + @size over the host interface (its pages on different dies read in
+ *    parallel; the host transfer of a long read hides the rest); at queue
+ *    depth @qd, min(1 / command, @qd / that), the bound without die
+ *    collisions;
+ *  - writes (random or sequential, before garbage collection): min(@size
+ *    / (command + @size over the host), dies x page / (page over its
+ *    channel + tPROG + tERASE / pages_per_block)), the host bound and the
+ *    array's program bound.
+ * Times in us; MB/s = bytes per us.
+ */
+static int ssd_expect(const void *params, uint64_t capacity, const struct disk_workload *w,
+		      disk_figure_fn emit, void *ctx, char *err, size_t errlen)
+{
+	const struct ssd_params *p = params;
+	const double size = (double)w->size, dies = (double)p->channels * p->ways;
+	const double page_ch_us = p->page_size / p->channel_mb_s;
+	double iops;
+
+	(void)capacity;
+	if (w->op == DISK_READ) {
+		double lat1 = p->command_us + p->read_us + page_ch_us + size / p->interface_mb_s;
+
+		iops = w->qd * 1e6 / lat1;
+		if (p->command_us > 0 && 1e6 / p->command_us < iops)
+			iops = 1e6 / p->command_us;
+		emit(ctx, "latency_qd1_us", lat1);
+	} else if (w->op == DISK_WRITE) {
+		double host = size / (p->command_us + size / p->interface_mb_s);
+		double array = dies * p->page_size /
+			       (page_ch_us + p->program_us + p->erase_us / p->pages_per_block);
+
+		emit(ctx, "host_mb_s", host);
+		emit(ctx, "array_mb_s", array);
+		iops = (host < array ? host : array) / size * 1e6;
+	} else {
+		snprintf(err, errlen, "ssd: no expected figure for that operation");
+		return -EINVAL;
+	}
+	emit(ctx, "dies", dies);
+	emit(ctx, "latency_us", w->qd * 1e6 / iops);
+	emit(ctx, "iops", iops);
+	emit(ctx, "mb_s", iops * size / 1e6);
+	emit(ctx, "mib_s", iops * size / 1048576.0);
+	return 0;
+}
+
+static uint64_t ssd_model_page_bytes(void *model)
+{
+	return ssd_page_size(model);
+}
+
+static int ssd_model_die_of(void *model, uint64_t off)
+{
+	return ssd_die_of(model, off);
 }
 
 static void ssd_model_destroy(void *model)
@@ -145,7 +210,10 @@ const struct disk_model_ops ssd_model = {
     .submit = ssd_model_submit,
     .flush = ssd_model_flush,
     .trim = ssd_model_trim,
+    .page_bytes = ssd_model_page_bytes,
+    .die_of = ssd_model_die_of,
     .counters = ssd_model_counters,
+    .expect = ssd_expect,
     .destroy = ssd_model_destroy,
 };
 DISK_MODEL_REGISTER(ssd_model);

@@ -119,6 +119,12 @@ struct ssd_io {
 	uint32_t pages;	      /* flash pages it touched */
 	uint32_t dies;	      /* distinct dies those pages are on */
 	uint32_t collisions;  /* its pages that waited on a busy die */
+	/*
+	 * A read's longest wait of one page on a busy die (from the end of
+	 * the command to the die's free time), 0 without a collision: what
+	 * collisions added to it, as gc_wait_ns is for garbage collection.
+	 */
+	uint64_t collision_wait_ns;
 	uint64_t
 	    gc_wait_ns;	 /* the longest time one of its pages waited behind garbage collection */
 	uint64_t die_ns; /* die time it used: tR or tPROG per page, plus the GC it set off */
@@ -141,6 +147,7 @@ struct ssd_counters {
 	uint64_t reads, read_pages, collisions;	       /* collisions: read pages that waited */
 	uint64_t writes, trims, flushes;
 	uint64_t read_dies; /* sum of the reads' dies: / reads = dies touched per read */
+	uint64_t collision_wait_ns; /* sum of the reads' collision_wait_ns */
 };
 
 struct ssd;
@@ -194,6 +201,9 @@ uint32_t ssd_ppn_of(const struct ssd *s, uint64_t offset);
 
 /** ssd_dies() - channels x ways. */
 uint32_t ssd_dies(const struct ssd *s);
+
+/** ssd_page_size() - the flash page's bytes (the page_size key). */
+uint32_t ssd_page_size(const struct ssd *s);
 
 /** ssd_blocks_per_die() - the derived blocks per die. */
 uint32_t ssd_blocks_per_die(const struct ssd *s);

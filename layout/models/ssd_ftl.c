@@ -100,6 +100,41 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* Blocks per die the geometry derives for @up user pages over @dies dies. */
+static uint64_t derived_bpd(const struct ssd_params *p, uint64_t dies, uint64_t up)
+{
+	double flash = ceil((double)up * (1 + p->over_provisioning));
+	return (uint64_t)ceil(flash / ((double)dies * p->pages_per_block));
+}
+
+/*
+ * The fewest user pages whose blocks per die leave gc_free_blocks + 2
+ * spare (0 when none up to the FTL's 32-bit page numbers).  Within the
+ * k-th row of blocks (user pages in ((k-1) r, k r], r = dies x
+ * pages_per_block) the user blocks per die are k and the derived blocks
+ * grow with the pages, so a row either fits at its last page or not at
+ * all: the first row that fits there, then the least page count in it
+ * by bisection.
+ */
+static uint64_t least_user_pages(const struct ssd_params *p, uint64_t dies)
+{
+	uint64_t r = dies * p->pages_per_block, need = p->gc_free_blocks + 2;
+	for (uint64_t k = 1; k * r <= SSD_NONE - 2; k++) {
+		if (derived_bpd(p, dies, k * r) < k + need)
+			continue;
+		uint64_t lo = (k - 1) * r + 1, hi = k * r;
+		while (lo < hi) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (derived_bpd(p, dies, mid) >= k + need)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		return lo;
+	}
+	return 0;
+}
+
 /* The derived geometry, or an error message.  0 or -EINVAL. */
 static int geometry(const struct ssd_params *p, uint64_t capacity, uint64_t *user_pages,
 		    uint32_t *blocks_per_die, char *err, size_t len)
@@ -153,13 +188,19 @@ static int geometry(const struct ssd_params *p, uint64_t capacity, uint64_t *use
 	uint32_t bpd = (uint32_t)per_die_blocks;
 	/* blocks the user pages fill on one die when spread evenly */
 	uint64_t user_blocks = (up + dies * p->pages_per_block - 1) / (dies * p->pages_per_block);
-	if (bpd < user_blocks + p->gc_free_blocks + 2)
+	if (bpd < user_blocks + p->gc_free_blocks + 2) {
+		uint64_t least = least_user_pages(p, dies);
+		char more[96] = "";
+		if (least)
+			snprintf(more, sizeof(more), ", or a capacity of at least %llu bytes",
+				 (unsigned long long)(least * p->page_size));
 		BAD("capacity %llu bytes: %u blocks per die with over_provisioning = %g leave "
 		    "%llu spare, and garbage collection needs gc_free_blocks + 2 = %u (raise "
-		    "over_provisioning, or lower pages_per_block or gc_free_blocks)",
+		    "over_provisioning, or lower pages_per_block or gc_free_blocks%s)",
 		    (unsigned long long)capacity, bpd, p->over_provisioning,
 		    (unsigned long long)(bpd > user_blocks ? bpd - user_blocks : 0),
-		    p->gc_free_blocks + 2);
+		    p->gc_free_blocks + 2, more);
+	}
 #undef BAD
 	*user_pages = up;
 	*blocks_per_die = bpd;
@@ -597,6 +638,7 @@ static uint64_t do_read(struct ssd *s, uint64_t offset, uint64_t end, uint64_t t
 			uint64_t st = max64(t0, die->free_ns);
 			if (st > t0) {
 				io->collisions++;
+				io->collision_wait_ns = max64(io->collision_wait_ns, st - t0);
 				io->gc_wait_ns = max64(io->gc_wait_ns, gc_overlap(die, t0, st));
 			}
 			uint64_t xs = tl_reserve(&s->chan[ch], st + s->t_read, s->t_chan_page);
@@ -613,6 +655,7 @@ static uint64_t do_read(struct ssd *s, uint64_t offset, uint64_t end, uint64_t t
 	s->c.read_pages += io->pages;
 	s->c.collisions += io->collisions;
 	s->c.read_dies += io->dies;
+	s->c.collision_wait_ns += io->collision_wait_ns;
 	return complete;
 }
 
@@ -747,6 +790,11 @@ int ssd_die_of(const struct ssd *s, uint64_t offset)
 uint32_t ssd_dies(const struct ssd *s)
 {
 	return s->dies;
+}
+
+uint32_t ssd_page_size(const struct ssd *s)
+{
+	return s->p.page_size;
 }
 
 uint32_t ssd_blocks_per_die(const struct ssd *s)

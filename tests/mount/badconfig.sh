@@ -68,7 +68,7 @@ case_ zero-cache-size "cache_size" '[disk]\nmodel = hdd\ncache_size = 0\n'
 case_ bad-write-cache "write_cache.*sometimes" - "disk.write_cache=sometimes"
 case_ negative-prefetch "negative-prefetch.ini:3: \\[disk\\] prefetch = -1: must be >= 0" '[disk]\nmodel = hdd\nprefetch = -1\n'
 case_ bad-prefetch-max "prefetch_max.*lots" - "disk.prefetch_max=lots"
-case_ unknown-layer "unknown-layer.ini:2: \\[device\\] layers = accounting,cache,base: unknown layer 'cache'; allowed: accounting, faults, timing, base, top first" '[device]\nlayers = accounting,cache,base\n'
+case_ unknown-layer "unknown-layer.ini:2: \\[device\\] layers = accounting,cache,base: unknown layer 'cache'; allowed: accounting, faults, timing, volatile, base, top first" '[device]\nlayers = accounting,cache,base\n'
 case_ layer-after-base "layer 'timing' after 'base', which is the bottom of every stack and must come last" '[device]\nlayers = base,timing\n'
 case_ no-base-layer "the stack must end with layer 'base'" - "device.layers=accounting"
 case_ layer-twice "layer 'accounting' named twice" - "device.layers=accounting:accounting:base"

@@ -21,6 +21,7 @@
 #   the --disk keys, and while it ran (7 s) a progress line said how much
 #   it had written.
 # TIMEOUT: 300
+# EXCLUSIVE: it compares the model's summed latency with a scan's wall time (tests/run runs it alone)
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3

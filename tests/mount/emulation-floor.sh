@@ -1,4 +1,5 @@
 #!/bin/bash
+# EXCLUSIVE: it asserts replies within a millisecond of their modelled end (tests/run runs it alone)
 # The emulation floor in .scatterfs/stats: every reply to a request a disk
 # model timed counts in modelled_replies; late_replies counts those that
 # left after their modelled completion, late_p50_us and late_p99_us say by

@@ -1,5 +1,6 @@
 #!/bin/bash
 # TIMEOUT: 120
+# EXCLUSIVE: it times 200 fdatasyncs against the 5 s flush and a read against a flush (tests/run runs it alone)
 # fdatasync as ext4 gives it (issue 17): an fdatasync of a file whose size
 # and extents did not change (a database's log, overwritten in place) makes
 # the data durable with the device flush alone: no synchronous catalog

@@ -1,4 +1,5 @@
 #!/bin/bash
+# EXCLUSIVE: it asserts rows in the log file within 50 ms (tests/run runs it alone)
 # The log's completeness guarantee: once `cat .scatterfs/stats` has
 # returned, every request answered before it is a row in the log file.
 # 20 rounds, with no sleep: round i writes i blocks and reads them back
@@ -41,7 +42,7 @@ rounds() {
 }
 
 rounds worker ""
-rounds completion ",device.direct=true,device.poll_us=0"
+rounds completion ",device.direct=true,device.poll_us=0,transport=dev" # queued reads: /dev/fuse only
 assert_eq "$ASYNC" 210 "completion: reads answered by the completion thread (async_reads)"
 
 # idle: one read at a time, then the log file polled every 0.5 ms

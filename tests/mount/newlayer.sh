@@ -67,7 +67,7 @@ grep -qF "option -o device.bytecount_byte=300: [device] layer 'bytecount': bytec
 rc=0
 "$SFS_BIN" "$T/b.bad" "$M" -f -o size=64M,device.bytecount_byte=7 >"$T/nolayer.out" 2>&1 || rc=$?
 ((rc != 0)) || fail "device.bytecount_byte without the layer was accepted"
-grep -qF "option -o device.bytecount_byte=7: [device] bytecount_byte is a key of layer 'bytecount', which this device's stack does not have (layers = accounting,timing,base)" "$T/nolayer.out" ||
+grep -qF "option -o device.bytecount_byte=7: [device] bytecount_byte is a key of layer 'bytecount', which this device's stack does not have (layers = accounting,timing,volatile,base)" "$T/nolayer.out" ||
 	fail "bytecount_byte without the layer: unexpected message: $(cat "$T/nolayer.out")"
 [[ ! -e $T/b.bad ]] || fail "a refused mount left a backing behind"
 
@@ -75,6 +75,6 @@ grep -qF "option -o device.bytecount_byte=7: [device] bytecount_byte is a key of
 rc=0
 "$SFS_BUILD/fs/scatterfs" "$T/b.plain" "$M" -f -o size=64M,device.layers=accounting:bytecount:base >"$T/plain.out" 2>&1 || rc=$?
 ((rc != 0)) || fail "build/fs/scatterfs accepted the bytecount layer"
-grep -qF "unknown layer 'bytecount'; allowed: accounting, faults, timing, base, top first" "$T/plain.out" ||
+grep -qF "unknown layer 'bytecount'; allowed: accounting, faults, timing, volatile, base, top first" "$T/plain.out" ||
 	fail "build/fs/scatterfs: unexpected message: $(cat "$T/plain.out")"
 note "bytecount_byte=300 refused by the layer; its key alone refused; the shipped daemon does not know it"

@@ -1,5 +1,6 @@
 #!/bin/bash
 # TIMEOUT: 900
+# EXCLUSIVE: it measures throughput (tests/run runs it alone)
 # bench/perf --db at a tiny scale (issue 17, item 3): no fio workload, 3
 # rounds, pgbench at scale 1 for 2 s, SQLite with 3,000 rows, CSV; checked
 # against its own per-round notes:

@@ -1,5 +1,6 @@
 #!/bin/bash
 # TIMEOUT: 300
+# EXCLUSIVE: it measures throughput (tests/run runs it alone)
 # (it took 48 s on 2 vCPUs shared with other builds, 2026-12-01)
 # bench/perf at a tiny scale (one workload, 3 rounds of 1 s, a 32 MiB file,
 # CSV), checked against its own per-round notes:

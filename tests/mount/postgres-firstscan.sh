@@ -1,5 +1,6 @@
 #!/bin/bash
 # TIMEOUT: 300
+# EXCLUSIVE: it compares the times of three scans (tests/run runs it alone)
 # PostgreSQL's first scan after a load, with the kernel's write-back cache
 # (cache.mode = kernel, cache.writeback at its default, true): at most 3
 # times a later scan under the 7,200 rpm disk model (conf/hdd-7200.ini).

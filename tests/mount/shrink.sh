@@ -112,7 +112,9 @@ run_case() {
 		printf '[log]\nops = read,write,extend\n'
 	} >"$C/c.ini"
 	opts="config=$C/c.ini,log=$C/req.csv"
-	[[ $io == queued ]] && opts+=",device.poll_us=0"
+	# Queued reads belong to /dev/fuse's workers (a ring thread reads its
+	# device itself): transport=dev, whatever enable_uring says.
+	[[ $io == queued ]] && opts+=",device.poll_us=0,transport=dev"
 	if [[ $where == main ]]; then
 		back=$dev
 		opts+=",device.direct=$direct"

@@ -1,5 +1,6 @@
 #!/bin/bash
 # TIMEOUT: 240
+# EXCLUSIVE: it switches the kernel's enable_uring for the whole machine (tests/run runs it alone)
 # -o transport=auto|uring|dev (issue 28, item 1).  With the kernel's FUSE
 # over io_uring disabled (enable_uring = N): transport=uring is refused
 # with one line naming enable_uring and how to set it, and creates nothing

@@ -1,0 +1,32 @@
+/*
+ * The catalog's SQLite files under a simulated power failure (catalog_vfs.c).
+ */
+#ifndef SCATTERFS_CATALOG_VFS_H
+#define SCATTERFS_CATALOG_VFS_H
+
+#include <stdint.h>
+
+/** The VFS name catalog_open() opens the catalog with. */
+#define CATALOG_VFS_NAME "scatterfs"
+
+/** catalog_vfs_register() - registers the VFS (once a process).  @return 0, -ENOENT, -ENOMEM. */
+int catalog_vfs_register(void);
+
+/**
+ * catalog_vfs_track() - from now on, what is written to the catalog's
+ * files and not fsynced by SQLite is kept for catalog_vfs_crash() to drop
+ * (the size each file has now counts as durable).
+ */
+void catalog_vfs_track(void);
+
+/** catalog_vfs_unsynced() - bytes of the catalog's files a crash would drop or restore now. */
+uint64_t catalog_vfs_unsynced(void);
+
+/**
+ * catalog_vfs_crash() - the power failure: every catalog file back to its
+ * last fsync (size and bytes), made durable on the host; every later
+ * write or sync fails with SQLITE_IOERR.  @return 0 or -EIO.
+ */
+int catalog_vfs_crash(void);
+
+#endif

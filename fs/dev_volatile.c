@@ -1,0 +1,318 @@
+/*
+ * The volatile layer: a simulated power failure ([device] volatile = true).
+ *
+ * Every write and zero-fill that passes is kept where a crash can lose
+ * it, until it is durable.  How: writes reach the backing at once (so
+ * reads, splicing and queued reads see them unchanged), and before the
+ * first write of a range since the last durable point the layer reads the
+ * range's old contents into an undo log in memory (undo.h).  A flush that
+ * reaches this layer (fsync, fdatasync, an O_SYNC or O_DSYNC write, the
+ * syncs the allocator needs to reuse freed space) has passed the layers
+ * above, the timing model's among them (whose flush waits for the drive's
+ * write cache to destage), and the backing's own flush has succeeded: it
+ * drops the undo log, since everything written before it is durable.  A
+ * flush that a fault rule ignores or fails never gets here, so its data
+ * stays volatile.  The crash (dev_volatile_crash(), the control file's
+ * crash command) writes the old contents back, or with torn keeps a
+ * seeded prefix of each range (undo_apply()), makes that durable on the
+ * host, and fails every later write of the device.
+ *
+ * Memory: the old contents of every range written since the last flush,
+ * plus about 64 bytes an entry; [device] volatile_max bounds it.  A write
+ * that would go past the bound fails with ENOSPC (reported once on
+ * stderr): durable data is never dropped to make room, and nothing
+ * becomes durable without a flush.
+ *
+ * With volatile = false (the default) the layer leaves itself out of the
+ * stack (DEV_LAYER_SKIP): the I/O path is the one without it.  Put it
+ * right above base, below timing and faults:
+ *
+ *     layers = accounting, faults, timing, volatile, base
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dev_volatile.h"
+#include "device.h"
+#include "undo.h"
+
+struct vol_conf {
+	bool on;
+	uint64_t max;
+};
+
+struct vol {
+	/* Writes hold it shared from their note to their write; flush and crash exclusive. */
+	pthread_rwlock_t gate;
+	pthread_mutex_t lock; /* the undo log */
+	struct undo u;
+	bool crashed;
+	bool full_reported;
+	uint64_t flushes_kept; /* flushes that made something durable */
+};
+
+static const struct dev_layer_type volatile_layer;
+
+static struct dev_layer *find(const struct device *d)
+{
+	for (struct dev_layer *l = d->top; l; l = l->next)
+		if (l->type == &volatile_layer)
+			return l;
+	return NULL;
+}
+
+bool dev_volatile_on(const struct device *d)
+{
+	return find(d) != NULL;
+}
+
+static int lower_read(void *ctx, void *buf, uint64_t len, uint64_t off)
+{
+	struct dev_layer *l = ctx;
+	return dev_layer_pread(l->next, NULL, buf, len, off);
+}
+
+/* Keeps the old contents of [off, +len) and takes the gate; -errno refuses the write. */
+static int begin_write(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off)
+{
+	struct vol *v = l->priv;
+	pthread_rwlock_rdlock(&v->gate);
+	if (v->crashed) {
+		pthread_rwlock_unlock(&v->gate);
+		return -EIO;
+	}
+	pthread_mutex_lock(&v->lock);
+	int err = undo_note(&v->u, off, len, lower_read, l, r ? r->ino : 0,
+			    r && r->logical != DEV_NO_LOGICAL ? r->logical : UINT64_MAX,
+			    r ? r->path : NULL);
+	bool report = err == -ENOSPC && !v->full_reported;
+	if (report)
+		v->full_reported = true;
+	uint64_t held = v->u.bytes;
+	pthread_mutex_unlock(&v->lock);
+	if (report) {
+		char line[512];
+		snprintf(line, sizeof line,
+			 "scatterfs: device %s: volatile_max reached (%" PRIu64
+			 " bytes not yet durable): writes fail with ENOSPC until an fsync or "
+			 "sync makes them durable; not reported again",
+			 l->dev->name, held);
+		dev_report(line);
+	}
+	if (err)
+		pthread_rwlock_unlock(&v->gate);
+	return err;
+}
+
+static int vol_pwrite(struct dev_layer *l, struct dev_req *r, const void *buf, uint64_t len,
+		      uint64_t off)
+{
+	struct vol *v = l->priv;
+	int err = begin_write(l, r, len, off);
+	if (err)
+		return err;
+	err = dev_layer_pwrite(l->next, r, buf, len, off);
+	pthread_rwlock_unlock(&v->gate);
+	return err;
+}
+
+static int vol_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off,
+		    enum zero_fill mode)
+{
+	struct vol *v = l->priv;
+	if (mode == ZERO_FILL_NONE)
+		return dev_layer_zero(l->next, r, len, off, mode);
+	int err = begin_write(l, r, len, off);
+	if (err)
+		return err;
+	err = dev_layer_zero(l->next, r, len, off, mode);
+	pthread_rwlock_unlock(&v->gate);
+	return err;
+}
+
+static int vol_flush(struct dev_layer *l, struct dev_req *r)
+{
+	struct vol *v = l->priv;
+	pthread_rwlock_wrlock(&v->gate);
+	int err = v->crashed ? -EIO : dev_layer_flush(l->next, r);
+	if (!err) {
+		pthread_mutex_lock(&v->lock);
+		if (v->u.n)
+			v->flushes_kept++;
+		undo_clear(&v->u);
+		pthread_mutex_unlock(&v->lock);
+	}
+	pthread_rwlock_unlock(&v->gate);
+	return err;
+}
+
+static int vol_trim(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off)
+{
+	struct vol *v = l->priv;
+	if (v->crashed)
+		return -EIO;
+	return dev_layer_trim(l->next, r, len, off);
+}
+
+static void vol_counters(struct dev_layer *l,
+			 void (*emit)(void *ctx, const char *name, uint64_t value), void *ctx)
+{
+	struct vol *v = l->priv;
+	pthread_mutex_lock(&v->lock);
+	uint64_t bytes = v->u.bytes, ranges = v->u.n, kept = v->flushes_kept;
+	pthread_mutex_unlock(&v->lock);
+	emit(ctx, "volatile_bytes", bytes);
+	emit(ctx, "volatile_ranges", ranges);
+	emit(ctx, "durable_flushes", kept);
+}
+
+static void vol_close(struct dev_layer *l)
+{
+	struct vol *v = l->priv;
+	undo_free(&v->u);
+	pthread_mutex_destroy(&v->lock);
+	pthread_rwlock_destroy(&v->gate);
+}
+
+int dev_volatile_report(struct device *d, FILE *out)
+{
+	struct dev_layer *l = find(d);
+	if (!l)
+		return 0;
+	struct vol *v = l->priv;
+	pthread_mutex_lock(&v->lock);
+	for (size_t i = 0; i < v->u.n;) {
+		const struct undo_ent *e = &v->u.v[i];
+		uint64_t len = e->len;
+		size_t j = i + 1;
+		/* one line for the ranges of one file contiguous on both sides */
+		for (; j < v->u.n; j++) {
+			const struct undo_ent *f = &v->u.v[j];
+			if (f->ino != e->ino || f->off != e->off + len ||
+			    (e->logical == UINT64_MAX) != (f->logical == UINT64_MAX) ||
+			    (e->logical != UINT64_MAX && f->logical != e->logical + len))
+				break;
+			len += f->len;
+		}
+		if (e->ino && e->path)
+			fprintf(out, "file /%s", e->path);
+		else if (e->ino)
+			fprintf(out, "file ino:%" PRIu64, e->ino);
+		else
+			fputs("file -", out);
+		if (e->logical != UINT64_MAX)
+			fprintf(out, " range %" PRIu64 "+%" PRIu64, e->logical, len);
+		else
+			fputs(" range -", out);
+		fprintf(out, " device %s %" PRIu64 "+%" PRIu64 "\n", d->name, e->off, len);
+		i = j;
+	}
+	pthread_mutex_unlock(&v->lock);
+	return 0;
+}
+
+struct restore {
+	int fd;
+};
+
+static int restore_write(void *ctx, const void *buf, uint64_t len, uint64_t off)
+{
+	struct restore *s = ctx;
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(s->fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (uint64_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int dev_volatile_crash(struct device *d, uint64_t *rng, uint32_t sector, FILE *log,
+		       uint64_t *dropped)
+{
+	struct dev_layer *l = find(d);
+	if (!l)
+		return 0;
+	struct vol *v = l->priv;
+	/* held until the process ends: no write of this device gets past it again */
+	pthread_rwlock_wrlock(&v->gate);
+	v->crashed = true;
+	pthread_rwlock_unlock(&v->gate);
+	pthread_mutex_lock(&v->lock);
+	*dropped += v->u.bytes;
+	/* a descriptor of its own, without O_DIRECT: any offset and length go */
+	struct restore s = {.fd = open(d->path, O_WRONLY | O_CLOEXEC)};
+	int err = s.fd < 0 ? -errno : 0;
+	if (!err)
+		err = undo_apply(&v->u, restore_write, &s, rng, sector, log, d->name);
+	if (!err && fsync(s.fd))
+		err = -errno;
+	if (s.fd >= 0)
+		close(s.fd);
+	undo_clear(&v->u);
+	pthread_mutex_unlock(&v->lock);
+	return err;
+}
+
+static int vol_open(struct dev_layer *l, struct dev_layer_args *a, char *err, size_t errlen)
+{
+	(void)a;
+	(void)err;
+	(void)errlen;
+	const struct vol_conf *c = l->conf;
+	if (!c->on)
+		return DEV_LAYER_SKIP;
+	struct vol *v = l->priv;
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	/* a flush must not wait behind an endless stream of writes */
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&v->gate, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	pthread_mutex_init(&v->lock, NULL);
+	v->u.max = c->max;
+	return 0;
+}
+
+static const struct dev_ops volatile_ops = {
+    .pwrite = vol_pwrite,
+    .zero = vol_zero,
+    .flush = vol_flush,
+    .trim = vol_trim,
+    .counters = vol_counters,
+    .close = vol_close,
+};
+
+#define OWN(field) .home = CONFIG_LAYER_DATA, .offset = offsetof(struct vol_conf, field)
+
+static const struct config_key volatile_keys[] = {
+    {"device", "volatile", CONFIG_BOOL, OWN(on), .def = "false",
+     .help = "simulated power failure: writes not yet flushed are lost at the control file's "
+	     "crash"},
+    {"device", "volatile_max", CONFIG_SIZE, OWN(max), .flags = CONFIG_HAS_MIN, .min = 1,
+     .def = "1G",
+     .help = "bytes of old contents volatile may hold; past it writes fail with ENOSPC"},
+};
+
+static const struct dev_layer_type volatile_layer = {
+    .cfg = {.name = "volatile",
+	    .order = 3,
+	    .keys = volatile_keys,
+	    .nkeys = sizeof volatile_keys / sizeof volatile_keys[0],
+	    .data_size = sizeof(struct vol_conf)},
+    .ops = &volatile_ops,
+    .priv_size = sizeof(struct vol),
+    .open = vol_open,
+};
+DEV_LAYER_REGISTER(volatile_layer);

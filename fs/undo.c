@@ -1,0 +1,142 @@
+/*
+ * Undo log of the bytes a crash must bring back (see undo.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "splitmix64.h"
+#include "undo.h"
+
+/* Index of the first entry that ends after @off. */
+static size_t first_after(const struct undo *u, uint64_t off)
+{
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (u->v[mid].off + u->v[mid].len <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int insert(struct undo *u, size_t at, const struct undo_ent *e)
+{
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 64;
+		struct undo_ent *v = realloc(u->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		u->v = v;
+		u->cap = cap;
+	}
+	memmove(u->v + at + 1, u->v + at, (u->n - at) * sizeof *u->v);
+	u->v[at] = *e;
+	u->n++;
+	u->bytes += e->len;
+	return 0;
+}
+
+int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void *ctx,
+	      uint64_t ino, uint64_t logical, const char *path)
+{
+	uint64_t end = off + len, need = 0;
+	size_t i = first_after(u, off);
+	/* What is new: the gaps between the entries that overlap the range. */
+	uint64_t at = off;
+	for (size_t j = i; j < u->n && u->v[j].off < end; j++) {
+		if (u->v[j].off > at)
+			need += u->v[j].off - at;
+		at = u->v[j].off + u->v[j].len;
+	}
+	if (at < end)
+		need += end - at;
+	if (!need)
+		return 0;
+	if (u->max && u->bytes + need > u->max)
+		return -ENOSPC;
+	at = off;
+	while (at < end) {
+		while (i < u->n && u->v[i].off + u->v[i].len <= at)
+			i++;
+		uint64_t gap_end = end;
+		if (i < u->n && u->v[i].off <= at) {
+			at = u->v[i].off + u->v[i].len;
+			continue;
+		}
+		if (i < u->n && u->v[i].off < gap_end)
+			gap_end = u->v[i].off;
+		struct undo_ent e = {
+		    .off = at,
+		    .len = gap_end - at,
+		    .ino = ino,
+		    .logical = logical == UINT64_MAX ? UINT64_MAX : logical + (at - off),
+		};
+		/* page-aligned: an O_DIRECT backing reads straight into it */
+		void *old = NULL;
+		if (posix_memalign(&old, 4096, e.len ? e.len : 1))
+			return -ENOMEM;
+		e.old = old;
+		int err = rd(ctx, e.old, e.len, e.off);
+		if (!err && path && !(e.path = strdup(path)))
+			err = -ENOMEM;
+		if (!err)
+			err = insert(u, i, &e);
+		if (err) {
+			free(e.old);
+			free(e.path);
+			return err;
+		}
+		i++;
+		at = gap_end;
+	}
+	return 0;
+}
+
+void undo_clear(struct undo *u)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		free(u->v[i].old);
+		free(u->v[i].path);
+	}
+	u->n = 0;
+	u->bytes = 0;
+}
+
+uint64_t undo_torn_keep(uint64_t off, uint64_t len, uint32_t sector, uint64_t *rng)
+{
+	uint64_t s = sector ? sector : 512;
+	uint64_t first = (s - off % s) % s; /* bytes to the first boundary */
+	if (first > len)
+		return 0;
+	uint64_t cuts = (len - first) / s + 1; /* boundaries in [off, off+len] */
+	return first + (splitmix64_next(rng) % cuts) * s;
+}
+
+int undo_apply(struct undo *u, undo_write_fn wr, void *ctx, uint64_t *rng, uint32_t sector,
+	       FILE *out, const char *label)
+{
+	int err = 0;
+	for (size_t i = 0; i < u->n; i++) {
+		struct undo_ent *e = &u->v[i];
+		uint64_t keep = rng ? undo_torn_keep(e->off, e->len, sector, rng) : 0;
+		int r = keep < e->len ? wr(ctx, e->old + keep, e->len - keep, e->off + keep) : 0;
+		if (r && !err)
+			err = r;
+		if (out)
+			fprintf(out, "crash: %s %" PRIu64 "+%" PRIu64 " kept %" PRIu64 "\n", label,
+				e->off, e->len, keep);
+	}
+	return err;
+}
+
+void undo_free(struct undo *u)
+{
+	undo_clear(u);
+	free(u->v);
+	u->v = NULL;
+	u->cap = 0;
+}

@@ -1,0 +1,155 @@
+#!/bin/bash
+# PostgreSQL under simulated power failure (issue 27, item 4): pgbench and
+# a client that counts acknowledged inserts (tests/pg_crash.sh) run on a
+# mount with [device] volatile = true; at a seeded random moment the
+# control file's crash drops everything not yet durable and the daemon
+# ends; the mount is mounted again, PostgreSQL starts (crash recovery),
+# and every acknowledged insert is there, payloads intact, pgbench's
+# balances agree (check_db); pg_amcheck after the last round.
+# Then the broken-flush variant: a fault rule ignores every flush (fsync
+# reports success, nothing becomes durable); each such round must detect
+# the loss: PostgreSQL does not start, or acknowledged inserts are gone.
+#
+# Environment: SCATTERFS_CRASH_SEED (default 20261203),
+# SCATTERFS_CRASH_ROUNDS (default 20; 3 with SCATTERFS_QUICK=1),
+# SCATTERFS_BROKEN_ROUNDS (default 2; 1 with SCATTERFS_QUICK=1).
+# TIMEOUT: 1200
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+sfs_require sqlite3 python3
+
+T=$SFS_TMP
+M=$T/mnt
+B=$T/backing
+D=$M/pgdata
+quick=${SCATTERFS_QUICK:-}
+opts="allow_other,config=$SFS_ROOT/conf/postgres.ini,size=1G,device.layers=accounting:faults:timing:volatile:base,device.volatile=true"
+seed=${SCATTERFS_CRASH_SEED:-20261203}
+rounds=${SCATTERFS_CRASH_ROUNDS:-$([[ -n $quick ]] && echo 3 || echo 20)}
+broken=${SCATTERFS_BROKEN_ROUNDS:-$([[ -n $quick ]] && echo 1 || echo 2)}
+RANDOM=$seed
+note "seed $seed (SCATTERFS_CRASH_SEED=$seed replays the same moments), $rounds rounds, $broken broken-flush rounds"
+
+sfs_pg_setup 54337
+PG_CHECKPOINT_EVERY=100
+. "$SFS_ROOT/tests/pg_crash.sh"
+
+# ctl CMD - one command on the control file, its reply printed
+ctl() {
+	python3 - "$M/.scatterfs/control" "$1" <<'PYEOF'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.write(fd, (sys.argv[2] + "\n").encode())
+out = b""
+while True:
+    b = os.read(fd, 65536)
+    if not b:
+        break
+    out += b
+sys.stdout.write(out.decode())
+PYEOF
+}
+
+# power_fail - the control file's crash, then what is left of PostgreSQL
+# and the clients; the dead mount unmounted
+power_fail() {
+	local p t
+	dpid=${SFS_PID[$M]}
+	python3 -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY), b"crash\n")' \
+		"$M/.scatterfs/control" || fail "the crash command's write failed"
+	for ((t = 0; t < 100; t++)); do
+		kill -0 "$dpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$dpid" 2>/dev/null && fail "daemon $dpid still runs 10 s after crash"
+	wait "$dpid" || fail "daemon $dpid exited with status $? after crash"
+	unset "SFS_PID[$M]"
+	pg_kill
+	for p in $writer_pid $bench_pid; do
+		for ((t = 0; t < 100; t++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	writer_pid='' bench_pid=''
+	fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "cannot unmount $M"
+}
+
+# run_round R - pgbench and the client, crashed at a random moment
+run_round() {
+	local r=$1 delay_ms
+	delay_ms=$((500 + RANDOM % 2500))
+	before=0
+	[[ -s $T/ack ]] && before=$(tail -n 1 "$T/ack")
+	"$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -n -c 2 -T 120 postgres >"$T/pgbench.$r.log" 2>&1 &
+	bench_pid=$!
+	bash "$T/writer.sh" >"$T/writer.$r.log" 2>&1 &
+	writer_pid=$!
+	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
+	kill -0 "$writer_pid" 2>/dev/null ||
+		fail "round $r: the client stopped before the crash: $(cat "$T/writer.$r.log")"
+	power_fail
+	after=0
+	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
+	note "round $r: crash after ${delay_ms} ms, ids $((before + 1))..$after acknowledged; $(grep -o 'crash: [0-9]* bytes.*dropped' "$SFS_LAST_DLOG" | tail -n 1)"
+	sfs_mount "$B" "$M" "$opts"
+}
+
+sfs_mount "$B" "$M" "$opts"
+chown postgres:postgres "$M"
+out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
+	fail "initdb on the mount: $out"
+cat >>"$D/postgresql.conf" <<EOF
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+shared_buffers = 4MB
+min_wal_size = 32MB
+max_wal_size = 48MB
+checkpoint_timeout = 30s
+EOF
+sync "$D/postgresql.conf"
+pg_start "setup"
+psql_val 'CREATE TABLE acked (id bigint PRIMARY KEY, pad text NOT NULL); CREATE EXTENSION amcheck;' >/dev/null
+out=$("$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -i -s 1 postgres 2>&1) || fail "pgbench -i -s 1: $out"
+psql_val 'CHECKPOINT' >/dev/null
+note "initdb and pgbench -i -s 1 done"
+
+start=$SECONDS
+for ((r = 1; r <= rounds; r++)); do
+	run_round "$r"
+	logpos=$(wc -l <"$PGLOG")
+	pg_start "round $r"
+	tail -n +$((logpos + 1)) "$PGLOG" | grep -q "was not properly shut down; automatic recovery in progress" ||
+		fail "round $r: no crash recovery in the server log"
+	check_db "round $r"
+done
+out=$(as_pg "$PGBIN/pg_amcheck" -h "$S" -p "$PORT" -U postgres --heapallindexed -d postgres 2>&1) ||
+	fail "pg_amcheck after round $rounds: $out"
+note "$rounds crashes, none lost an acknowledged insert; pg_amcheck: no corruption ($((SECONDS - start)) s)"
+
+# The broken-flush variant: from here every flush is ignored.
+assert_eq "$(ctl 'fault add lie op=flush flush=ignore')" ok "fault add lie"
+for ((b = 1; b <= broken; b++)); do
+	r=$((rounds + b))
+	run_round "$r"
+	assert_eq "$(ctl 'fault add lie op=flush flush=ignore')" ok "fault add lie after the remount"
+	logpos=$(wc -l <"$PGLOG")
+	if out=$(as_pg "$PGBIN/pg_ctl" -D "$D" -l "$PGLOG" -w -t 60 \
+		-o "-p $PORT -k $S -c listen_addresses=''" start 2>&1); then
+		pm_pid=$(head -n 1 "$D/postmaster.pid")
+		ack=$(tail -n 1 "$T/ack")
+		mx=$(psql_val 'SELECT coalesce(max(id), 0) FROM acked' 2>&1) || mx="error: $mx"
+		[[ $mx =~ ^[0-9]+$ ]] && ((mx >= ack)) &&
+			fail "broken round $b: flush = ignore lost nothing: max(id) = $mx, last acknowledged $ack"
+		note "broken round $b: detected: max(id) = $mx, last acknowledged $ack"
+		pg_kill
+	else
+		note "broken round $b: detected: PostgreSQL does not start: $(tail -n +$((logpos + 1)) "$PGLOG" | grep -m1 -E 'PANIC|FATAL')"
+	fi
+done
+pm_pid=
+sfs_umount "$M"
+note "pass: $rounds crashes without loss, $broken broken-flush crashes each detected ($((SECONDS - start)) s)"
