@@ -289,15 +289,17 @@ static char *stats_json(struct sfs *fs)
 		const struct dev_counters *k = &d->counters;
 		json_object_set_new(
 		    devs, d->name,
-		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, "
-			      "s:I, s:I}",
+		    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, "
+			      "s:f, s:I, s:I, s:I}",
 			      "backing", d->path, "size", (json_int_t)size, "block",
 			      (json_int_t)d->block_size, "used", (json_int_t)(size - dfree), "free",
 			      (json_int_t)dfree, "read_ios", (json_int_t)atomic_load(&k->reads),
 			      "read_bytes", (json_int_t)atomic_load(&k->bytes_read), "write_ios",
 			      (json_int_t)atomic_load(&k->writes), "write_bytes",
 			      (json_int_t)atomic_load(&k->bytes_written), "flushes",
-			      (json_int_t)atomic_load(&k->flushes), "busy_ms",
+			      (json_int_t)atomic_load(&k->flushes), "trim_ios",
+			      (json_int_t)atomic_load(&k->trims), "trim_bytes",
+			      (json_int_t)atomic_load(&k->bytes_trimmed), "busy_ms",
 			      (double)atomic_load(&k->busy_ns) / 1e6, "queue_ms",
 			      (double)atomic_load(&k->queue_ns) / 1e6, "backing_bytes",
 			      (json_int_t)atomic_load(&d->backing_bytes), "shrinks",

@@ -41,7 +41,7 @@ const char *dev_op_name(enum dev_op op)
 	static const char *const names[] = {
 	    [DEV_OP_NONE] = "none",	  [DEV_OP_READ] = "read",	  [DEV_OP_WRITE] = "write",
 	    [DEV_OP_ALLOCATE] = "allocate", [DEV_OP_PUNCH] = "punch",	  [DEV_OP_ZERO_RANGE] = "zero",
-	    [DEV_OP_TRUNCATE] = "truncate", [DEV_OP_FSYNC] = "fsync", [DEV_OP_FREE] = "free",
+	    [DEV_OP_TRUNCATE] = "truncate", [DEV_OP_FSYNC] = "fsync", [DEV_OP_UNLINK] = "unlink",
 	};
 	return (unsigned)op < sizeof names / sizeof names[0] && names[op] ? names[op] : "?";
 }

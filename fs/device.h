@@ -94,7 +94,7 @@ enum dev_op {
 	DEV_OP_ZERO_RANGE, /* fallocate(2) FALLOC_FL_ZERO_RANGE */
 	DEV_OP_TRUNCATE,   /* truncate(2), ftruncate(2), open(2) with O_TRUNC */
 	DEV_OP_FSYNC,	   /* fsync(2), fdatasync(2) */
-	DEV_OP_FREE,	   /* freed space returned to the allocator (trims), after the catalog is durable */
+	DEV_OP_UNLINK,	   /* the space of a removed file (its last link gone, its last open closed) */
 };
 
 /** dev_op_name() - "read", "write", ... as in messages; "none" for DEV_OP_NONE. */
@@ -202,7 +202,10 @@ struct dev_ops {
 	 * sets *@fd to a descriptor to read it from.  Called only on a device
 	 * whose stack allows splicing (dev_splice_ok()): a layer with pread
 	 * and without pread_fd must see the bytes, and its device's reads are
-	 * copied instead.  -EOPNOTSUPP makes the I/O path read into memory.
+	 * copied instead.  -EOPNOTSUPP makes the I/O path read this run and
+	 * the rest of the request into memory (dev_pread()), even after
+	 * other runs of the request spliced: those stay spliced, and no run
+	 * is issued twice.
 	 */
 	int (*pread_fd)(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_t off, int *fd);
 	/** Writes @len bytes of @buf at @off (block-aligned buffer and range on an O_DIRECT backing). */
@@ -231,7 +234,9 @@ struct dev_ops {
 	 * [off, off+len) holds nothing a file needs any more.  Issued when
 	 * freed space goes back to the allocator, after the catalog that no
 	 * longer points at it is durable (punch hole, truncate, unlink and
-	 * any freed extent); @r's op is DEV_OP_FREE.  The bytes may read as
+	 * any freed extent); @r carries the file the run belonged to: op
+	 * DEV_OP_PUNCH, DEV_OP_TRUNCATE or DEV_OP_UNLINK, its inode number,
+	 * and its path when the run was freed.  The bytes may read as
 	 * anything afterwards; no layer must fail a later read of them.
 	 * Without a layer that implements it, nothing happens.
 	 */
@@ -434,6 +439,32 @@ struct dev_counters {
 	atomic_uint_fast64_t ring_reads; /* of those, queued on a ring thread's own io_uring */
 };
 
+/**
+ * The file a freed run belonged to, which the run's trim carries (struct
+ * dev_req's op, ino and path) when the catalog no longer points at it.
+ * @path is the file's path when the space was freed (a removed file's
+ * last one), shared by the runs of one free: struct freed_name, counted
+ * under the device's alloc_lock; NULL when not known.
+ */
+struct freed_name {
+	size_t refs; /* pending runs that point at it */
+	char s[];
+};
+struct freed_from {
+	enum dev_op op; /* DEV_OP_PUNCH, DEV_OP_TRUNCATE or DEV_OP_UNLINK */
+	uint64_t ino;	/* 0 = no file */
+	struct freed_name *path;
+};
+/** A device run waiting in pending_free, and where it came from. */
+struct freed_run {
+	uint64_t device, length; /* bytes */
+	struct freed_from from;
+};
+struct freed_vec {
+	struct freed_run *v;
+	size_t n, cap;
+};
+
 /** One backing device. */
 struct device {
 	unsigned index;      /* into sfs.dev[]; the dev field of extents and runs */
@@ -454,7 +485,7 @@ struct device {
 	 * crash show one file's bytes in another.  sfs_sync() returns them to
 	 * the allocator.  Under alloc_lock.
 	 */
-	struct run_vec pending_free;
+	struct freed_vec pending_free;
 	uint64_t pending_free_bytes;
 	/*
 	 * Runs ever taken off the front of pending_free: the run at index i

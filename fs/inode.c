@@ -149,23 +149,79 @@ int inode_flush(struct sfs *fs, struct inode *in)
 	return inode_store(fs, in, true, false);
 }
 
-void sfs_defer_free(struct device *d, uint64_t off, uint64_t len)
+void sfs_defer_free(struct device *d, uint64_t off, uint64_t len, const struct freed_from *from)
 {
-	if (run_vec_push(&d->pending_free, off, len) == 0) {
-		d->pending_free_bytes += len;
-		return;
+	struct freed_vec *v = &d->pending_free;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 16;
+		struct freed_run *nv = realloc(v->v, cap * sizeof *nv);
+		if (!nv) {
+			/* No memory to remember it: leak the run until the next mount (the
+			 * catalog rebuilds the allocator) rather than risk exposing it. */
+			fprintf(stderr,
+				"scatterfs: out of memory: %llu bytes at %llu of device %s stay used "
+				"until remount\n",
+				(unsigned long long)len, (unsigned long long)off, d->name);
+			return;
+		}
+		v->v = nv;
+		v->cap = cap;
 	}
-	/* No memory to remember it: leak the run until the next mount (the
-	 * catalog rebuilds the allocator) rather than risk exposing it. */
-	fprintf(stderr, "scatterfs: out of memory: %llu bytes at %llu of device %s stay used until "
-			"remount\n",
-		(unsigned long long)len, (unsigned long long)off, d->name);
+	struct freed_run *r = &v->v[v->n++];
+	r->device = off;
+	r->length = len;
+	r->from = from ? *from : (struct freed_from){DEV_OP_NONE, 0, NULL};
+	if (r->from.path)
+		r->from.path->refs++;
+	d->pending_free_bytes += len;
 }
 
-static void free_run(void *opaque, unsigned dev, uint64_t device, uint64_t length)
+/* A pending run is gone: its share of the path goes (under alloc_lock). */
+static void freed_put(struct freed_name *name)
 {
-	struct sfs *fs = opaque;
-	sfs_defer_free(fs->dev[dev], device, length);
+	if (name && --name->refs == 0)
+		free(name);
+}
+
+void sfs_pending_release(struct device *d)
+{
+	for (size_t i = 0; i < d->pending_free.n; i++)
+		freed_put(d->pending_free.v[i].from.path);
+	free(d->pending_free.v);
+	d->pending_free = (struct freed_vec){0};
+}
+
+/*
+ * What the runs freed by one call on @in carry: @op, its inode number and
+ * a copy of its path (NULL when it has none, or without memory: a trim
+ * then names no path).  freed_end() drops the copy if no run took it.
+ */
+static struct freed_from freed_begin(const struct inode *in, enum dev_op op)
+{
+	struct freed_from f = {op, in->ino, NULL};
+	if (in->path) {
+		size_t n = strlen(in->path) + 1;
+		f.path = malloc(sizeof *f.path + n);
+		if (f.path) {
+			f.path->refs = 0;
+			memcpy(f.path->s, in->path, n);
+		}
+	}
+	return f;
+}
+
+/* Under alloc_lock, after the runs were deferred. */
+static void freed_end(struct freed_from *f)
+{
+	if (f->path && f->path->refs == 0)
+		free(f->path);
+	f->path = NULL;
+}
+
+static void free_run(struct sfs *fs, const struct freed_from *from, unsigned dev, uint64_t device,
+		     uint64_t length)
+{
+	sfs_defer_free(fs->dev[dev], device, length, from);
 }
 
 /*
@@ -180,7 +236,6 @@ static void release_pending(struct device *d, uint64_t upto)
 {
 	struct dev_req tr;
 	dev_req_init(&tr, mono_ns());
-	dev_req_file(&tr, DEV_OP_FREE, 0, NULL);
 	pthread_mutex_lock(&d->alloc_lock);
 	size_t n = upto > d->pending_released ? (size_t)(upto - d->pending_released) : 0;
 	if (n > d->pending_free.n)
@@ -190,7 +245,8 @@ static void release_pending(struct device *d, uint64_t upto)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct run *r = &d->pending_free.v[i];
+		struct freed_run *r = &d->pending_free.v[i];
+		dev_req_file(&tr, r->from.op, r->from.ino, r->from.path ? r->from.path->s : NULL);
 		int e = dev_trim(d, &tr, r->length, r->device);
 		if (e)
 			fprintf(stderr, "scatterfs: device %s: trim of %llu+%llu failed: %s\n",
@@ -202,6 +258,7 @@ static void release_pending(struct device *d, uint64_t upto)
 				(unsigned long long)r->device, (unsigned long long)r->length,
 				d->name, e);
 		d->pending_free_bytes -= r->length;
+		freed_put(r->from.path);
 	}
 	memmove(d->pending_free.v, d->pending_free.v + n,
 		(d->pending_free.n - n) * sizeof *d->pending_free.v);
@@ -305,6 +362,7 @@ void sfs_syncer_stop(struct sfs *fs)
 struct unmap_ctx {
 	struct sfs *fs;
 	struct inode *in;
+	struct freed_from from; /* what their trims carry */
 };
 
 /*
@@ -321,11 +379,11 @@ static void unmap_run(void *opaque, unsigned dev, uint64_t device, uint64_t leng
 	struct unmap_ctx *c = opaque;
 	struct run_vec *g = &c->in->gaps;
 
-	sfs_defer_free(c->fs->dev[dev], device, length);
+	sfs_defer_free(c->fs->dev[dev], device, length, &c->from);
 	for (size_t i = g->n; i-- > 0;) {
 		if (g->v[i].dev != dev || g->v[i].device != device + length)
 			continue;
-		sfs_defer_free(c->fs->dev[dev], g->v[i].device, g->v[i].length);
+		sfs_defer_free(c->fs->dev[dev], g->v[i].device, g->v[i].length, &c->from);
 		memmove(g->v + i, g->v + i + 1, (g->n - i - 1) * sizeof *g->v);
 		g->n--;
 		c->in->gaps_dirty = true;
@@ -333,36 +391,39 @@ static void unmap_run(void *opaque, unsigned dev, uint64_t device, uint64_t leng
 	}
 }
 
-int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len)
+int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len, enum dev_op op)
 {
 	struct device *d = inode_device(fs, in);
-	struct unmap_ctx c = {fs, in};
 	int err = 0;
 	if (!len)
 		return 0;
+	struct unmap_ctx c = {fs, in, freed_begin(in, op)};
 	pthread_mutex_lock(&d->alloc_lock);
 	err = extmap_remove(&in->map, off, len, unmap_run, &c);
+	freed_end(&c.from);
 	pthread_mutex_unlock(&d->alloc_lock);
 	if (!err && off < in->dirty_from)
 		in->dirty_from = off;
 	return err;
 }
 
-void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from)
+void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from, enum dev_op op)
 {
 	uint64_t end = extmap_end(&in->map);
 	struct device *d = inode_device(fs, in);
-	if (from == 0) {
+	if (from == 0 && in->gaps.n) {
 		/* Every gap goes: no need to match them to extents one by one. */
+		struct freed_from f = freed_begin(in, op);
 		pthread_mutex_lock(&d->alloc_lock);
 		for (size_t i = 0; i < in->gaps.n; i++)
-			free_run(fs, in->gaps.v[i].dev, in->gaps.v[i].device, in->gaps.v[i].length);
-		if (in->gaps.n)
-			in->gaps_dirty = true;
+			free_run(fs, &f, in->gaps.v[i].dev, in->gaps.v[i].device,
+				 in->gaps.v[i].length);
+		in->gaps_dirty = true;
 		in->gaps.n = 0;
+		freed_end(&f);
 		pthread_mutex_unlock(&d->alloc_lock);
 	}
-	if (end > from && inode_unmap(fs, in, from, end - from) < 0)
+	if (end > from && inode_unmap(fs, in, from, end - from, op) < 0)
 		/* A tail is removed without splitting off a new entry, so this
 		 * needs no memory; should that change, the file keeps its space. */
 		fprintf(stderr, "scatterfs: out of memory: inode %llu keeps its space past %llu\n",
@@ -394,7 +455,7 @@ static void inode_destroy(struct sfs *fs, struct inode *in)
 		bool loaded = inode_load_map(fs, in) == 0;
 		catalog_delete_inode(fs->cat, in->ino);
 		if (loaded)
-			inode_free_space(fs, in, 0);
+			inode_free_space(fs, in, 0, DEV_OP_UNLINK);
 		pthread_rwlock_unlock(&in->lock);
 	} else {
 		inode_flush(fs, in);
@@ -484,7 +545,7 @@ int inode_flush_all(struct sfs *fs, bool final, struct inode *held)
 				bool loaded = inode_load_map(fs, in) == 0;
 				catalog_delete_inode(fs->cat, in->ino);
 				if (loaded)
-					inode_free_space(fs, in, 0);
+					inode_free_space(fs, in, 0, DEV_OP_UNLINK);
 				in->unlinked = false;
 			}
 		} else {

@@ -239,9 +239,16 @@ struct read_ctx {
 	struct sfs *fs;
 	struct dev_req *r;
 	uint64_t off;       /* logical offset of the request */
+	size_t size;        /* its bytes (up to the end of the file) */
 	char *buf;          /* copy target (O_DIRECT backing or disk model), or NULL */
 	struct fuse_bufvec *bv; /* otherwise: one fd buffer per device run, zeros between */
 	size_t cap;         /* entries of bv */
+	/*
+	 * Where the runs go once a layer declined to splice one (pread_fd
+	 * -EOPNOTSUPP): the request's bytes from that run on are copied here
+	 * and join bv as memory buffers; NULL while every run spliced.
+	 */
+	char *copy;
 };
 
 /* Adds @b to the reply vector, which is per thread and kept: no allocation per request. */
@@ -272,16 +279,30 @@ static int read_segment(void *opaque, const struct segment *s)
 		return dev_pread(c->fs->dev[s->dev], c->r, d, s->length, s->device);
 	}
 	if (s->kind == SEG_DATA) {
-		int fd;
+		int fd, err = -EOPNOTSUPP;
 		c->r->logical = s->logical;
-		int err = dev_pread_fd(c->fs->dev[s->dev], c->r, s->length, s->device, &fd);
-		if (err)
+		if (!c->copy)
+			err = dev_pread_fd(c->fs->dev[s->dev], c->r, s->length, s->device, &fd);
+		if (!err)
+			return add_buf(c, (struct fuse_buf){.size = s->length,
+							    .flags = FUSE_BUF_IS_FD |
+								     FUSE_BUF_FD_SEEK |
+								     FUSE_BUF_FD_RETRY,
+							    .fd = fd,
+							    .pos = (off_t)s->device});
+		if (err != -EOPNOTSUPP)
 			return err;
-		return add_buf(c, (struct fuse_buf){.size = s->length,
-						    .flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK |
-							     FUSE_BUF_FD_RETRY,
-						    .fd = fd,
-						    .pos = (off_t)s->device});
+		/*
+		 * A layer would not let this run splice after all (the fault
+		 * layer once a rule exists, say): this run and the rest are
+		 * copied, and the runs already spliced stay as they are, so
+		 * that no device I/O is issued, counted or timed twice.
+		 */
+		if (!c->copy && !(c->copy = bounce_get(BOUNCE_REPLY, c->size)))
+			return -ENOMEM;
+		char *d = c->copy + (s->logical - c->off);
+		err = dev_pread(c->fs->dev[s->dev], c->r, d, s->length, s->device);
+		return err ? err : add_buf(c, (struct fuse_buf){.size = s->length, .mem = d});
 	}
 	for (uint64_t done = 0; done < s->length; done += ZERO_BUF_SIZE) {
 		uint64_t n = s->length - done < ZERO_BUF_SIZE ? s->length - done : ZERO_BUF_SIZE;
@@ -347,16 +368,9 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 		}
 		*c.bv = (struct fuse_bufvec){.count = 0};
 	}
+	c.size = size;
 	if (size)
 		err = io_for_each_segment(in, off, size, read_segment, &c);
-	if (err == -EOPNOTSUPP && c.bv) {
-		/* A layer would not let a run splice after all: copy the whole
-		 * reply instead, its device I/Os recorded once. */
-		r.n = 0;
-		c.bv = NULL;
-		c.buf = bounce_get(BOUNCE_REPLY, size);
-		err = c.buf ? io_for_each_segment(in, off, size, read_segment, &c) : -ENOMEM;
-	}
 	if (err)
 		goto out;
 	/* With the model, start the reply early by what copying it to the
@@ -616,7 +630,7 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 	case FALLOC_FL_PUNCH_HOLE:
 		err = zero_edges(fs, in, off, len, &wf, &wt, &r);
 		if (!err && wt > wf)
-			err = inode_unmap(fs, in, wf, wt - wf);
+			err = inode_unmap(fs, in, wf, wt - wf, DEV_OP_PUNCH);
 		if (reqlog_wants(fs->log, LOG_PUNCH))
 			io_log_request(fs, LOG_PUNCH, pid, in, off, len, err ? err : (int64_t)len, ts,
 				    &r);
@@ -665,7 +679,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	if (size < in->attr.size && size % bs)
 		err = zero_partial(fs, in, size, keep - size, &r);
 	if (!err)
-		inode_free_space(fs, in, keep);
+		inode_free_space(fs, in, keep, DEV_OP_TRUNCATE);
 	if (!err) {
 		in->attr.size = size;
 		touch_times(in, true);

@@ -8,6 +8,10 @@
  * the backing, mount, and start the request log.  Without -f the process
  * forks first and the parent exits only when the mount answers requests
  * (or with the child's error), so scripts need no sleep.
+ *
+ * main() runs that order as named steps, each undone by teardown() as far
+ * as it got: parse_cmdline(), check_mountpoint(), (the fork), load_config(),
+ * open_devices(), open_catalog(), build_stacks(), mount_fs(), run_loop().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -635,89 +639,139 @@ static void *ready_thread(void *p)
 	return NULL;
 }
 
-int main(int argc, char *argv[])
-{
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct cmdline cl = {0};
-	struct fuse_cmdline_opts opts = {0};
-	struct sfs *fs = calloc(1, sizeof *fs);
+/*
+ * What main()'s steps share: the command line, the mount's state, and what
+ * teardown() must undo (each step records what it made, so a refusal at
+ * any step unwinds exactly that).
+ */
+struct start {
+	struct fuse_args args;
+	struct cmdline cl;
+	struct fuse_cmdline_opts opts;
+	struct sfs *fs;
 	char err[1024];
-	int ret = 1;
-	bool created = false, cat_created = false, mounted = false, faults_ready = false;
-	int meta_fd = -1; /* held open for its lock */
-	struct fuse_loop_config *loop = NULL;
+	enum sfs_transport transport;
+	uid_t mount_uid; /* the mount point's owner and group: the root directory's in a new catalog
+			  */
+	gid_t mount_gid;
+	uint64_t dev_size; /* main's backing, bytes */
+	struct catalog_identity ids[SFS_MAX_DEVICES];
+	bool created;	  /* main's backing was created by this mount */
+	bool cat_created; /* the catalog was created by this mount */
+	bool faults_ready;
+	bool signals;  /* fuse_set_signal_handlers() done */
+	bool mounted;  /* fuse_session_mount() done */
+	bool loop_ran; /* run_loop() started the threads */
+	int meta_fd;   /* the catalog, held open for its lock; -1 */
+	struct fuse_loop_config *loop;
+	struct ready_arg ra;
+};
 
-	if (!fs || fuse_opt_parse(&args, &cl, sfs_opts, opt_proc))
+/*
+ * Step 1: the command line.  0 to go on; otherwise main() returns
+ * *@exit_code at once (--help, --version, a usage error) or, when it is
+ * -1, after teardown().
+ */
+static int parse_cmdline(struct start *s, int argc, char *argv[], int *exit_code)
+{
+	s->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
+	*exit_code = 1;
+	if (!s->fs || fuse_opt_parse(&s->args, &s->cl, sfs_opts, opt_proc))
 		return 1;
-	if (fuse_parse_cmdline(&args, &opts) != 0)
+	if (fuse_parse_cmdline(&s->args, &s->opts) != 0)
 		return 1;
-	if (opts.show_version) {
+	if (s->opts.show_version) {
 		printf("scatterfs %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
-		return 0;
+		*exit_code = 0;
+		return 1;
 	}
-	if (opts.show_help) {
+	if (s->opts.show_help) {
 		usage(argv[0]);
 		printf("FUSE options:\n");
 		fuse_cmdline_help();
 		fuse_lowlevel_help();
-		return 0;
+		*exit_code = 0;
+		return 1;
 	}
-	if (!cl.backing || !opts.mountpoint) {
-		fprintf(stderr, "usage: %s BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS] (--help for "
-				"more)\n",
+	if (!s->cl.backing || !s->opts.mountpoint) {
+		fprintf(stderr,
+			"usage: %s BACKING MOUNTPOINT [-f] [-d] [-o OPTIONS] (--help for "
+			"more)\n",
 			argv[0]);
-		return 2;
+		*exit_code = 2;
+		return 1;
 	}
-	enum sfs_transport transport = TRANSPORT_AUTO;
-	if (cl.transport && transport_parse(cl.transport, &transport)) {
+	*exit_code = -1;
+	s->transport = TRANSPORT_AUTO;
+	if (s->cl.transport && transport_parse(s->cl.transport, &s->transport)) {
 		fprintf(stderr, "scatterfs: -o transport=%s: allowed: auto, uring, dev\n",
-			cl.transport);
-		goto out;
+			s->cl.transport);
+		return 1;
 	}
 	/* Before anything is created: a ring the kernel cannot give refuses the mount. */
-	if (transport_check(transport, err, sizeof err)) {
-		fprintf(stderr, "scatterfs: %s\n", err);
-		goto out;
+	if (transport_check(s->transport, s->err, sizeof s->err)) {
+		fprintf(stderr, "scatterfs: %s\n", s->err);
+		return 1;
 	}
+	return 0;
+}
+
+/*
+ * Step 2: the mount point is a live directory and no mount's (unless -o
+ * nonempty).  0, or *@exit_code as parse_cmdline() gives it.
+ */
+static int check_mountpoint(struct start *s, int *exit_code)
+{
+	const char *mp = s->opts.mountpoint;
 	struct stat mst;
 	struct statvfs msv;
 	/* statvfs() always asks a FUSE daemon (stat() may answer from the
 	 * attribute cache), so it tells a stale mount point for sure. */
-	if (statvfs(opts.mountpoint, &msv) || stat(opts.mountpoint, &mst) ||
-	    !S_ISDIR(mst.st_mode)) {
+	if (statvfs(mp, &msv) || stat(mp, &mst) || !S_ISDIR(mst.st_mode)) {
 		if (errno == ENOTCONN)
 			fprintf(stderr,
 				"scatterfs: %s is a stale mount (its daemon is gone); run "
 				"fusermount3 -u %s first\n",
-				opts.mountpoint, opts.mountpoint);
+				mp, mp);
 		else
-			fprintf(stderr, "scatterfs: mount point %s: %s\n", opts.mountpoint,
+			fprintf(stderr, "scatterfs: mount point %s: %s\n", mp,
 				errno ? strerror(errno) : "not a directory");
+		*exit_code = 1;
 		return 1;
 	}
+	s->mount_uid = mst.st_uid;
+	s->mount_gid = mst.st_gid;
 	/*
 	 * A mount over a live mount hides it: its files vanish from under
 	 * whatever uses them (a second scatterfs over the first, or over a
 	 * database's own file system), so it takes -o nonempty to say so.
 	 */
-	char *mreal = realpath(opts.mountpoint, NULL);
+	char *mreal = realpath(mp, NULL);
 	char mtype[256], msource[PATH_MAX];
-	if (!cl.nonempty && mreal && strcmp(mreal, "/") != 0 &&
+	if (!s->cl.nonempty && mreal && strcmp(mreal, "/") != 0 &&
 	    mounted_on(mreal, mtype, sizeof mtype, msource, sizeof msource, NULL, 0)) {
 		fprintf(stderr,
 			"scatterfs: %s is already a mount point (%s from %s); unmount it first, or "
 			"give -o nonempty to mount over it\n",
-			opts.mountpoint, mtype, msource);
+			mp, mtype, msource);
 		free(mreal);
-		goto out; /* frees what the options allocated (ret is 1) */
+		*exit_code = -1; /* teardown() frees what the options allocated */
+		return 1;
 	}
 	free(mreal);
-	if (!opts.foreground)
-		fork_and_wait();
+	return 0;
+}
 
+/* Step 3: main's device and the configuration (files, -o overrides, size=, log=). */
+static int load_config(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	struct cmdline *cl = &s->cl;
+	char *err = s->err;
+	size_t errlen = sizeof s->err;
 	struct device *d = calloc(1, sizeof *d);
 	if (!d)
-		goto out;
+		return -1;
 	fs->dev[0] = d;
 	fs->ndev = 1;
 	d->index = 0;
@@ -726,54 +780,68 @@ int main(int argc, char *argv[])
 	d->recorded = 0; /* main is device 0 of every catalog */
 	pthread_mutex_init(&d->alloc_lock, NULL);
 	fs->entry_timeout = 60.0;
-	fs->backing_path = realpath(cl.backing, NULL);
+	fs->backing_path = realpath(cl->backing, NULL);
 	if (!fs->backing_path) /* not there yet: created below */
-		fs->backing_path = strdup(cl.backing);
+		fs->backing_path = strdup(cl->backing);
 	config_init(&fs->cfg);
-	for (size_t i = 0; i < cl.nconfigs; i++) {
-		if (config_load_file(&fs->cfg, cl.configs[i], err, sizeof err)) {
+	for (size_t i = 0; i < cl->nconfigs; i++) {
+		if (config_load_file(&fs->cfg, cl->configs[i], err, errlen)) {
 			fprintf(stderr, "scatterfs: %s\n", err);
-			goto out;
+			return -1;
 		}
 	}
-	for (size_t i = 0; i < cl.noverrides; i++) {
-		if (config_set(&fs->cfg, cl.overrides[i], err, sizeof err)) {
+	for (size_t i = 0; i < cl->noverrides; i++) {
+		if (config_set(&fs->cfg, cl->overrides[i], err, errlen)) {
 			fprintf(stderr, "scatterfs: %s\n", err);
-			goto out;
+			return -1;
 		}
 	}
-	if (cl.size) {
+	if (cl->size) {
 		char a[128], o[128];
-		snprintf(a, sizeof a, "device.size=%s", cl.size);
-		snprintf(o, sizeof o, "size=%s", cl.size);
-		if (config_set_option(&fs->cfg, a, o, err, sizeof err)) {
+		snprintf(a, sizeof a, "device.size=%s", cl->size);
+		snprintf(o, sizeof o, "size=%s", cl->size);
+		if (config_set_option(&fs->cfg, a, o, err, errlen)) {
 			uint64_t v;
-			int rc = parse_size(cl.size, &v);
+			int rc = parse_size(cl->size, &v);
 			char why[200];
 
-			fprintf(stderr, "scatterfs: -o size=%s: %s\n", cl.size,
-				rc ? size_error(cl.size, rc, why, sizeof why) : err);
-			goto out;
+			fprintf(stderr, "scatterfs: -o size=%s: %s\n", cl->size,
+				rc ? size_error(cl->size, rc, why, sizeof why) : err);
+			return -1;
 		}
 	}
-	if (cl.log) {
+	if (cl->log) {
 		/* Through the key table, so that .scatterfs/config names -o log= as the origin. */
 		char *a = NULL, *o = NULL;
-		int rc = asprintf(&a, "log.path=%s", cl.log) < 0 || asprintf(&o, "log=%s", cl.log) < 0
-			     ? -ENOMEM
-			     : config_set_option(&fs->cfg, a, o, err, sizeof err);
+		int rc =
+		    asprintf(&a, "log.path=%s", cl->log) < 0 || asprintf(&o, "log=%s", cl->log) < 0
+			? -ENOMEM
+			: config_set_option(&fs->cfg, a, o, err, errlen);
 		free(a);
 		free(o);
 		if (rc) {
 			fprintf(stderr, "scatterfs: %s\n", rc == -ENOMEM ? "out of memory" : err);
-			goto out;
+			return -1;
 		}
 	}
-	uint64_t dev_size;
-	if (open_backing(fs, d, fs->cfg.device.size, &created, &dev_size))
-		goto out;
-	d->created = created;
-	if (created) {
+	return 0;
+}
+
+/*
+ * Step 4: opens main's backing and the named devices' (their sizes are
+ * what config_finish() checks the rules against), finishes the
+ * configuration, and sizes main and names its catalog.
+ */
+static int open_devices(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	struct device *d = fs->dev[0];
+	char *err = s->err;
+	size_t errlen = sizeof s->err;
+	if (open_backing(fs, d, fs->cfg.device.size, &s->created, &s->dev_size))
+		return -1;
+	d->created = s->created;
+	if (s->created) {
 		char *rp = realpath(fs->backing_path, NULL);
 		if (rp) {
 			free(fs->backing_path);
@@ -782,111 +850,141 @@ int main(int argc, char *argv[])
 	}
 	/* The other devices' sizes, for config_finish()'s checks of the rules on them. */
 	err[0] = '\0';
-	if (devices_open(fs, err, sizeof err)) {
+	if (devices_open(fs, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err[0] ? err : "out of memory");
-		goto out;
+		return -1;
 	}
-	if (config_finish(&fs->cfg, dev_size, err, sizeof err)) {
+	if (config_finish(&fs->cfg, s->dev_size, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
-		goto out;
+		return -1;
 	}
 	/* A mount whose files are in both cache modes gets no write-back cache: say so. */
-	if (!config_writeback(&fs->cfg, err, sizeof err) && err[0])
+	if (!config_writeback(&fs->cfg, err, errlen) && err[0])
 		fprintf(stderr, "scatterfs: warning: %s\n", err);
 	d->path = fs->backing_path;
 	d->block_size = fs->cfg.device.block_size;
-	d->size = dev_size / d->block_size * d->block_size;
+	d->size = s->dev_size / d->block_size * d->block_size;
 	if (d->size == 0) {
 		fprintf(stderr,
 			"scatterfs: backing %s is empty; give -o size=BYTES to make it usable\n",
 			fs->backing_path);
-		goto out;
+		return -1;
 	}
-	if (cl.meta) {
-		fs->meta_path = strdup(cl.meta);
+	if (s->cl.meta) {
+		fs->meta_path = strdup(s->cl.meta);
 	} else {
 		struct stat bst;
 		if (fstat(d->fd, &bst) == 0 && S_ISBLK(bst.st_mode)) {
-			fprintf(stderr, "scatterfs: backing %s is a block device: give the catalog "
-					"file with -o meta=FILE\n",
+			fprintf(stderr,
+				"scatterfs: backing %s is a block device: give the catalog "
+				"file with -o meta=FILE\n",
 				fs->backing_path);
-			goto out;
+			return -1;
 		}
 		if (asprintf(&fs->meta_path, "%s.scatterfs", fs->backing_path) < 0)
-			goto out;
+			return -1;
 	}
-	cat_created = access(fs->meta_path, F_OK) != 0;
-	if (cat_created && !created && check_no_catalog(fs, d, cl.meta != NULL, cl.newfs))
-		goto out;
-	if (!cat_created) {
+	return 0;
+}
+
+/*
+ * Step 5: opens (or creates) the catalog, locked, and checks every
+ * device against it (s->ids: what it recorded of each).
+ */
+static int open_catalog(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	struct device *d = fs->dev[0];
+	char *err = s->err;
+	size_t errlen = sizeof s->err;
+	s->cat_created = access(fs->meta_path, F_OK) != 0;
+	if (s->cat_created && !s->created &&
+	    check_no_catalog(fs, d, s->cl.meta != NULL, s->cl.newfs))
+		return -1;
+	if (!s->cat_created) {
 		/* The catalog is locked too: two daemons never share one (SQLite's
 		 * own locks would let them take turns). */
-		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
-		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
-			fprintf(stderr,
-				"scatterfs: catalog %s is in use by another scatterfs mount; refused\n",
-				fs->meta_path);
-			goto out;
+		s->meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
+		if (s->meta_fd >= 0 && flock(s->meta_fd, LOCK_EX | LOCK_NB)) {
+			fprintf(
+			    stderr,
+			    "scatterfs: catalog %s is in use by another scatterfs mount; refused\n",
+			    fs->meta_path);
+			return -1;
 		}
-		if (meta_fd >= 0)
-			prefetch(meta_fd);
+		if (s->meta_fd >= 0)
+			prefetch(s->meta_fd);
 	}
 	struct stat bst0;
 	fstat(d->fd, &bst0);
-	struct catalog_identity ids[SFS_MAX_DEVICES];
 	struct catalog_identity id = {
-		.name = "main",
-		.index = 0,
-		.recorded = 0,
-		.device_size = d->size,
-		.block_size = d->block_size,
-		.backing_path = fs->backing_path,
-		.backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
+	    .name = "main",
+	    .index = 0,
+	    .recorded = 0,
+	    .device_size = d->size,
+	    .block_size = d->block_size,
+	    .backing_path = fs->backing_path,
+	    .backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
 	};
-	if (catalog_open(fs->meta_path, &id, mst.st_uid, mst.st_gid, &fs->cat, err, sizeof err)) {
+	if (catalog_open(fs->meta_path, &id, s->mount_uid, s->mount_gid, &fs->cat, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
-		cat_created = false;
-		goto out;
+		s->cat_created = false;
+		return -1;
 	}
 	/* A new one is 0600 (catalog_open()); an old one may predate that. */
 	struct stat cst;
-	if (!cat_created && stat(fs->meta_path, &cst) == 0 && (cst.st_mode & (S_IRGRP | S_IROTH)))
+	if (!s->cat_created && stat(fs->meta_path, &cst) == 0 &&
+	    (cst.st_mode & (S_IRGRP | S_IROTH)))
 		fprintf(stderr,
 			"scatterfs: warning: catalog %s is readable by other users (mode %04o) and "
 			"holds every file's name, owner, size and extents: chmod 600 it\n",
 			fs->meta_path, (unsigned)(cst.st_mode & 07777));
-	ids[0] = id;
+	s->ids[0] = id;
 	err[0] = '\0';
-	if (devices_check(fs, ids, cl.newfs, err, sizeof err)) {
+	if (devices_check(fs, s->ids, s->cl.newfs, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err[0] ? err : "out of memory");
-		goto out;
+		return -1;
 	}
-	if (cl.newfs && !cat_created && check_newfs_has_work(fs))
-		goto out;
-	if (meta_fd < 0) {
-		meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
-		if (meta_fd >= 0 && flock(meta_fd, LOCK_EX | LOCK_NB)) {
-			fprintf(stderr, "scatterfs: catalog %s is in use by another scatterfs mount\n",
+	if (s->cl.newfs && !s->cat_created && check_newfs_has_work(fs))
+		return -1;
+	if (s->meta_fd < 0) {
+		s->meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
+		if (s->meta_fd >= 0 && flock(s->meta_fd, LOCK_EX | LOCK_NB)) {
+			fprintf(stderr,
+				"scatterfs: catalog %s is in use by another scatterfs mount\n",
 				fs->meta_path);
-			goto out;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Step 6: each device's allocator (what the catalog holds is used) and
+ * stack of layers, and the fault rules; the last checks before anything
+ * changes.
+ */
+static int build_stacks(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	char *err = s->err;
+	size_t errlen = sizeof s->err;
 	pthread_mutex_init(&fs->itable_lock, NULL);
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		fs->dev_names[i] = fs->dev[i]->name;
 		fs->dev[i]->faults = &fs->faults;
 	}
 	fault_set_init(&fs->faults, fs->dev_names, fs->ndev);
-	faults_ready = true;
+	s->faults_ready = true;
 	fs->splice_replies = true;
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
 		if (devalloc_create(dv->size, dv->block_size, &dv->alloc)) {
 			fprintf(stderr, "scatterfs: cannot create the allocator\n");
-			goto out;
+			return -1;
 		}
-		if (reserve_used(fs, dv, ids[i].recorded_size))
-			goto out;
+		if (reserve_used(fs, dv, s->ids[i].recorded_size))
+			return -1;
 		/* Each device its own stack: its own model, head and queue of I/Os. */
 		const struct device_conf *dc = i ? &fs->cfg.devices[i - 1] : NULL;
 		struct dev_layer_args la = {.disk = dc ? &dc->disk : &fs->cfg.disk,
@@ -894,9 +992,9 @@ int main(int argc, char *argv[])
 					    .async_reads = fs->cfg.device.async_reads};
 		if (dev_stack_build(dv, dc ? &dc->layers : &fs->cfg.device.layers,
 				    dc ? dc->layer_data : fs->cfg.device.layer_data, &la, err,
-				    sizeof err)) {
+				    errlen)) {
 			fprintf(stderr, "scatterfs: %s\n", err);
-			goto out;
+			return -1;
 		}
 		fs->model_on |= dv->model_on;
 		struct flash_stats none;
@@ -908,21 +1006,31 @@ int main(int argc, char *argv[])
 		fs->fault_layer |= fault_layer_on(fs->dev[i]);
 		fault_set_layer(&fs->faults, i, fault_layer_on(fs->dev[i]));
 	}
-	if (fault_set_load(&fs->faults, fs->cfg.faults, fs->cfg.nfaults, err, sizeof err)) {
+	if (fault_set_load(&fs->faults, fs->cfg.faults, fs->cfg.nfaults, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	/* Everything checked: now change things. */
+/*
+ * Step 7: everything checked, now change things: grow the backings, mount,
+ * set up the transport, make the catalog durable, open the request log,
+ * detach (without -f) and start the thread that reports the mount ready.
+ */
+static int mount_fs(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	int e;
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
-		uint64_t want = i ? fs->cfg.devices[i - 1].effective_size : dev_size;
+		uint64_t want = i ? fs->cfg.devices[i - 1].effective_size : s->dev_size;
 		struct stat bst;
 		if (fstat(dv->fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
 		    (uint64_t)bst.st_size < want && ftruncate(dv->fd, (off_t)want)) {
 			fprintf(stderr, "scatterfs: cannot grow backing %s to %llu bytes: %s\n",
 				dv->path, (unsigned long long)want, strerror(errno));
-			goto out;
+			return -1;
 		}
 		/* What a shrink under the mount will be measured from. */
 		uint64_t bytes;
@@ -932,47 +1040,48 @@ int main(int argc, char *argv[])
 	clock_gettime(CLOCK_MONOTONIC, &fs->start_mono);
 	clock_gettime(CLOCK_REALTIME, &fs->start_realtime);
 
-	int e;
 	struct inode *root = inode_get(fs, FUSE_ROOT_ID, 1, &e);
 	if (!root) {
 		fprintf(stderr, "scatterfs: catalog %s has no root directory\n", fs->meta_path);
-		goto out;
+		return -1;
 	}
 	root->path = strdup("");
 
 	char fsname[PATH_MAX + 16];
 	snprintf(fsname, sizeof fsname, "-ofsname=%s", fs->backing_path);
-	fuse_opt_add_arg(&args, "-odefault_permissions");
-	fuse_opt_add_arg(&args, "-osubtype=scatterfs");
-	fuse_opt_add_arg(&args, fsname);
-	fs->se = fuse_session_new(&args, &sfs_ops, sizeof sfs_ops, fs);
+	fuse_opt_add_arg(&s->args, "-odefault_permissions");
+	fuse_opt_add_arg(&s->args, "-osubtype=scatterfs");
+	fuse_opt_add_arg(&s->args, fsname);
+	fs->se = fuse_session_new(&s->args, &sfs_ops, sizeof sfs_ops, fs);
 	if (!fs->se) {
 		fprintf(stderr,
 			"scatterfs: the options above were not understood; scatterfs's own "
 			"are config=, log=, meta=, size=, nonempty, newfs and "
 			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
 			"see --help\n");
-		goto out;
+		return -1;
 	}
 	if (fuse_set_signal_handlers(fs->se))
-		goto out_session;
-	if (fuse_session_mount(fs->se, opts.mountpoint)) {
-		fprintf(stderr, "scatterfs: cannot mount on %s\n", opts.mountpoint);
-		goto out_signals;
+		return -1;
+	s->signals = true;
+	if (fuse_session_mount(fs->se, s->opts.mountpoint)) {
+		fprintf(stderr, "scatterfs: cannot mount on %s\n", s->opts.mountpoint);
+		return -1;
 	}
-	mounted = true;
-	unsigned max_threads = opts.singlethread				? 1
-			       : opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads
-										: 64;
-	if ((e = transport_install(fs, transport, max_threads))) {
+	s->mounted = true;
+	unsigned max_threads = s->opts.singlethread ? 1
+			       : s->opts.max_threads && s->opts.max_threads <= 100000
+				   ? s->opts.max_threads
+				   : 64;
+	if ((e = transport_install(fs, s->transport, max_threads))) {
 		fprintf(stderr, "scatterfs: cannot set up the transport: %s\n", strerror(-e));
-		goto out_unmount;
+		return -1;
 	}
 	dev_set_yield_fd(fuse_session_fd(fs->se));
 	/* Durable now, so that an idle mount writes nothing more. */
-	if (catalog_adopt(fs->cat, ids, fs->ndev) || catalog_sync(fs->cat)) {
+	if (catalog_adopt(fs->cat, s->ids, fs->ndev) || catalog_sync(fs->cat)) {
 		fprintf(stderr, "scatterfs: cannot update catalog %s\n", fs->meta_path);
-		goto out_unmount;
+		return -1;
 	}
 	if (fs->cfg.log.path) {
 		e = reqlog_open(fs->cfg.log.path,
@@ -983,13 +1092,13 @@ int main(int argc, char *argv[])
 		if (e) {
 			fprintf(stderr, "scatterfs: cannot create log %s: %s\n", fs->cfg.log.path,
 				strerror(-e));
-			goto out_unmount;
+			return -1;
 		}
 		for (unsigned i = 0; i < fs->ndev; i++)
 			fs->dev_names[i] = fs->dev[i]->name;
 		reqlog_set_devices(fs->log, fs->dev_names, fs->ndev);
 	}
-	if (!opts.foreground) {
+	if (!s->opts.foreground) {
 		/* Its stderr goes once the mount is up: a shrunk backing is reported here too. */
 		openlog("scatterfs", LOG_PID, LOG_DAEMON);
 		dev_set_syslog(true);
@@ -998,25 +1107,37 @@ int main(int argc, char *argv[])
 			/* keep going: only relative paths would suffer, and all are absolute */
 		}
 	}
-	struct ready_arg ra = {.mountpoint = realpath(opts.mountpoint, NULL),
-			       .readahead = fs->cfg.defaults.cache.readahead,
-			       .foreground = opts.foreground};
-	if (ra.mountpoint)
-		set_readahead(ra.mountpoint, ra.readahead);
+	s->ra = (struct ready_arg){.mountpoint = realpath(s->opts.mountpoint, NULL),
+				   .readahead = fs->cfg.defaults.cache.readahead,
+				   .foreground = s->opts.foreground};
+	if (s->ra.mountpoint)
+		set_readahead(s->ra.mountpoint, s->ra.readahead);
 	pthread_t rt;
-	if (!ra.mountpoint || pthread_create(&rt, NULL, ready_thread, &ra)) {
+	if (!s->ra.mountpoint || pthread_create(&rt, NULL, ready_thread, &s->ra)) {
 		fprintf(stderr, "scatterfs: cannot start\n");
-		goto out_log;
+		return -1;
 	}
 	pthread_detach(rt);
+	return 0;
+}
 
-	loop = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
-	if (opts.max_idle_threads && opts.max_idle_threads <= 100000)
-		fuse_loop_cfg_set_idle_threads(loop, opts.max_idle_threads);
-	fuse_loop_cfg_set_max_threads(loop, opts.max_threads && opts.max_threads <= 100000
-						    ? opts.max_threads
-						    : 64);
+/*
+ * Step 8: serves requests until the file system is unmounted (or a
+ * signal), with the sync thread and queued reads around it.  The loop's
+ * status: 0, or 1.
+ */
+static int run_loop(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	const struct fuse_cmdline_opts *opts = &s->opts;
+	int e, ret;
+	s->loop_ran = true;
+	s->loop = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(s->loop, (unsigned)opts->clone_fd);
+	if (opts->max_idle_threads && opts->max_idle_threads <= 100000)
+		fuse_loop_cfg_set_idle_threads(s->loop, opts->max_idle_threads);
+	fuse_loop_cfg_set_max_threads(
+	    s->loop, opts->max_threads && opts->max_threads <= 100000 ? opts->max_threads : 64);
 	for (unsigned i = 0; i < fs->ndev; i++)
 		fs->volatile_on |= dev_volatile_on(fs->dev[i]);
 	if (fs->volatile_on) {
@@ -1035,39 +1156,51 @@ int main(int argc, char *argv[])
 			strerror(-e));
 	/* Our own loop (loop.c: a WRITE's data page-aligned) unless clone_fd
 	 * asks for libfuse's, which clones /dev/fuse per worker. */
-	if (opts.singlethread)
+	if (opts->singlethread)
 		ret = fuse_session_loop(fs->se);
-	else if (opts.clone_fd)
-		ret = fuse_session_loop_mt(fs->se, loop);
+	else if (opts->clone_fd)
+		ret = fuse_session_loop_mt(fs->se, s->loop);
 	else
-		ret = sfs_loop_run(fs->se,
-				   opts.max_threads && opts.max_threads <= 100000 ? opts.max_threads : 64,
-				   opts.max_idle_threads <= 100000 ? opts.max_idle_threads : 0);
-	/* The ring before queued reads: its threads answer the reads they
-	 * queued on their own rings from the queued reads' slots; the
-	 * completion thread's reads came from /dev/fuse and answer there. */
-	transport_stop(fs);
-	io_queue_stop(fs);
-	sfs_syncer_stop(fs);
-	fuse_loop_cfg_destroy(loop);
-	ret = ret ? 1 : 0;
-	free(ra.mountpoint);
-out_log:
+		ret = sfs_loop_run(
+		    fs->se,
+		    opts->max_threads && opts->max_threads <= 100000 ? opts->max_threads : 64,
+		    opts->max_idle_threads <= 100000 ? opts->max_idle_threads : 0);
+	return ret ? 1 : 0;
+}
+
+/*
+ * Step 9: undoes what the steps did, in reverse, whichever step stopped:
+ * a mount that never happened leaves no new file behind.  @ret: main()'s
+ * status so far; returns the final one.
+ */
+static int teardown(struct start *s, int ret)
+{
+	struct sfs *fs = s->fs;
+	if (s->loop_ran) {
+		/* The ring before queued reads: its threads answer the reads they
+		 * queued on their own rings from the queued reads' slots; the
+		 * completion thread's reads came from /dev/fuse and answer there. */
+		transport_stop(fs);
+		io_queue_stop(fs);
+		sfs_syncer_stop(fs);
+		fuse_loop_cfg_destroy(s->loop);
+	}
+	free(s->ra.mountpoint);
 	if (reqlog_close(fs->log))
 		ret = 1;
 	fs->log = NULL;
-out_unmount:
-	fuse_session_unmount(fs->se);
-out_signals:
-	fuse_remove_signal_handlers(fs->se);
-out_session:
-	fuse_session_destroy(fs->se); /* calls destroy(): the inodes are flushed */
-	transport_free(fs);
-out:
+	if (s->mounted)
+		fuse_session_unmount(fs->se);
+	if (s->signals)
+		fuse_remove_signal_handlers(fs->se);
+	if (fs->se) {
+		fuse_session_destroy(fs->se); /* calls destroy(): the inodes are flushed */
+		transport_free(fs);
+	}
 	if (fs->cat)
 		catalog_close(fs->cat);
 	/* A mount that never happened leaves no new files behind. */
-	if (ret && cat_created && !mounted)
+	if (ret && s->cat_created && !s->mounted)
 		unlink(fs->meta_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
@@ -1077,38 +1210,56 @@ out:
 			close(dv->fd);
 		}
 	}
-	if (meta_fd >= 0)
-		close(meta_fd);
-	if (ret && created && !mounted)
+	if (s->meta_fd >= 0)
+		close(s->meta_fd);
+	if (ret && s->created && !s->mounted)
 		unlink(fs->backing_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
-		if (i && ret && fs->dev[i]->created && !mounted)
+		if (i && ret && fs->dev[i]->created && !s->mounted)
 			unlink(fs->dev[i]->path); /* main's: above */
 		devalloc_destroy(fs->dev[i]->alloc);
-		run_vec_release(&fs->dev[i]->pending_free);
+		sfs_pending_release(fs->dev[i]);
 		if (i)
 			free(fs->dev[i]->path);
 		free(fs->dev[i]);
 	}
 	report_ready(ret ? ret : 1);
-	fuse_opt_free_args(&args);
-	for (size_t i = 0; i < cl.noverrides; i++)
-		free(cl.overrides[i]);
-	free(cl.overrides);
-	free(cl.backing);
-	for (size_t i = 0; i < cl.nconfigs; i++)
-		free(cl.configs[i]);
-	free(cl.configs);
-	free(cl.log);
-	free(cl.meta);
-	free(cl.size);
-	free(cl.transport);
-	free(opts.mountpoint);
-	if (faults_ready)
+	fuse_opt_free_args(&s->args);
+	for (size_t i = 0; i < s->cl.noverrides; i++)
+		free(s->cl.overrides[i]);
+	free(s->cl.overrides);
+	free(s->cl.backing);
+	for (size_t i = 0; i < s->cl.nconfigs; i++)
+		free(s->cl.configs[i]);
+	free(s->cl.configs);
+	free(s->cl.log);
+	free(s->cl.meta);
+	free(s->cl.size);
+	free(s->cl.transport);
+	free(s->opts.mountpoint);
+	if (s->faults_ready)
 		fault_set_release(&fs->faults);
 	config_free(&fs->cfg);
 	free(fs->backing_path);
 	free(fs->meta_path);
 	free(fs);
 	return ret;
+}
+
+int main(int argc, char *argv[])
+{
+	static struct start s = {.meta_fd = -1};
+	int code;
+	s.fs = calloc(1, sizeof *s.fs);
+	if (parse_cmdline(&s, argc, argv, &code) || check_mountpoint(&s, &code)) {
+		if (code >= 0)
+			return code;
+		return teardown(&s, 1);
+	}
+	if (!s.opts.foreground)
+		fork_and_wait();
+	if (load_config(&s) || open_devices(&s) || open_catalog(&s) || build_stacks(&s) ||
+	    mount_fs(&s))
+		return teardown(&s, 1);
+	return teardown(&s, run_loop(&s));
 }

@@ -242,10 +242,15 @@ int inode_flush_all(struct sfs *fs, bool final, struct inode *held);
 void inode_rename_paths(struct sfs *fs, const char *old_path, const char *new_path);
 /**
  * sfs_defer_free() - frees [@off, @off+@len) of device @d once the catalog
- * durably no longer refers to it (see struct device's pending_free).
- * Caller holds @d->alloc_lock.
+ * durably no longer refers to it (see struct device's pending_free); its
+ * trim then carries @from (NULL: no file).  Caller holds @d->alloc_lock.
  */
-void sfs_defer_free(struct device *d, uint64_t off, uint64_t len);
+void sfs_defer_free(struct device *d, uint64_t off, uint64_t len, const struct freed_from *from);
+/**
+ * sfs_pending_release() - forgets the runs still pending on @d without
+ * trimming or freeing them (teardown: the allocator goes too).
+ */
+void sfs_pending_release(struct device *d);
 /**
  * sfs_flush_devices() - flushes every device (dev_flush()), so that data
  * and zero-fill are durable before the catalog that points at them (a
@@ -330,17 +335,19 @@ void inode_to_stat(const struct inode *in, struct stat *st);
  * (a multiple of the block size) to its allocated end, and their gaps
  * (every gap when @from is 0).  Caller holds in->lock for writing.  The
  * space goes to the device's pending_free: reusable after the next catalog
- * sync.
+ * sync, and its trims carry @op (DEV_OP_TRUNCATE, DEV_OP_UNLINK), @in's
+ * inode number and path.
  */
-void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from);
+void inode_free_space(struct sfs *fs, struct inode *in, uint64_t from, enum dev_op op);
 /**
  * inode_unmap() - unmaps logical [@off, +@len) of @in (block-aligned),
  * deferring the free of the extent pieces it held and of the pattern gap of
- * each extent whose device end goes with them (sfs_defer_free).  Caller
- * holds in->lock for writing and not the device's alloc_lock.
+ * each extent whose device end goes with them (sfs_defer_free; their
+ * trims carry @op, @in's inode number and path).  Caller holds in->lock
+ * for writing and not the device's alloc_lock.
  * @return 0, -ENOMEM (nothing unmapped).
  */
-int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len);
+int inode_unmap(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len, enum dev_op op);
 
 /* io.c */
 /** Reads [off, off+size) of @in and replies to @req.  Caller holds no lock. */
