@@ -225,6 +225,10 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "ring_queues", json_integer((json_int_t)queues));
 		json_object_set_new(o, "ring_threads", json_integer((json_int_t)threads));
 		json_object_set_new(o, "ring_requests", json_integer((json_int_t)ring_req));
+		uint64_t ring_reads = 0;
+		for (unsigned i = 0; i < fs->ndev; i++)
+			ring_reads += atomic_load(&fs->dev[i]->counters.ring_reads);
+		json_object_set_new(o, "ring_reads", json_integer((json_int_t)ring_reads));
 		json_object_set_new(o, "dev_requests", json_integer((json_int_t)dev_req));
 		json_object_set_new(o, "shared_mmap_direct", json_boolean(fs->direct_mmap));
 		json_object_set_new(o, "writeback_cache", json_boolean(fs->writeback));

@@ -19,6 +19,11 @@
  *   outstanding, for up to poll_us, then io_getevents) and calls each
  *   read's done().  At 16 reads in flight this saved a thread sleep and
  *   wake-up per read (bench/README.md, performance).
+ *   On a thread that serves an io_uring queue (transport.c,
+ *   dev_thread_set_ring()) they go to that thread's own ring instead, as
+ *   IORING_OP_READ, and the thread reaps them itself: its replies then
+ *   leave with the io_uring_enter that reaps their reads, where the
+ *   completion thread would have to hand each back to the ring's owner.
  *
  * Both need an O_DIRECT backing; queued reads are never started under a
  * timing model, whose replies wait for the modelled time anyway.
@@ -59,6 +64,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <liburing.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +126,26 @@ struct dev_base {
 	atomic_uint outstanding;    /* queued runs not yet completed */
 	struct iocb stop;           /* an empty read whose completion stops the reaper */
 };
+
+/* dev_thread_set_ring(): this thread's own io_uring for queued reads, and its reads on it. */
+static __thread struct io_uring *tl_ring;
+static __thread unsigned tl_ring_reads;
+static __thread bool tl_ring_busy;
+
+void dev_thread_set_ring(struct io_uring *ring)
+{
+	tl_ring = ring;
+}
+
+void dev_thread_ring_busy(bool busy)
+{
+	tl_ring_busy = busy;
+}
+
+unsigned dev_thread_ring_reads(void)
+{
+	return tl_ring_reads;
+}
 
 /* This thread's aio context for polled reads (one thread reaps one context). */
 static __thread aio_context_t polled_ctx;
@@ -508,6 +534,54 @@ static void queued_done(struct dev_base *b, struct dev_aio *io, int64_t res)
 	io->done(io, res);
 }
 
+/*
+ * Queued reads on the calling thread's own ring (dev_thread_set_ring()):
+ * prepared now, submitted with the ring's next io_uring_enter.  They
+ * count in in_flight (the queueing rule) but not in outstanding (the
+ * reaper's): the thread reaps them itself.  An SQE the ring cannot give,
+ * even after submitting what it holds, is read here.
+ */
+static void ring_submit_reads(struct dev_base *b, struct dev_aio *ios, size_t n)
+{
+	uint64_t bs = b->block_size;
+	for (size_t i = 0; i < n; i++) {
+		struct dev_aio *io = &ios[i];
+		uint64_t a = round_down(io->off, bs), e = round_up(io->off + io->len, bs);
+		io->cb = read_iocb(b->fd, io->buf - (io->off - a), e - a, a, io);
+		io->base = b;
+		atomic_fetch_add(&b->in_flight, 1);
+		struct io_uring_sqe *sqe = io_uring_get_sqe(tl_ring);
+		if (!sqe && io_uring_submit(tl_ring) >= 0)
+			sqe = io_uring_get_sqe(tl_ring);
+		if (!sqe) {
+			int err = pread_all(b, (char *)(uintptr_t)io->cb.aio_buf, e - a, a);
+			atomic_fetch_sub(&b->in_flight, 1);
+			io->done(io, err ? err : (int64_t)(e - a));
+			continue;
+		}
+		io_uring_prep_read(sqe, b->fd, (void *)(uintptr_t)io->cb.aio_buf, (unsigned)(e - a),
+				   a);
+		io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)io | DEV_RING_READ_TAG);
+		tl_ring_reads++;
+	}
+}
+
+void dev_ring_read_done(uint64_t user_data, int res)
+{
+	struct dev_aio *io = (struct dev_aio *)(uintptr_t)(user_data & ~(uint64_t)DEV_RING_TAG_MASK);
+	struct dev_base *b = io->base;
+	int64_t r = res;
+	tl_ring_reads--;
+	if (r >= 0 && (uint64_t)r < io->cb.aio_nbytes) { /* short: at the backing's end */
+		int e = pread_all(b, (char *)(uintptr_t)io->cb.aio_buf + r,
+				  io->cb.aio_nbytes - (uint64_t)r,
+				  (uint64_t)io->cb.aio_offset + (uint64_t)r);
+		r = e ? e : (int64_t)io->cb.aio_nbytes;
+	}
+	atomic_fetch_sub(&b->in_flight, 1);
+	io->done(io, r);
+}
+
 static int base_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_aio *ios,
 			     size_t n)
 {
@@ -517,6 +591,10 @@ static int base_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_
 	struct iocb *cbp[64];
 	if (n > 64)
 		return -EOPNOTSUPP;
+	if (tl_ring) {
+		ring_submit_reads(b, ios, n);
+		return 0;
+	}
 	uint64_t bs = b->block_size;
 	for (size_t i = 0; i < n; i++) {
 		struct dev_aio *io = &ios[i];
@@ -621,6 +699,11 @@ void dev_base_stop(struct dev_layer *l)
 	b->ctx = 0;
 }
 
+bool dev_base_queue_started(const struct dev_layer *l)
+{
+	return l->ops == &base_ops && ((const struct dev_base *)l->priv)->ctx;
+}
+
 bool dev_base_can_queue(const struct dev_layer *l)
 {
 	if (l->ops != &base_ops)
@@ -628,7 +711,8 @@ bool dev_base_can_queue(const struct dev_layer *l)
 	const struct dev_base *b = l->priv;
 	/* With polling on, a read queues only when another is in flight
 	 * (a lone read is polled instead); with polling off, every read. */
-	return b->ctx && (!b->poll_ns || atomic_load(&((struct dev_base *)b)->in_flight));
+	return b->ctx && (!b->poll_ns || (tl_ring && tl_ring_busy) ||
+			  atomic_load(&((struct dev_base *)b)->in_flight));
 }
 
 static const struct dev_ops base_ops = {

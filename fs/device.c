@@ -194,6 +194,11 @@ void dev_stack_free(struct device *d)
 	d->top = d->base = NULL;
 }
 
+bool dev_may_queue(const struct device *d)
+{
+	return d->queue_ok && d->base && dev_base_queue_started(d->base);
+}
+
 bool dev_can_queue(const struct device *d)
 {
 	return d->queue_ok && d->base && dev_base_can_queue(d->base);

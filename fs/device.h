@@ -179,6 +179,7 @@ struct dev_aio {
 	char *buf;            /* where @off's byte goes */
 	dev_aio_done_fn done; /* res: bytes read (the aligned range) or -errno */
 	void *opaque;         /* the caller's */
+	void *base;           /* the base layer's, for a read on a thread's own ring */
 };
 
 struct dev_layer;
@@ -435,6 +436,7 @@ struct dev_counters {
 	    queue_ns; /* modelled arrival-to-completion time of the device I/Os, summed */
 	atomic_uint_fast64_t polled_reads, polled_completions; /* base: polled aio reads */
 	atomic_uint_fast64_t async_reads;             /* reads answered by the completion thread */
+	atomic_uint_fast64_t ring_reads; /* of those, queued on a ring thread's own io_uring */
 };
 
 /**
@@ -581,6 +583,12 @@ void dev_report(const char *line);
 /** dev_set_syslog() - also send device reports (shrinks, the first ENOSPC) to syslog (a daemon whose stderr is gone). */
 void dev_set_syslog(bool on);
 
+/**
+ * dev_may_queue() - whether dev_submit_reads() can ever queue on @d: its
+ * stack passes queued reads down and its base layer's queue is started
+ * (an O_DIRECT backing, device.async_reads, no timing model).
+ */
+bool dev_may_queue(const struct device *d);
 /** dev_can_queue() - whether dev_submit_reads() may queue now (see the base layer). */
 bool dev_can_queue(const struct device *d);
 
@@ -666,6 +674,7 @@ static inline int dev_submit_reads(struct device *d, struct dev_req *r, struct d
 int dev_base_start(struct dev_layer *base);
 void dev_base_stop(struct dev_layer *base);
 bool dev_base_can_queue(const struct dev_layer *base);
+bool dev_base_queue_started(const struct dev_layer *base);
 
 /**
  * dev_set_yield_fd() - the /dev/fuse descriptor whose waiting requests
@@ -681,6 +690,47 @@ void dev_set_yield_fd(int fd);
  * nothing (1,761 of them for 1,407 reads at QD 1, strace -c).
  */
 void dev_thread_no_yield(void);
+
+struct io_uring;
+
+/*
+ * The low bits a thread's own-ring read carries in its CQE's user_data
+ * (the rest is its struct dev_aio's address): what the ring's owner
+ * passes to dev_ring_read_done().
+ */
+#define DEV_RING_READ_TAG 2u
+#define DEV_RING_TAG_MASK 7u
+
+/**
+ * dev_thread_set_ring() - the calling thread's queued reads
+ * (dev_submit_reads()) go to @ring, an io_uring this thread owns, as
+ * IORING_OP_READ on the backing, instead of the shared aio context and
+ * its completion thread: the thread submits them with its ring's next
+ * io_uring_enter and passes each completion (user_data tagged
+ * DEV_RING_READ_TAG) to dev_ring_read_done().  @ring NULL stops it.  The
+ * queueing rules stay the base layer's (an O_DIRECT backing,
+ * device.async_reads, no timing model, and with polling on another read
+ * in flight or dev_thread_ring_busy()).
+ */
+void dev_thread_set_ring(struct io_uring *ring);
+
+/**
+ * dev_thread_ring_busy() - whether the calling thread has other requests
+ * waiting for it: then a lone read goes to its ring too rather than being
+ * polled (a spin would hold those requests back).
+ */
+void dev_thread_ring_busy(bool busy);
+
+/** dev_thread_ring_reads() - the calling thread's reads in flight on its ring. */
+unsigned dev_thread_ring_reads(void);
+
+/**
+ * dev_ring_read_done() - the completion of a read dev_thread_set_ring()'s
+ * ring carried: @user_data as the CQE has it, @res its result (bytes or
+ * -errno).  Finishes a short read (the backing's end) with pread, then
+ * calls the read's done().  Called by the thread that submitted it.
+ */
+void dev_ring_read_done(uint64_t user_data, int res);
 
 /** mono_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mono_ns(void);

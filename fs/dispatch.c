@@ -17,6 +17,7 @@
 
 #include "reqlog.h"
 #include "sfs.h"
+#include "transport.h"
 
 static bool ctl_name(fuse_ino_t parent, const char *name)
 {
@@ -146,6 +147,11 @@ static void d_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct sfs *fs = fuse_req_userdata(req);
+	/* Only the file read path (io.c) runs beside this ring thread's
+	 * reads in flight; a control file's read may wait for their log rows,
+	 * and a read without a handle looks its inode up. */
+	if (ctl_is_ino(ino) || !fi || !fi->fh)
+		transport_drain();
 	if (ctl_is_ino(ino) || !reqlog_wants(fs->log, LOG_READ)) {
 		by_ino(ino)->read(req, ino, size, off, fi);
 		return;

@@ -323,9 +323,16 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 	size_t want = size; /* the log shows the request; result what was read */
 	int err = 0;
 
-	pthread_rwlock_rdlock(&in->lock);
+	/* A ring thread with reads in flight on its own ring must not sleep
+	 * on the lock: a writer holding it may wait for those reads' pins,
+	 * which only this thread can drop (transport_drain()). */
+	if (pthread_rwlock_tryrdlock(&in->lock)) {
+		transport_drain();
+		pthread_rwlock_rdlock(&in->lock);
+	}
 	if (!in->map_loaded) {
 		pthread_rwlock_unlock(&in->lock);
+		transport_drain();
 		inode_wrlock(in);
 		err = inode_load_map(fs, in);
 		pthread_rwlock_unlock(&in->lock);

@@ -5,7 +5,11 @@
  * (struct dev_ops.submit_reads: one io_submit on a shared aio context),
  * and the worker goes back to /dev/fuse for the next request; the base
  * layer's completion thread calls back here as runs complete, and the
- * read is answered when its last run is done.
+ * read is answered when its last run is done.  On a ring thread
+ * (transport.c) the runs go to the thread's own io_uring instead
+ * (dev_thread_set_ring()), and the thread itself completes them, answering
+ * each read in the io_uring_enter that reaps its last run; an aligned
+ * read is read straight into its ring entry's reply buffer.
  *
  * Each read in flight holds a pin on its inode instead of the inode's
  * lock, which another thread cannot release; inode_wrlock() waits for the
@@ -32,6 +36,7 @@ struct queued_read {
 	fuse_req_t req;
 	struct inode *in;
 	char *buf;         /* 4096-aligned, cap bytes: whole blocks from the request's first */
+	char *data;        /* where the blocks are read: buf, or the ring entry's reply buffer */
 	size_t cap, skip;  /* skip: bytes of buf before the request's offset */
 	uint64_t off, ts;  /* logical offset; the log's ts_us */
 	size_t size, want; /* bytes read (clamped at EOF), bytes asked */
@@ -121,7 +126,7 @@ static void queued_read_finish(struct queued_read *q)
 	struct sfs *fs = q->fs;
 	int err = atomic_load(&q->err), reply_err = 0;
 	if (!err)
-		reply_err = fuse_reply_buf(q->req, q->buf + q->skip, q->size); /* 0 or -errno */
+		reply_err = fuse_reply_buf(q->req, q->data + q->skip, q->size); /* 0 or -errno */
 	else
 		fuse_reply_err(q->req, -err);
 	io_read_done(fs, q->in, q->pid, q->off, q->want, q->size, err, reply_err, q->ts, &q->r);
@@ -151,14 +156,6 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 	struct device *d = inode_device(fs, in);
 	if (!rq || !size || !dev_can_queue(d))
 		return 1;
-	/*
-	 * Not from a ring thread: its reply would have to come back to the
-	 * thread through an eventfd, a wake-up and two system calls more than
-	 * the thread waiting for its own read (measured: bench/README.md,
-	 * third round).
-	 */
-	if (transport_on_ring_thread())
-		return 1;
 	/* The device reads whole blocks: the request's first and last block
 	 * belong to the extents the request starts and ends in. */
 	uint64_t bs = d->block_size, a = round_down(off, bs), b = round_up(off + size, bs);
@@ -169,6 +166,11 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 	struct queued_read *q = queued_read_get(rq, b - a);
 	if (!q)
 		return 1;
+	/* On a ring thread, an aligned read goes straight into its entry's
+	 * reply buffer (the reply then leaves without a copy, transport.c). */
+	q->data = off == a ? transport_reply_buffer(b - a) : NULL;
+	if (!q->data)
+		q->data = q->buf;
 	q->fs = fs;
 	q->req = req;
 	q->in = in;
@@ -182,7 +184,7 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 	io_req_file(fs, &q->r, arrival_ns, DEV_OP_READ, in);
 	size_t nio = 0;
 	for (size_t i = 0; i < n; i++) {
-		char *dst = q->buf + (segs[i].logical - a);
+		char *dst = q->data + (segs[i].logical - a);
 		if (segs[i].kind != SEG_DATA) {
 			memset(dst, 0, segs[i].length);
 			continue;
@@ -225,6 +227,8 @@ int io_read_queued(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t of
 		return 1;
 	}
 	atomic_fetch_add(&d->counters.async_reads, 1);
+	if (transport_on_ring_thread())
+		atomic_fetch_add(&d->counters.ring_reads, 1);
 	if (atomic_fetch_sub(&q->pending, 1) == 1)
 		queued_read_finish(q);
 	return 0;

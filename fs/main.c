@@ -1177,9 +1177,11 @@ static int teardown(struct start *s, int ret)
 {
 	struct sfs *fs = s->fs;
 	if (s->loop_ran) {
-		/* Queued reads before the ring: their replies go through its threads. */
-		io_queue_stop(fs);
+		/* The ring before queued reads: its threads answer the reads they
+		 * queued on their own rings from the queued reads' slots; the
+		 * completion thread's reads came from /dev/fuse and answer there. */
 		transport_stop(fs);
+		io_queue_stop(fs);
 		sfs_syncer_stop(fs);
 		fuse_loop_cfg_destroy(s->loop);
 	}

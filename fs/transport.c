@@ -30,34 +30,51 @@
  * /dev/fuse, and notifications leave through it: the /dev/fuse loop keeps
  * running beside the ring.
  *
- * Here each ring thread owns one io_uring and one entry of one queue, so a
- * thread blocked in a request (a device read, a disk model's wait, an
- * fsync) holds no other request back, as with the /dev/fuse workers; a
- * queue whose threads are all busy starts another (up to max_threads over
- * all queues).  Threads are not pinned to their queue's CPU (libfuse 3.18
- * pins them): one submitter, fio at QD 16, sends every request to one
- * queue, and its threads pinned to one CPU made 5,640-8,883 reads a
- * second where unpinned ones made 7,396-15,701 (three alternating rounds,
- * shared machine).  A ring thread reads its device synchronously (no
- * queued reads, io_queue.c) and does not poll /dev/fuse while it spins
- * (dev_thread_no_yield()).  A request becomes the byte stream
- * fuse_session_process_buf() reads from /dev/fuse: the payload buffer
- * starts a page into the thread's allocation and the fuse_in_header and
- * the first argument are copied right before it, so a WRITE's data stays
- * page-aligned for O_DIRECT backings (as loop.c arranges for /dev/fuse)
- * and nothing else is copied.
+ * Each ring thread owns one io_uring and its entries of one queue.  A
+ * thread blocked in a request (a disk model's wait, an fsync) holds the
+ * requests of its entries back, so a queue's later threads hold one entry
+ * each, as the /dev/fuse workers hold one request; a queue whose threads
+ * are all busy starts another (up to max_threads over all queues).  A
+ * queue's first thread holds RING_ENTRIES entries where reads can queue
+ * (an O_DIRECT backing, device.async_reads, no timing model:
+ * dev_may_queue()), and else one.  Its reads go to its own ring
+ * (IORING_OP_READ on the backing, dev_thread_set_ring()): the handler
+ * returns with the read in flight, the thread takes its next request, and
+ * the io_uring_enter that reaps a read's completion also takes the
+ * commit of its reply, libfuse having built the reply as for any other
+ * (queued_read_finish(), io_queue.c).  So one thread keeps many READs in
+ * flight, and at QD 16 a request costs 0.42-0.76 system calls and
+ * 0.33-0.56 voluntary context switches where one entry a thread, each
+ * reading synchronously, cost 2.08-2.19 and 0.96-1.00 (bench/README.md,
+ * third round).  Those reads hold their inodes' pins and log holds,
+ * which only this thread releases, so it never sleeps on another thread
+ * while they are in flight: it drains them (transport_drain()) before any
+ * request other than a READ, and a READ's handler before it would wait for
+ * an inode's lock or a log barrier (io.c, dispatch.c).  A lone read
+ * (nothing else in flight, no other request waiting for the thread) is
+ * still polled as on /dev/fuse.  Threads are not pinned to their queue's
+ * CPU (libfuse 3.18 pins them): one submitter, fio at QD 16, sends every
+ * request to one queue, and its threads pinned to one CPU made
+ * 5,640-8,883 reads a second where unpinned ones made 7,396-15,701 (three
+ * alternating rounds, shared machine).  A ring thread does not poll
+ * /dev/fuse while it spins (dev_thread_no_yield()).  A request becomes
+ * the byte stream fuse_session_process_buf() reads from /dev/fuse: the
+ * payload buffer starts a page into the entry's allocation and the
+ * fuse_in_header and the first argument are copied right before it, so
+ * a WRITE's data stays page-aligned for O_DIRECT backings (as loop.c
+ * arranges for /dev/fuse) and nothing else is copied.
  *
  * Replies find their entry by unique: the thread that serves the request
- * usually replies itself, and its commit waits for the thread's next
- * io_uring_enter; a reply from another thread (the queued reads'
- * completion thread, io_queue.c) fills the entry's buffers and wakes the
+ * replies itself, and its commit waits for the thread's next
+ * io_uring_enter; a reply from another thread fills the entry's buffers and wakes the
  * owner through an eventfd the owner polls on its ring, so every command
  * of an entry is submitted by its owner (the kernel runs an entry's
  * request copy-out as task work of the thread that submitted its command).
  * Replies with no ring entry (INIT, an INTERRUPT's, notifications) go to
  * /dev/fuse.  On unmount the kernel completes every entry with ENOTCONN;
  * on a signal or daemon exit transport_stop() wakes each thread through
- * its eventfd, and closing a ring cancels its entry.
+ * its eventfd; a thread answers the reads it has in flight before it
+ * ends, and closing its ring cancels its entries.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,21 +95,38 @@
 #include "sfs.h"
 #include "transport.h"
 
-#define RING_SQ_DEPTH 4 /* a commit or register, the eventfd poll, a resubmit */
+#define RING_ENTRIES  16 /* entries of a queue's first thread when reads can queue */
+#define RING_SQ_DEPTH 64 /* commits, the eventfd poll, device reads (more are submitted early) */
+#define RING_CQ_DEPTH 256
 #define TAG_EVENT     1 /* user_data of the eventfd poll (entries use their address) */
 #define IN_HEADER     sizeof(struct fuse_in_header)
 #define OUT_HEADER    sizeof(struct fuse_out_header)
 
 struct transport;
+struct ring_thread;
 
 struct ring_queue {
 	unsigned qid;
 	atomic_uint threads; /* started */
-	/* Threads not serving a request (their entry with the kernel, or about to be). */
+	/* Threads waiting for the kernel (in io_uring_enter, or about to be). */
 	atomic_int idle;
 };
 
-/* One thread, its io_uring and its one entry of queue q. */
+/* One entry of a queue: its buffers with the kernel, and the request it holds. */
+struct ring_entry {
+	struct ring_thread *t; /* its owner, which submits all its commands */
+	struct fuse_uring_req_header *hdr;
+	char *payload;		     /* a page past hdr */
+	struct iovec iov[2];	     /* REGISTER's buffers */
+	atomic_uint_fast64_t unique; /* the request being served; 0 = none */
+	uint64_t commit_id;	     /* owner only */
+	int last_cmd;		     /* owner only: for a resubmit after EINTR/EAGAIN */
+	atomic_bool commit_pending;  /* another thread filled the reply */
+	bool live;		     /* owner only: with the kernel (not ended by ENOTCONN...) */
+	struct ring_entry *next_ready; /* owner only: a request reaped while draining */
+};
+
+/* One thread, its io_uring and its entries of queue q. */
 struct ring_thread {
 	struct ring_thread *next; /* transport's list; never unlinked before transport_stop() */
 	struct transport *tp;
@@ -101,16 +135,14 @@ struct ring_thread {
 	struct io_uring ring;
 	bool have_ring;
 	int efd;    /* other threads' replies and stop; -1 = none */
-	char *base; /* the header page, then the payload */
-	struct fuse_uring_req_header *hdr;
-	char *payload;		     /* base + a page */
-	struct iovec iov[2];	     /* REGISTER's buffers */
-	atomic_uint_fast64_t unique; /* the request being served; 0 = none */
-	uint64_t commit_id;	     /* owner only */
-	int last_cmd;		     /* owner only: for a resubmit after EINTR/EAGAIN */
-	atomic_bool commit_pending;  /* another thread filled the reply */
-	int start_err;		     /* -errno of the setup (under tp->lock) */
-	bool started;		     /* setup reported (under tp->lock) */
+	char *base; /* per entry: the header page, then the payload */
+	unsigned nent, live;
+	struct ring_entry *ent;
+	struct ring_entry *serving; /* owner only: the entry whose request is in its handler */
+	struct ring_entry *ready, **ready_tail; /* owner only: requests reaped while draining */
+	bool stop_seen;			       /* owner only */
+	int start_err;			       /* -errno of the setup (under tp->lock) */
+	bool started;			       /* setup reported (under tp->lock) */
 };
 
 struct transport {
@@ -123,6 +155,7 @@ struct transport {
 	atomic_bool ring_on;		  /* the queues are registered */
 	size_t payload_size;
 	long page;
+	unsigned first_entries; /* a queue's first thread's entries (later threads: one) */
 	unsigned nq, per_queue_max;
 	struct ring_queue *queues;
 	pthread_mutex_t lock; /* starting threads, and the list's head */
@@ -223,39 +256,47 @@ static unsigned possible_cpus(void)
 	return n;
 }
 
-/* Fills @sqe with FUSE ring command @cmd of @t's entry. */
-static void prep_cmd(struct io_uring_sqe *sqe, struct ring_thread *t, int cmd, uint64_t commit_id)
+/* Fills @sqe with FUSE ring command @cmd of entry @e. */
+static void prep_cmd(struct io_uring_sqe *sqe, struct ring_entry *e, int cmd, uint64_t commit_id)
 {
 	/* An SQE128 slot: the command area runs past struct io_uring_sqe. */
 	memset(sqe, 0, 2 * sizeof *sqe);
 	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = t->tp->fd;
+	sqe->fd = e->t->tp->fd;
 	sqe->cmd_op = (__u32)cmd;
-	sqe->user_data = (__u64)(uintptr_t)t;
+	sqe->user_data = (__u64)(uintptr_t)e;
 	if (cmd == FUSE_IO_URING_CMD_REGISTER) {
-		sqe->addr = (__u64)(uintptr_t)t->iov;
+		sqe->addr = (__u64)(uintptr_t)e->iov;
 		sqe->len = 2;
 	}
 	struct fuse_uring_cmd_req *req = (struct fuse_uring_cmd_req *)sqe->cmd;
-	req->qid = (uint16_t)t->q->qid;
+	req->qid = (uint16_t)e->t->q->qid;
 	req->commit_id = commit_id;
-	t->last_cmd = cmd;
+	e->last_cmd = cmd;
 }
 
-/* Owner only: queues the commit of the reply in @t's buffers (submitted at its next wait). */
-static int queue_commit(struct ring_thread *t)
+/* Owner only: an SQE of @t's ring, submitting what it holds when it is full; NULL on failure. */
+static struct io_uring_sqe *get_sqe(struct ring_thread *t)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	if (!sqe && io_uring_submit(&t->ring) >= 0)
+		sqe = io_uring_get_sqe(&t->ring);
+	return sqe;
+}
+
+/* Owner only: queues the commit of the reply in @e's buffers (submitted at its next wait). */
+static int queue_commit(struct ring_entry *e)
+{
+	struct io_uring_sqe *sqe = get_sqe(e->t);
 	if (!sqe)
-		return -EBUSY; /* cannot happen: one entry, RING_SQ_DEPTH slots */
-	prep_cmd(sqe, t, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, t->commit_id);
-	atomic_fetch_add_explicit(&t->q->idle, 1, memory_order_relaxed);
+		return -EBUSY;
+	prep_cmd(sqe, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, e->commit_id);
 	return 0;
 }
 
 static int arm_event(struct ring_thread *t)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	struct io_uring_sqe *sqe = get_sqe(t);
 	if (!sqe)
 		return -EBUSY;
 	io_uring_prep_poll_multishot(sqe, t->efd, POLLIN);
@@ -282,47 +323,56 @@ static void gather(char *dst, const struct iovec *iov, int count, size_t skip)
 	}
 }
 
-/* The ring thread serving @unique, claimed (its unique cleared); NULL when none. */
-static struct ring_thread *ring_claim(struct transport *tp, uint64_t unique)
+/* The entry of @t serving @unique, claimed (its unique cleared); NULL when none. */
+static struct ring_entry *claim_in(struct ring_thread *t, uint64_t unique)
 {
-	struct ring_thread *t = tl_self;
-	uint_fast64_t want = unique;
-	if (t && atomic_compare_exchange_strong(&t->unique, &want, 0))
-		return t;
-	for (t = atomic_load_explicit(&tp->threads, memory_order_acquire); t; t = t->next) {
-		want = unique;
-		if (atomic_compare_exchange_strong(&t->unique, &want, 0))
-			return t;
+	for (unsigned i = 0; i < t->nent; i++) {
+		uint_fast64_t want = unique;
+		if (atomic_compare_exchange_strong(&t->ent[i].unique, &want, 0))
+			return &t->ent[i];
 	}
 	return NULL;
 }
 
-/* Puts the reply in @iov into @t's entry and commits it (now, or through its owner). */
-static ssize_t ring_reply(struct transport *tp, struct ring_thread *t, const struct iovec *iov,
+/* The ring entry serving @unique, claimed; this thread's own entries first; NULL when none. */
+static struct ring_entry *ring_claim(struct transport *tp, uint64_t unique)
+{
+	struct ring_entry *e;
+	if (tl_self && (e = claim_in(tl_self, unique)))
+		return e;
+	for (struct ring_thread *t = atomic_load_explicit(&tp->threads, memory_order_acquire); t;
+	     t = t->next)
+		if (t != tl_self && (e = claim_in(t, unique)))
+			return e;
+	return NULL;
+}
+
+/* Puts the reply in @iov into @e's entry and commits it (now, or through its owner). */
+static ssize_t ring_reply(struct transport *tp, struct ring_entry *e, const struct iovec *iov,
 			  int count)
 {
 	size_t total = 0;
 	for (int i = 0; i < count; i++)
 		total += iov[i].iov_len;
-	struct fuse_out_header *out = (struct fuse_out_header *)t->hdr->in_out;
+	struct fuse_out_header *out = (struct fuse_out_header *)e->hdr->in_out;
 	gather((char *)out, iov, 1, 0); /* libfuse's header is its own iovec */
-	size_t payload = total - OUT_HEADER;
+	size_t payload = total - iov[0].iov_len;
 	if (iov[0].iov_len != OUT_HEADER || payload > tp->payload_size) {
 		/* Not a reply libfuse builds: the request fails rather than the ring. */
 		out->len = OUT_HEADER;
 		out->error = -EIO;
 		payload = 0;
 	} else {
-		gather(t->payload, iov, count, OUT_HEADER);
+		gather(e->payload, iov, count, OUT_HEADER);
 	}
-	t->hdr->ring_ent_in_out.payload_sz = (uint32_t)payload;
-	if (t == tl_self) {
-		if (queue_commit(t))
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)payload;
+	if (e->t == tl_self) {
+		if (queue_commit(e))
 			return -1;
 	} else {
-		atomic_store_explicit(&t->commit_pending, true, memory_order_release);
+		atomic_store_explicit(&e->commit_pending, true, memory_order_release);
 		uint64_t one = 1;
-		if (write(t->efd, &one, sizeof one) != sizeof one)
+		if (write(e->t->efd, &one, sizeof one) != sizeof one)
 			return -1;
 	}
 	return (ssize_t)total;
@@ -338,10 +388,10 @@ bool transport_on_ring_thread(void)
 void *transport_reply_buffer(size_t size)
 {
 	struct ring_thread *t = tl_self;
-	if (!t || !atomic_load_explicit(&t->unique, memory_order_relaxed) ||
+	if (!t || !t->serving || !atomic_load_explicit(&t->serving->unique, memory_order_relaxed) ||
 	    size > t->tp->payload_size)
 		return NULL;
-	return t->payload;
+	return t->serving->payload;
 }
 
 /* The reply to INIT: adds the flags libfuse 3.14 cannot ask for, then starts the ring. */
@@ -407,9 +457,9 @@ static ssize_t tp_writev(int fd, struct iovec *iov, int count, void *userdata)
 		if (iu && out->unique == iu)
 			return init_reply(tp, fd, iov, count);
 		if (atomic_load_explicit(&tp->ring_on, memory_order_acquire)) {
-			struct ring_thread *t = ring_claim(tp, out->unique);
-			if (t)
-				return ring_reply(tp, t, iov, count);
+			struct ring_entry *e = ring_claim(tp, out->unique);
+			if (e)
+				return ring_reply(tp, e, iov, count);
 		}
 	}
 	return writev(fd, iov, count);
@@ -542,32 +592,40 @@ void transport_counts(const struct sfs *fs, uint64_t *ring, uint64_t *dev, unsig
 	}
 }
 
-/* Turns the request in @t's entry into /dev/fuse's byte stream and hands it to libfuse. */
-static void serve(struct ring_thread *t)
+/* Turns the request in entry @e into /dev/fuse's byte stream and hands it to libfuse. */
+static void serve(struct ring_entry *e)
 {
+	struct ring_thread *t = e->t;
 	struct transport *tp = t->tp;
-	struct fuse_in_header *in = (struct fuse_in_header *)t->hdr->in_out;
-	uint32_t psz = t->hdr->ring_ent_in_out.payload_sz;
-	t->commit_id = t->hdr->ring_ent_in_out.commit_id;
+	struct fuse_in_header *in = (struct fuse_in_header *)e->hdr->in_out;
+	uint32_t psz = e->hdr->ring_ent_in_out.payload_sz;
+	e->commit_id = e->hdr->ring_ent_in_out.commit_id;
 	atomic_fetch_add_explicit(&tp->n_ring, 1, memory_order_relaxed);
-	if (atomic_fetch_sub_explicit(&t->q->idle, 1, memory_order_relaxed) <= 1 &&
-	    atomic_load_explicit(&t->q->threads, memory_order_relaxed) < tp->per_queue_max)
-		ring_thread_new(tp, t->q); /* on failure the busy ones serve later */
 	size_t hlen = in->len >= IN_HEADER + psz ? in->len - IN_HEADER - psz : SIZE_MAX;
 	if (hlen > FUSE_URING_OP_IN_OUT_SZ || psz > tp->payload_size) {
-		struct fuse_out_header *out = (struct fuse_out_header *)t->hdr->in_out;
+		struct fuse_out_header *out = (struct fuse_out_header *)e->hdr->in_out;
 		uint64_t unique = in->unique;
 		*out = (struct fuse_out_header){.len = OUT_HEADER, .error = -EIO, .unique = unique};
-		t->hdr->ring_ent_in_out.payload_sz = 0;
-		queue_commit(t);
+		e->hdr->ring_ent_in_out.payload_sz = 0;
+		queue_commit(e);
 		return;
 	}
-	char *start = t->payload - IN_HEADER - hlen;
+	/*
+	 * Only a READ runs beside this thread's device reads in flight (io.c
+	 * and dispatch.c make sure its handler never sleeps while they are):
+	 * any other request may wait for something they hold (an inode's
+	 * pins, a log row), which only this thread can complete.
+	 */
+	if (in->opcode != FUSE_READ)
+		transport_drain();
+	char *start = e->payload - IN_HEADER - hlen;
 	memcpy(start, in, IN_HEADER);
-	memcpy(start + IN_HEADER, t->hdr->op_in, hlen);
+	memcpy(start + IN_HEADER, e->hdr->op_in, hlen);
 	struct fuse_buf buf = {.mem = start, .size = IN_HEADER + hlen + psz};
-	atomic_store_explicit(&t->unique, in->unique, memory_order_release);
+	atomic_store_explicit(&e->unique, in->unique, memory_order_release);
+	t->serving = e;
 	fuse_session_process_buf(tp->fs->se, &buf);
+	t->serving = NULL;
 }
 
 static void report_start(struct ring_thread *t, int err)
@@ -580,19 +638,23 @@ static void report_start(struct ring_thread *t, int err)
 	pthread_mutex_unlock(&tp->lock);
 }
 
-/* Sets up @t's ring and registers its entry; 0 or -errno (the kernel's refusal). */
+/* Sets up @t's ring and registers its entries; 0 or -errno (the kernel's refusal). */
 static int ring_setup(struct ring_thread *t)
 {
 	struct io_uring_params p = {.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE,
-				    .cq_entries = 2 * RING_SQ_DEPTH};
+				    .cq_entries = RING_CQ_DEPTH};
 	int e = io_uring_queue_init_params(RING_SQ_DEPTH, &t->ring, &p);
 	if (e < 0)
 		return e;
 	t->have_ring = true;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
-	if (!sqe)
-		return -EBUSY;
-	prep_cmd(sqe, t, FUSE_IO_URING_CMD_REGISTER, 0);
+	for (unsigned i = 0; i < t->nent; i++) {
+		struct io_uring_sqe *sqe = get_sqe(t);
+		if (!sqe)
+			return -EBUSY;
+		prep_cmd(sqe, &t->ent[i], FUSE_IO_URING_CMD_REGISTER, 0);
+		t->ent[i].live = true;
+	}
+	t->live = t->nent;
 	if ((e = arm_event(t)))
 		return e;
 	e = io_uring_submit(&t->ring);
@@ -607,10 +669,108 @@ static int ring_setup(struct ring_thread *t)
 	unsigned head;
 	io_uring_for_each_cqe(&t->ring, head, cqe)
 	{
-		if (cqe->user_data == (__u64)(uintptr_t)t && cqe->res < 0)
+		if (cqe->user_data != TAG_EVENT &&
+		    !(cqe->user_data & DEV_RING_TAG_MASK) && cqe->res < 0)
 			return cqe->res;
 	}
 	return 0;
+}
+
+/*
+ * Owner only: one completion of @t's ring.  A device read completes (its
+ * request may be answered, which queues a commit); a request is served,
+ * or with @defer put on the ready list (a drain reaps it; the thread's
+ * loop serves it); an error ends its entry.
+ */
+static void complete(struct ring_thread *t, uint64_t data, int res, unsigned flags, bool defer)
+{
+	struct transport *tp = t->tp;
+	if (data == TAG_EVENT) {
+		uint64_t v;
+		if (read(t->efd, &v, sizeof v) < 0) {
+			/* EAGAIN: a wake-up already read */
+		}
+		if (atomic_load(&tp->stopping))
+			t->stop_seen = true;
+		for (unsigned i = 0; i < t->nent; i++)
+			if (atomic_load_explicit(&t->ent[i].commit_pending, memory_order_relaxed) &&
+			    atomic_exchange_explicit(&t->ent[i].commit_pending, false,
+						     memory_order_acquire))
+				queue_commit(&t->ent[i]);
+		if (!(flags & IORING_CQE_F_MORE) && !t->stop_seen)
+			arm_event(t);
+		return;
+	}
+	if ((data & DEV_RING_TAG_MASK) == DEV_RING_READ_TAG) {
+		dev_ring_read_done(data, res);
+		return;
+	}
+	struct ring_entry *e = (struct ring_entry *)(uintptr_t)data;
+	if (res == 0) {
+		if (defer) {
+			e->next_ready = NULL;
+			*t->ready_tail = e;
+			t->ready_tail = &e->next_ready;
+		} else {
+			serve(e);
+		}
+	} else if (res == -EINTR || res == -EAGAIN) {
+		struct io_uring_sqe *sqe = get_sqe(t);
+		if (sqe)
+			prep_cmd(sqe, e, e->last_cmd, e->commit_id);
+	} else {
+		/* ENOTCONN: unmounted; ECANCELED: the ring is closing. */
+		if (res != -ENOTCONN && res != -ECANCELED)
+			fprintf(stderr, "scatterfs: io_uring queue %u: %s\n", t->q->qid,
+				strerror(-res));
+		if (e->live) {
+			e->live = false;
+			t->live--;
+		}
+	}
+}
+
+#define REAP_BATCH 64
+
+/* Owner only: submits what @t's ring holds, waits for one completion, takes up to REAP_BATCH. */
+static unsigned reap(struct ring_thread *t, uint64_t *data, int *res, unsigned *flags)
+{
+	int r = io_uring_submit_and_wait(&t->ring, 1);
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+		fprintf(stderr, "scatterfs: io_uring queue %u: %s\n", t->q->qid, strerror(-r));
+		t->stop_seen = true;
+		t->live = 0;
+		return 0;
+	}
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	io_uring_for_each_cqe(&t->ring, head, cqe)
+	{
+		if (n == REAP_BATCH)
+			break;
+		data[n] = cqe->user_data;
+		res[n] = cqe->res;
+		flags[n++] = cqe->flags;
+	}
+	io_uring_cq_advance(&t->ring, n);
+	return n;
+}
+
+void transport_drain(void)
+{
+	struct ring_thread *t = tl_self;
+	if (!t)
+		return;
+	while (dev_thread_ring_reads()) {
+		uint64_t data[REAP_BATCH];
+		int res[REAP_BATCH];
+		unsigned flags[REAP_BATCH];
+		unsigned n = reap(t, data, res, flags);
+		if (!n && !t->live)
+			break; /* the ring failed: cannot happen with reads in flight */
+		for (unsigned i = 0; i < n; i++)
+			complete(t, data[i], res[i], flags[i], true);
+	}
 }
 
 static void *ring_thread_run(void *arg)
@@ -618,66 +778,58 @@ static void *ring_thread_run(void *arg)
 	struct ring_thread *t = arg;
 	struct transport *tp = t->tp;
 	tl_self = t;
+	t->ready_tail = &t->ready;
 	dev_thread_no_yield();
 	int e = ring_setup(t);
-	if (!e)
+	if (!e) {
 		atomic_fetch_add_explicit(&t->q->idle, 1, memory_order_relaxed);
+		dev_thread_set_ring(&t->ring);
+	}
 	report_start(t, e);
 	if (e)
 		return NULL;
-	for (;;) {
-		int r = io_uring_submit_and_wait(&t->ring, 1);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-			fprintf(stderr, "scatterfs: io_uring queue %u: %s\n", t->q->qid,
-				strerror(-r));
-			break;
-		}
-		struct io_uring_cqe *cqe;
-		__u64 data[2 * RING_SQ_DEPTH];
-		int res[2 * RING_SQ_DEPTH];
-		unsigned flags[2 * RING_SQ_DEPTH], head, n = 0;
-		io_uring_for_each_cqe(&t->ring, head, cqe)
-		{
-			if (n == 2 * RING_SQ_DEPTH)
-				break;
-			data[n] = cqe->user_data;
-			res[n] = cqe->res;
-			flags[n++] = cqe->flags;
-		}
-		io_uring_cq_advance(&t->ring, n);
-		bool end = false;
+	while (t->live && !t->stop_seen) {
+		uint64_t data[REAP_BATCH];
+		int res[REAP_BATCH];
+		unsigned flags[REAP_BATCH];
+		unsigned n = reap(t, data, res, flags), requests = 0;
+		/* Device reads first: their replies leave with the next enter. */
 		for (unsigned i = 0; i < n; i++) {
-			if (data[i] == TAG_EVENT) {
-				uint64_t v;
-				if (read(t->efd, &v, sizeof v) < 0) {
-					/* EAGAIN: a wake-up already read */
-				}
-				if (atomic_load(&tp->stopping))
-					end = true;
-				else if (atomic_exchange_explicit(&t->commit_pending, false,
-								  memory_order_acquire))
-					queue_commit(t);
-				if (!(flags[i] & IORING_CQE_F_MORE) && !end)
-					arm_event(t);
+			if (data[i] == TAG_EVENT || (data[i] & DEV_RING_TAG_MASK))
+				complete(t, data[i], res[i], flags[i], false);
+			else if (res[i] == 0)
+				requests++;
+		}
+		if (!requests)
+			for (unsigned i = 0; i < n; i++)
+				if (data[i] != TAG_EVENT && !(data[i] & DEV_RING_TAG_MASK))
+					complete(t, data[i], res[i], flags[i], false);
+		if (!requests)
+			continue;
+		/* Busy: a queue whose threads are all busy starts another. */
+		if (atomic_fetch_sub_explicit(&t->q->idle, 1, memory_order_relaxed) <= 1 &&
+		    atomic_load_explicit(&t->q->threads, memory_order_relaxed) < tp->per_queue_max)
+			ring_thread_new(tp, t->q); /* on failure the busy ones serve later */
+		for (unsigned i = 0; i < n; i++) {
+			if (data[i] == TAG_EVENT || (data[i] & DEV_RING_TAG_MASK))
 				continue;
-			}
-			if (res[i] == 0) {
-				serve(t);
-			} else if (res[i] == -EINTR || res[i] == -EAGAIN) {
-				struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
-				if (sqe)
-					prep_cmd(sqe, t, t->last_cmd, t->commit_id);
-			} else {
-				/* ENOTCONN: unmounted; ECANCELED: the ring is closing. */
-				if (res[i] != -ENOTCONN && res[i] != -ECANCELED)
-					fprintf(stderr, "scatterfs: io_uring queue %u: %s\n",
-						t->q->qid, strerror(-res[i]));
-				end = true;
+			if (res[i] == 0)
+				dev_thread_ring_busy(--requests > 0 || t->ready);
+			complete(t, data[i], res[i], flags[i], false);
+			while (t->ready) { /* reaped while a request drained */
+				struct ring_entry *r = t->ready;
+				if (!(t->ready = r->next_ready))
+					t->ready_tail = &t->ready;
+				dev_thread_ring_busy(requests > 0 || t->ready);
+				serve(r);
 			}
 		}
-		if (end)
-			break;
+		dev_thread_ring_busy(false);
+		atomic_fetch_add_explicit(&t->q->idle, 1, memory_order_relaxed);
 	}
+	/* Every read this thread started is answered before it ends. */
+	transport_drain();
+	dev_thread_set_ring(NULL);
 	return NULL;
 }
 
@@ -689,24 +841,33 @@ static struct ring_thread *ring_thread_new(struct transport *tp, struct ring_que
 		return NULL;
 	t->tp = tp;
 	t->q = q;
+	t->nent = atomic_load(&q->threads) ? 1 : tp->first_entries;
 	t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	size_t bytes = (size_t)tp->page + tp->payload_size;
-	if (t->efd < 0 || posix_memalign((void **)&t->base, (size_t)tp->page, bytes)) {
+	size_t stride = (size_t)tp->page + tp->payload_size;
+	t->ent = calloc(t->nent, sizeof *t->ent);
+	if (t->efd < 0 || !t->ent ||
+	    posix_memalign((void **)&t->base, (size_t)tp->page, stride * t->nent)) {
 		if (t->efd >= 0)
 			close(t->efd);
+		free(t->ent);
 		free(t);
 		return NULL;
 	}
-	t->hdr = (struct fuse_uring_req_header *)t->base;
-	memset(t->hdr, 0, sizeof *t->hdr);
-	t->payload = t->base + tp->page;
-	t->iov[0] = (struct iovec){.iov_base = t->hdr, .iov_len = sizeof *t->hdr};
-	t->iov[1] = (struct iovec){.iov_base = t->payload, .iov_len = tp->payload_size};
+	for (unsigned i = 0; i < t->nent; i++) {
+		struct ring_entry *e = &t->ent[i];
+		e->t = t;
+		e->hdr = (struct fuse_uring_req_header *)(t->base + i * stride);
+		memset(e->hdr, 0, sizeof *e->hdr);
+		e->payload = (char *)e->hdr + tp->page;
+		e->iov[0] = (struct iovec){.iov_base = e->hdr, .iov_len = sizeof *e->hdr};
+		e->iov[1] = (struct iovec){.iov_base = e->payload, .iov_len = tp->payload_size};
+	}
 	pthread_mutex_lock(&tp->lock);
 	if (atomic_load(&tp->stopping) || atomic_load(&q->threads) >= tp->per_queue_max) {
 		pthread_mutex_unlock(&tp->lock);
 		close(t->efd);
 		free(t->base);
+		free(t->ent);
 		free(t);
 		return NULL;
 	}
@@ -720,6 +881,7 @@ static struct ring_thread *ring_thread_new(struct transport *tp, struct ring_que
 		pthread_mutex_unlock(&tp->lock);
 		close(t->efd);
 		free(t->base);
+		free(t->ent);
 		free(t);
 		return NULL;
 	}
@@ -740,6 +902,16 @@ static int ring_start(struct transport *tp)
 	if (!first)
 		return -ENOMEM;
 	int err = 0;
+	/*
+	 * Many entries on a queue's first thread only where its reads can
+	 * queue on its own ring: elsewhere every request is served
+	 * synchronously (a timing model's wait, an fsync), and entries
+	 * behind a busy thread would wait for it.
+	 */
+	tp->first_entries = 1;
+	for (unsigned i = 0; i < tp->fs->ndev; i++)
+		if (tp->fs->rq && dev_may_queue(tp->fs->dev[i]))
+			tp->first_entries = RING_ENTRIES;
 	/*
 	 * On before the first REGISTER: the kernel uses the ring as soon as
 	 * every queue has an entry, and a reply to a ring request must not
@@ -788,6 +960,7 @@ static void ring_threads_end(struct transport *tp)
 			io_uring_queue_exit(&t->ring);
 		close(t->efd);
 		free(t->base);
+		free(t->ent);
 		free(t);
 		t = next;
 	}

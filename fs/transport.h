@@ -83,6 +83,16 @@ bool transport_on_ring_thread(void);
 void *transport_reply_buffer(size_t size);
 
 /**
+ * transport_drain() - on a ring thread, completes every device read the
+ * thread has in flight on its own ring (answering their requests) before
+ * returning; requests that arrive meanwhile wait for the thread's loop.
+ * A ring thread calls it before anything that may sleep on another
+ * thread (an inode's lock, a log barrier): that thread may be waiting for
+ * those reads.  Nothing elsewhere.
+ */
+void transport_drain(void);
+
+/**
  * transport_stop() - after the session loop returned: ends the ring's
  * threads (each finishes the request it holds) and frees the queues.
  * Safe without a ring and without transport_install().

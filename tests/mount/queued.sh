@@ -8,19 +8,27 @@
 # for the file's queued reads: inode_wrlock) and rewrites and truncates
 # another file get the right bytes, every read queued, and log rows that
 # name the file by one of its names.  (That a writer waits for the pins is
-# tested directly in test_pins.)  Queued reads belong to /dev/fuse's
-# workers (on FUSE over io_uring each ring thread reads its device itself,
-# fs/transport.c), so these mounts take transport=dev whatever
-# SCATTERFS_TRANSPORT says.
+# tested directly in test_pins.)  With SCATTERFS_TRANSPORT=uring the same
+# runs on FUSE over io_uring, where a ring thread queues its reads on its
+# own io_uring and answers them itself (fs/transport.c): the renames,
+# chmods and truncates then come to the thread that holds the reads'
+# pins, which must complete them before it serves anything else; the
+# mounts check that the ring carried the reads and that every queued read
+# went to a ring thread's own io_uring (ring_reads = async_reads).  Otherwise they take
+# transport=dev, where the completion thread answers.
 source "$(dirname "$0")/../lib.sh"
 sfs_require python3
+
+TP=dev
+[[ ${SCATTERFS_TRANSPORT:-} == uring ]] && TP=uring
+note "transport=$TP"
 
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt
 T=$SFS_TMP
 # poll_us = 0: nothing is polled, so every aligned read is queued (with
 # polling on, only reads that find another in flight are).
-BASE="transport=dev,size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
+BASE="transport=$TP,size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
 
 # A 4 MiB sparse file over 16 KiB random extents: data, holes, data.
 # Then 1 MiB and 8 KiB aligned reads (several runs and holes each) and
@@ -33,7 +41,18 @@ read_pass() { # OPTIONS LOG
 	before=$(sfs_stats "$M" reads async_reads)
 	sparse_file read || fail "queued reads ($1): the bytes read differ from those written"
 	sfs_stats_delta "$before" "$(sfs_stats "$M" reads async_reads)"
+	ring_check "$1"
 	sfs_umount "$M" >&2
+}
+# ring_check WHAT - on the ring, the mount at $M uses it and it carried requests
+ring_check() {
+	[[ $TP == uring ]] || return 0
+	local t n q r
+	read -r t n q r <<<"$(sfs_stats "$M" transport ring_requests async_reads ring_reads)"
+	assert_eq "$t" "uring" "transport of the mount ($1)"
+	((n > 0)) || fail "no request came through the ring ($1)"
+	# READs come only through the ring: every queued read on its threads' rings.
+	assert_eq "$r" "$q" "ring_reads against async_reads ($1)"
 }
 sparse_file() { # MODE: "write" lays out f (once), "read" makes the reads above
 	python3 - "$M/f" "$1" <<'PY'
@@ -128,6 +147,7 @@ if bad:
     sys.exit(1)
 PY
 read -r reads queued <<<"$(sfs_stats_delta "$before" "$(sfs_stats "$M" reads async_reads)")"
+ring_check "16 readers"
 ((reads >= 800)) || fail "only $reads reads by 16 threads of at least 50 each"
 assert_eq "$queued" "$reads" "async_reads against reads, 16 readers, every read queued"
 sfs_umount "$M"
