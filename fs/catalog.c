@@ -868,7 +868,8 @@ int catalog_readlink(struct catalog *cat, uint64_t ino, char **target)
 		int n = sqlite3_column_bytes(s, 0);
 		*target = malloc((size_t)n + 1);
 		if (*target) {
-			memcpy(*target, sqlite3_column_blob(s, 0), (size_t)n);
+			if (n) /* a zero-length blob may come back as NULL */
+				memcpy(*target, sqlite3_column_blob(s, 0), (size_t)n);
 			(*target)[n] = 0;
 		} else {
 			err = -ENOMEM;
@@ -1253,6 +1254,66 @@ int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout
 	pthread_mutex_unlock(&cat->lock);
 	if (err == 0)
 		add_file_layout(v, n, block_size, out);
+	free(v);
+	return err;
+}
+
+int catalog_file_extents(struct catalog *cat,
+			 void (*fn)(void *ctx, unsigned dev, const struct layout_extent *v, size_t n),
+			 void *ctx)
+{
+	struct layout_extent *v = NULL;
+	size_t n = 0, cap = 0;
+	int64_t cur = -1, cur_dev = -1;
+	sqlite3_stmt *s;
+	int err = 0, rc;
+
+	pthread_mutex_lock(&cat->lock);
+	if (sqlite3_prepare_v2(cat->db,
+			       "SELECT ino, dev, logical, device, length, flags FROM extent "
+			       "ORDER BY ino, dev, logical",
+			       -1, &s, NULL) != SQLITE_OK) {
+		pthread_mutex_unlock(&cat->lock);
+		return -EIO;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t ino = sqlite3_column_int64(s, 0), dev = sqlite3_column_int64(s, 1);
+		struct layout_extent e = {(uint64_t)sqlite3_column_int64(s, 2),
+					  (uint64_t)sqlite3_column_int64(s, 3),
+					  (uint64_t)sqlite3_column_int64(s, 4)};
+		unsigned flags = (unsigned)sqlite3_column_int(s, 5);
+
+		if (flags & EXTENT_UNWRITTEN)
+			continue;
+		if (ino != cur || dev != cur_dev) {
+			if (n)
+				fn(ctx, (unsigned)cur_dev, v, n);
+			n = 0;
+			cur = ino;
+			cur_dev = dev;
+		}
+		if (n > 0 && !(flags & EXTENT_START) &&
+		    e.logical == v[n - 1].logical + v[n - 1].length &&
+		    e.device == v[n - 1].device + v[n - 1].length) {
+			v[n - 1].length += e.length;
+			continue;
+		}
+		if (n == cap) {
+			struct layout_extent *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*w));
+			if (w == NULL) {
+				err = -ENOMEM;
+				break;
+			}
+			v = w;
+		}
+		v[n++] = e;
+	}
+	if (err == 0 && rc != SQLITE_DONE)
+		err = -EIO;
+	if (err == 0 && n)
+		fn(ctx, (unsigned)cur_dev, v, n);
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&cat->lock);
 	free(v);
 	return err;
 }

@@ -222,6 +222,19 @@ struct layout_stats;
  */
 int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout_stats *out);
 
+struct layout_extent;
+/**
+ * catalog_file_extents() - calls @fn once per file and device with that
+ * file's written extents on device @dev (the catalog's, sorted by logical
+ * offset, pieces of one allocation extent joined; pieces allocated and
+ * never written left out), files in inode order.  @fn runs
+ * under the catalog's lock: it must not call the catalog.
+ * @return 0, -ENOMEM, -EIO.
+ */
+int catalog_file_extents(struct catalog *cat,
+			 void (*fn)(void *ctx, unsigned dev, const struct layout_extent *v, size_t n),
+			 void *ctx);
+
 int catalog_setxattr(struct catalog *cat, uint64_t ino, const char *name, const void *value,
 		     size_t size, int flags);
 /** catalog_getxattr() - copies up to @size bytes; *@len gets the value's length. */

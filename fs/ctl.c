@@ -124,6 +124,22 @@ static void layer_counters(struct sfs *fs, unsigned i, json_t *dev)
 	}
 }
 
+/* The mount's flash layout score, file by file (catalog_file_extents()'s callback). */
+struct flash_acc {
+	struct sfs *fs;
+	struct flash_stats st;
+	bool any; /* some device has a model with dies */
+};
+
+static void flash_add_file(void *ctx, unsigned dev, const struct layout_extent *v, size_t n)
+{
+	struct flash_acc *a = ctx;
+	struct flash_stats one;
+	if (dev >= a->fs->ndev || dev_flash_score(a->fs->dev[dev], v, n, &one))
+		return;
+	flash_stats_add(&a->st, &one);
+}
+
 /* The @pct-th percentile of the lateness of @n modelled replies, in us (0 when none). */
 static uint64_t late_pct(struct sfs *fs, uint64_t n, unsigned pct)
 {
@@ -229,6 +245,21 @@ static char *stats_json(struct sfs *fs)
 		json_object_set_new(o, "physical_runs", json_integer((json_int_t)ls.runs));
 	}
 	/*
+	 * The flash layout score (layout_score.h) of every file's pages on the
+	 * devices whose disk model has dies, added up file by file; absent
+	 * when no device has one.
+	 */
+	struct flash_acc fa = {.fs = fs};
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct flash_stats none;
+		fa.any |= dev_flash_score(fs->dev[i], NULL, 0, &none) == 0;
+	}
+	if (o && fa.any && catalog_file_extents(fs->cat, flash_add_file, &fa) == 0) {
+		json_object_set_new(o, "flash_score", json_real(flash_stats_score(&fa.st)));
+		json_object_set_new(o, "flash_pairs", json_integer((json_int_t)fa.st.pairs));
+		json_object_set_new(o, "flash_pairs_apart", json_integer((json_int_t)fa.st.apart));
+	}
+	/*
 	 * One object per device, by name, last: its space (used_bytes and
 	 * free_bytes above add them up) and its device I/O counters.  No key
 	 * repeats one above, for scripts that take a key's first match.
@@ -324,13 +355,46 @@ static int extents_csv(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return err;
 }
 
-/* layout/PATH: the static layout of file @ino, one line. */
+/*
+ * The flash layout score of @m's extents, added up over the devices whose
+ * disk model has dies, into @fl; *@any tells whether there was one.
+ */
+static int flash_of_map(struct sfs *fs, const struct extent_map *m, struct flash_stats *fl,
+			bool *any)
+{
+	*fl = (struct flash_stats){0};
+	*any = false;
+	for (unsigned d = 0; d < fs->ndev; d++) {
+		struct layout_extent *v;
+		struct flash_stats one;
+		size_t n;
+		int err = layout_extents_of(m, (int)d, true, &v, &n);
+		if (err)
+			return err;
+		err = dev_flash_score(fs->dev[d], v, n, &one);
+		free(v);
+		if (err == -EOPNOTSUPP)
+			continue;
+		if (err)
+			return err;
+		flash_stats_add(fl, &one);
+		*any = true;
+	}
+	return 0;
+}
+
+/*
+ * layout/PATH: the static layout of file @ino, one line; on a device whose
+ * disk model has dies, the flash layout score after it.
+ */
 static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
 	struct extent_map m;
 	struct run_vec gaps = {0};
 	struct layout_stats ls;
-	char line[256];
+	struct flash_stats fl;
+	bool flash = false;
+	char line[256], fline[160] = "";
 	int err;
 
 	extmap_init(&m);
@@ -340,6 +404,8 @@ static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 		err = inode_load_map(fs, in);
 		if (!err)
 			err = layout_score_extmap(&in->map, inode_device(fs, in)->block_size, &ls);
+		if (!err)
+			err = flash_of_map(fs, &in->map, &fl, &flash);
 		pthread_rwlock_unlock(&in->lock);
 	} else {
 		err = catalog_load_extents(fs->cat, ino, &m, &gaps);
@@ -347,13 +413,17 @@ static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 			err = layout_score_extmap(
 			    &m, fs->dev[m.n && m.v[0].dev < fs->ndev ? m.v[0].dev : 0]->block_size,
 			    &ls);
+		if (!err)
+			err = flash_of_map(fs, &m, &fl, &flash);
 	}
 	extmap_release(&m);
 	run_vec_release(&gaps);
 	if (err)
 		return err;
 	layout_stats_format(&ls, line, sizeof(line));
-	if (asprintf(&b->data, "%s\n", line) < 0) {
+	if (flash)
+		flash_stats_format(&fl, fline, sizeof(fline));
+	if (asprintf(&b->data, "%s%s\n", line, fline) < 0) {
 		b->data = NULL;
 		return -ENOMEM;
 	}
@@ -584,7 +654,8 @@ static int chan_run(struct sfs *fs, struct ctl_chan *c, bool all)
 			free(rbuf);
 			return -ENOMEM;
 		}
-		memcpy(r, c->reply + c->reply_pos, keep);
+		if (keep) /* c->reply is NULL before the first reply */
+			memcpy(r, c->reply + c->reply_pos, keep);
 		memcpy(r + keep, rbuf, rlen);
 		free(c->reply);
 		c->reply = r;

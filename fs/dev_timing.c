@@ -56,6 +56,10 @@ static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_
 		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
 	if (r && done > r->complete_ns)
 		r->complete_ns = done;
+	if (r) {
+		r->dies += c->dies;
+		r->collisions += c->collisions;
+	}
 }
 
 /* Charges [off, off+len) on the model for @r (its arrival is the submission time). */
@@ -174,6 +178,25 @@ static void timing_counters(struct dev_layer *l,
 	pthread_mutex_unlock(&t->lock);
 }
 
+static int timing_die_of(void *ctx, uint64_t off)
+{
+	struct dev_timing *t = ctx;
+	return t->ops->die_of(t->model, off);
+}
+
+/* The flash layout score of one file's extents, from the model's dies, under the lock. */
+static int timing_flash_score(struct dev_layer *l, const struct layout_extent *v, size_t n,
+			      struct flash_stats *out)
+{
+	struct dev_timing *t = timing_of(l);
+	if (!t->ops->die_of || !t->ops->page_bytes)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&t->lock);
+	flash_score(v, n, t->ops->page_bytes(t->model), timing_die_of, t, out);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
 static const struct dev_ops timing_ops = {
     .pread = timing_pread,
     .pwrite = timing_pwrite,
@@ -182,6 +205,7 @@ static const struct dev_ops timing_ops = {
     .charge_metadata = timing_charge_metadata,
     .trim = timing_trim,
     .counters = timing_counters,
+    .flash_score = timing_flash_score,
     .close = timing_close,
 };
 

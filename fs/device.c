@@ -28,6 +28,7 @@ void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 	r->logical = DEV_NO_LOGICAL;
 	r->arrival_ns = arrival_ns;
 	r->complete_ns = 0;
+	r->dies = r->collisions = 0;
 	r->v = r->inline_v;
 	r->n = 0;
 	r->cap = sizeof r->inline_v / sizeof r->inline_v[0];

@@ -70,6 +70,7 @@
 #include "alloc.h"
 #include "autoextend.h" /* struct run_vec */
 #include "config.h"
+#include "layout_score.h" /* struct layout_extent, struct flash_stats */
 #include "disk_model.h"
 
 /** Backing devices a mount can have (struct extent's dev field holds 8 bits). */
@@ -118,6 +119,12 @@ struct dev_req {
 	uint64_t logical;
 	uint64_t arrival_ns;  /* CLOCK_MONOTONIC when the request started */
 	uint64_t complete_ns; /* modelled completion; 0 without a model */
+	/*
+	 * Set by a disk model with dies (struct disk_io): the dies its device
+	 * I/Os touched and its pages that waited on a busy die, summed over
+	 * them (the log's dies and collisions columns).
+	 */
+	uint32_t dies, collisions;
 	struct run *v;        /* device I/Os issued, in order */
 	size_t n, cap;
 	atomic_uint_fast64_t *lost; /* counts runs that could not be recorded (ENOMEM) */
@@ -243,6 +250,14 @@ struct dev_ops {
 	 */
 	void (*counters)(struct dev_layer *l,
 			 void (*emit)(void *ctx, const char *name, uint64_t value), void *ctx);
+	/**
+	 * Optional: the flash layout score (layout_score.h flash_score()) of
+	 * the @n extents at @v of one file on this device, in @out.  The
+	 * timing layer gives it when its disk model has dies (an ssd);
+	 * -EOPNOTSUPP otherwise.  May be called from any thread.
+	 */
+	int (*flash_score)(struct dev_layer *l, const struct layout_extent *v, size_t n,
+			   struct flash_stats *out);
 	/** Frees what the layer holds besides its private struct (dev_stack_free() frees that). */
 	void (*close)(struct dev_layer *l);
 };
@@ -392,6 +407,15 @@ static inline int dev_layer_charge_metadata(struct dev_layer *l, struct dev_req 
 		if (l->ops->charge_metadata)
 			return l->ops->charge_metadata(l, r);
 	return 0;
+}
+
+static inline int dev_layer_flash_score(struct dev_layer *l, const struct layout_extent *v,
+					size_t n, struct flash_stats *out)
+{
+	for (; l; l = l->next)
+		if (l->ops->flash_score)
+			return l->ops->flash_score(l, v, n, out);
+	return -EOPNOTSUPP;
 }
 
 /** Counters of one device, kept by the accounting layer. */
@@ -587,6 +611,17 @@ static inline int dev_trim(struct device *d, struct dev_req *r, uint64_t len, ui
 static inline int dev_charge_metadata(struct device *d, struct dev_req *r)
 {
 	return dev_layer_charge_metadata(d->top, r);
+}
+
+/**
+ * dev_flash_score() - the flash layout score of one file's @n extents at
+ * @v (sorted by logical offset) on @d, in @out: 0, or -EOPNOTSUPP when
+ * @d's disk model has no dies (none, hdd).
+ */
+static inline int dev_flash_score(struct device *d, const struct layout_extent *v, size_t n,
+				  struct flash_stats *out)
+{
+	return dev_layer_flash_score(d->top, v, n, out);
 }
 
 static inline int dev_submit_reads(struct device *d, struct dev_req *r, struct dev_aio *ios,

@@ -25,6 +25,8 @@ void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inod
 		.device_io = r->v,
 		.ndevice_io = r->n,
 		.model_us = dev_req_model_us(r),
+		.dies = r->dies,
+		.collisions = r->collisions,
 		.fault = r->fault[0] ? r->fault : NULL,
 	};
 	reqlog_append(fs->log, &row);

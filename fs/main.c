@@ -897,6 +897,8 @@ int main(int argc, char *argv[])
 			goto out;
 		}
 		fs->model_on |= dv->model_on;
+		struct flash_stats none;
+		fs->dies_on |= dev_flash_score(dv, NULL, 0, &none) == 0;
 		fs->splice_replies &= dev_splice_ok(dv);
 	}
 
@@ -973,6 +975,7 @@ int main(int argc, char *argv[])
 	if (fs->cfg.log.path) {
 		e = reqlog_open(fs->cfg.log.path,
 				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0) |
+				    (fs->dies_on ? REQLOG_DIES : 0) |
 				    (fs->fault_layer ? REQLOG_FAULT : 0),
 				&fs->log);
 		if (e) {

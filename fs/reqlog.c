@@ -478,6 +478,12 @@ void reqlog_append(struct reqlog *log, const struct reqlog_row *row)
 		rb_char(&rb, ',');
 		rb_u64(&rb, row->model_us);
 	}
+	if (log->ops & REQLOG_DIES) {
+		rb_char(&rb, ',');
+		rb_u64(&rb, row->dies);
+		rb_char(&rb, ',');
+		rb_u64(&rb, row->collisions);
+	}
 	if (log->ops & REQLOG_FAULT) {
 		rb_char(&rb, ',');
 		if (row->fault) /* a rule's name: letters, digits, '_', '.', '-' (never quoted) */
@@ -566,6 +572,11 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	if (rc == 0 && (ops & REQLOG_MODEL_US))
 		rc = write_all(log->fd, log_column_names[LOG_COL_MODEL_US],
 			       strlen(log_column_names[LOG_COL_MODEL_US]));
+	for (int c = LOG_COL_DIES; c <= LOG_COL_COLLISIONS && rc == 0 && (ops & REQLOG_DIES); c++) {
+		rc = write_all(log->fd, ",", 1);
+		if (rc == 0)
+			rc = write_all(log->fd, log_column_names[c], strlen(log_column_names[c]));
+	}
 	if (rc == 0 && (ops & REQLOG_FAULT))
 		rc = write_all(log->fd, ",", 1);
 	if (rc == 0 && (ops & REQLOG_FAULT))

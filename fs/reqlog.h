@@ -29,19 +29,24 @@ struct reqlog_row {
 	const struct run *device_io; /* device I/Os issued, in order */
 	size_t ndevice_io;
 	uint64_t model_us; /* disk model's latency; written with REQLOG_MODEL_US */
+	uint32_t dies;	   /* flash dies its device I/Os touched; written with REQLOG_DIES */
+	uint32_t collisions; /* its flash pages that waited on a busy die (REQLOG_DIES) */
 	const char *fault; /* the fault rule that broke it; NULL = none (REQLOG_FAULT) */
 };
 
 /* Flag for reqlog_open()'s @ops: add the column model_us after device_io. */
 #define REQLOG_MODEL_US (1u << 16)
+/* Flag for reqlog_open()'s @ops: add the columns dies and collisions after model_us. */
+#define REQLOG_DIES (1u << 18)
 /* Flag for reqlog_open()'s @ops: add the column fault, last. */
 #define REQLOG_FAULT (1u << 17)
 
 /**
  * reqlog_open() - creates (or truncates) @path with mode 0640, writes the
  * header line and starts the writer thread.  @ops is a LOG_* mask of the
- * operations to log, plus REQLOG_MODEL_US for the disk model's column and
- * REQLOG_FAULT for the fault layer's.
+ * operations to log, plus REQLOG_MODEL_US for the disk model's column, REQLOG_DIES
+ * for a flash model's dies and collisions and REQLOG_FAULT for the fault
+ * layer's.
  * @return 0, -errno from open(2) or pthread_create(3).
  */
 int reqlog_open(const char *path, unsigned ops, struct reqlog **out);

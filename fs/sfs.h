@@ -137,6 +137,7 @@ struct sfs {
 	unsigned ndev;
 	const char *dev_names[SFS_MAX_DEVICES]; /* dev[i]->name, for the request log */
 	bool model_on;       /* some device has a timing model */
+	bool dies_on;        /* some device's timing model has dies (the log's dies column) */
 	bool splice_replies; /* every device's stack lets replies splice from the backing */
 
 	pthread_t

@@ -35,6 +35,7 @@ enum section {
 };
 #define NGLOBAL_SECTIONS SEC_FILE
 
+/* config_text.c: the global sections' names, by enum section. */
 extern const char *const config_section_names[];
 
 /* Sets of keys are bit masks (GCC's and Clang's 128-bit integer). */
@@ -94,6 +95,32 @@ static inline bool config_home_global(enum config_home h)
 	return h == CONFIG_GLOBAL || h == CONFIG_MODEL_DATA || h == CONFIG_LAYER_DATA;
 }
 
+/*
+ * config_text.c: the words of a configuration, which know nothing of the
+ * key table (every other config_*.c file may call them).
+ */
+/* "a, b, c": the NULL-terminated @names. */
+void config_join_names(const char *const *names, char *buf, size_t len);
+/* @names[@v], or "?" past the end. */
+const char *config_name_of(const char *const *names, unsigned v);
+/* 0 with *@out the index of @s in @names (case-insensitive), or -EINVAL. */
+int config_parse_enum(const char *s, const char *const *names, unsigned *out);
+/* A finite decimal number (no inf, nan, hexadecimal): 0, or -EINVAL. */
+int config_parse_double(const char *s, double *out);
+/* The next item of a @sep-separated list at *@s, blanks trimmed; advances *@s. */
+void config_next_item(const char **s, char sep, char *buf, size_t len);
+/* @v as a plain decimal when one reads back exactly, else %.17g. */
+void config_format_double(double v, char *buf, size_t len);
+/* 0 when @value is a valid device name, else -EINVAL with @why set. */
+int config_check_name(const char *value, char *why, size_t len);
+/* Control characters (a newline in an -o value or a path) become '?'. */
+void config_one_line(char *s);
+/* snprintf() into @err, then config_one_line(); nothing when @err is NULL. */
+__attribute__((format(printf, 3, 4))) void config_seterr(char *err, size_t errlen, const char *fmt,
+							 ...);
+/* "[layout]" or "[file "GLOB"]" */
+const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len);
+
 /* config_layers.c */
 /* Where @l's slice starts in a device's layer_data (by list order, 16-byte aligned). */
 size_t config_layer_data_offset(const struct config_layer *l);
@@ -104,10 +131,6 @@ int config_parse_layers(void *field, const char *value, char sep, char *why, siz
 void config_format_layers(const void *field, char *buf, size_t len);
 /* Whether the stack @l names layer @name. */
 bool config_layers_have(const struct config_layers *l, const char *name);
-struct config_state;
-/* config_finish(): layer keys of layers a stack lacks, and each layer's check(). */
-int config_check_layers(const struct sfs_config *c, struct config_state *st, char *err,
-			size_t errlen);
 
 /* config_keys.c */
 size_t config_nkeys(void);
@@ -150,14 +173,6 @@ void config_pattern_names(char *buf, size_t len);
 #define K_LOG_OPS     config_core_id(CK_LOG_OPS)
 
 /* config_values.c */
-void config_join_names(const char *const *names, char *buf, size_t len);
-const char *config_name_of(const char *const *names, unsigned v);
-int config_parse_enum(const char *s, const char *const *names, unsigned *out);
-int config_parse_double(const char *s, double *out);
-void config_next_item(const char **s, char sep, char *buf, size_t len);
-void config_format_double(double v, char *buf, size_t len);
-/* 0 when @value is a valid device name, else -EINVAL with @why set. */
-int config_check_name(const char *value, char *why, size_t len);
 /* Parses @value for key @k into @field (the key's value, wherever it lives). */
 int config_parse_value(unsigned k, void *field, const char *value, char sep, char *why, size_t len);
 /* Writes the value at @field of key @k as an INI file spells it. */
@@ -235,13 +250,6 @@ struct config_state *config_state_get(struct sfs_config *c);
 void config_state_free(struct config_state *st);
 /* Appends a rule for @glob with the current global values; returns its index or -ENOMEM. */
 long config_add_rule(struct sfs_config *c, const char *glob, unsigned line, const char *file);
-/* Control characters (a newline in an -o value or a path) become '?'. */
-void config_one_line(char *s);
-/* snprintf() into @err, then config_one_line(); nothing when @err is NULL. */
-__attribute__((format(printf, 3, 4))) void config_seterr(char *err, size_t errlen, const char *fmt,
-							 ...);
-/* "[layout]" or "[file "GLOB"]" */
-const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len);
 
 /* Appends a [device "@name"] section's device with built-in values; its index or -ENOMEM. */
 long config_add_device(struct sfs_config *c, const char *name, unsigned line, const char *file);

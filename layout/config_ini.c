@@ -54,43 +54,6 @@
 /* include = lines nest at most this deep (each level holds a parse on the stack). */
 #define CONFIG_MAX_INCLUDE_DEPTH 16
 
-/* "[layout]" or "[file "GLOB"]" */
-const char *config_section_label(enum section sec, const char *glob, char *buf, size_t len)
-{
-	if (sec == SEC_FILE)
-		snprintf(buf, len, "[file \"%s\"]", glob);
-	else if (sec == SEC_NAMED_DEVICE)
-		snprintf(buf, len, "[device \"%s\"]", glob);
-	else if (sec == SEC_FAULT)
-		snprintf(buf, len, "[fault \"%s\"]", glob);
-	else if (sec == SEC_NONE)
-		snprintf(buf, len, "(no section)");
-	else
-		snprintf(buf, len, "[%s]", config_section_names[sec]);
-	return buf;
-}
-
-/* Control characters (a newline in an -o value or a path) become '?'. */
-void config_one_line(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
-/* One line, see config_one_line(). */
-void config_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	config_one_line(err);
-}
-
 /* ---- private state ---- */
 
 struct config_state *config_state_get(struct sfs_config *c)

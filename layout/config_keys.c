@@ -27,9 +27,6 @@
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
-const char *const config_section_names[] = {"device", "layout", "autoextend", "cache",
-					    "log",    "disk",	"file",	      "device"};
-
 static const char *const zero_fill_names[] = {"write", "fallocate", "none", NULL};
 static const char *const cache_mode_names[] = {"none", "kernel", NULL};
 

@@ -1,8 +1,9 @@
 /*
  * Device layers as the configuration sees them: the registry of layers
  * (the "sfs_layers" linker section that fs/device.h's DEV_LAYER_REGISTER
- * fills), each layer's slice of a device's layer_data, the [device] layers
- * key, and the checks config_finish() runs on each device's stack.
+ * fills), each layer's slice of a device's layer_data and the [device]
+ * layers key.  What config_finish() checks of each device's stack is in
+ * config_rules.c (check_layers()).
  *
  * The section's bounds are weak symbols: a program without the device
  * stack (scatterfs-plan, layout's unit tests) has no layer, and then
@@ -147,87 +148,4 @@ bool config_layers_have(const struct config_layers *l, const char *name)
 		if (strcasecmp(l->name[i], name) == 0)
 			return true;
 	return false;
-}
-
-/* ---- config_finish()'s checks ---- */
-
-/* A registered disk model's table begins with struct registry_head (disk_model.h). */
-
-/*
- * Of main's stack and each [device "NAME"]'s: a key of a layer that the
- * stack does not have is refused (it would do nothing), and each layer of
- * the stack checks its own keys.
- */
-int config_check_layers(const struct sfs_config *c, struct config_state *st, char *err,
-			size_t errlen)
-{
-	struct config_scope s = {.c = c, .st = st, .rule = -1, .set = st ? st->set : 0};
-	char where[600], label[300], why[256], list[CONFIG_LAYERS_MAX * CONFIG_NAME_MAX];
-	size_t d, i, j;
-
-	for (d = 0; d <= c->ndevices; d++) {
-		const struct config_layers *stack = d ? &c->devices[d - 1].layers : &c->device.layers;
-		const unsigned char *data = d ? c->devices[d - 1].layer_data : c->device.layer_data;
-		unsigned klayers = config_find_key(SEC_DEVICE, "layers");
-
-		if (d) {
-			s.device = d;
-			s.set = st ? st->devices[d - 1].set : 0;
-		}
-		for (i = 0; i < config_layer_count(); i++) {
-			const struct config_layer *l = config_layer_at(i);
-			bool in = config_layers_have(stack, l->name);
-			unsigned blame = klayers;
-			const struct disk_params *disk = d ? &c->devices[d - 1].disk : &c->disk;
-
-			if ((l->flags & CONFIG_LAYER_DISK) && !in && disk->model) {
-				config_where(&s, klayers, where, sizeof(where));
-				config_format_layers(stack, list, sizeof(list));
-				config_seterr(err, errlen,
-					      "%s%s layers = %s has no layer '%s', which runs the "
-					      "[disk] model %s: add it (above base), or set [disk] "
-					      "model = none",
-					      where,
-					      d ? config_section_label(SEC_NAMED_DEVICE,
-								       c->devices[d - 1].name,
-								       label, sizeof(label))
-						: "[device]",
-					      list, l->name, ((const struct registry_head *)disk->model)->name);
-				return -EINVAL;
-			}
-
-			for (j = 0; j < l->nkeys; j++) {
-				unsigned k = config_key_id(&l->keys[j]);
-
-				if (k == config_nkeys() || !(s.set & BIT(k)))
-					continue;
-				blame = k;
-				if (in)
-					break;
-				config_label(&s, k, label, sizeof(label));
-				config_where(&s, k, where, sizeof(where));
-				config_format_layers(stack, list, sizeof(list));
-				config_seterr(err, errlen,
-					      "%s%s %s is a key of layer '%s', which this device's "
-					      "stack does not have (layers = %s): add the layer to "
-					      "layers, or remove the key",
-					      where, label, l->keys[j].name, l->name, list);
-				return -EINVAL;
-			}
-			if (!in || !l->check || !l->check(config_layer_data(l, data), why, sizeof(why)))
-				continue;
-			if (blame == config_nkeys())
-				where[0] = '\0';
-			else
-				config_where(&s, blame, where, sizeof(where));
-			config_seterr(err, errlen, "%s%s layer '%s': %s", where,
-				      d ? config_section_label(SEC_NAMED_DEVICE,
-							       c->devices[d - 1].name, label,
-							       sizeof(label))
-					: "[device]",
-				      l->name, why);
-			return -EINVAL;
-		}
-	}
-	return 0;
 }

@@ -46,6 +46,7 @@
 
 #include "config_i.h"
 #include "disk_model.h"
+#include "registry.h"
 #include "size.h"
 
 const char *config_label(const struct config_scope *s, unsigned k, char *buf, size_t len)
@@ -522,6 +523,89 @@ static int check_disk(const struct sfs_config *c, struct config_state *st, char 
 	return 0;
 }
 
+/*
+ * Of main's stack and each [device "NAME"]'s: a key of a layer that the
+ * stack does not have is refused (it would do nothing), and each layer of
+ * the stack checks its own keys.  A registered disk model's table begins
+ * with struct registry_head (disk_model.h), which names it.
+ */
+static int check_layers(const struct sfs_config *c, struct config_state *st, char *err,
+			size_t errlen)
+{
+	struct config_scope s = {.c = c, .st = st, .rule = -1, .set = st ? st->set : 0};
+	char where[600], label[300], why[256], list[CONFIG_LAYERS_MAX * CONFIG_NAME_MAX];
+	size_t d, i, j;
+
+	for (d = 0; d <= c->ndevices; d++) {
+		const struct config_layers *stack =
+		    d ? &c->devices[d - 1].layers : &c->device.layers;
+		const unsigned char *data = d ? c->devices[d - 1].layer_data : c->device.layer_data;
+		unsigned klayers = config_find_key(SEC_DEVICE, "layers");
+
+		if (d) {
+			s.device = d;
+			s.set = st ? st->devices[d - 1].set : 0;
+		}
+		for (i = 0; i < config_layer_count(); i++) {
+			const struct config_layer *l = config_layer_at(i);
+			bool in = config_layers_have(stack, l->name);
+			unsigned blame = klayers;
+			const struct disk_params *disk = d ? &c->devices[d - 1].disk : &c->disk;
+
+			if ((l->flags & CONFIG_LAYER_DISK) && !in && disk->model) {
+				config_where(&s, klayers, where, sizeof(where));
+				config_format_layers(stack, list, sizeof(list));
+				config_seterr(err, errlen,
+					      "%s%s layers = %s has no layer '%s', which runs the "
+					      "[disk] model %s: add it (above base), or set [disk] "
+					      "model = none",
+					      where,
+					      d ? config_section_label(SEC_NAMED_DEVICE,
+								       c->devices[d - 1].name,
+								       label, sizeof(label))
+						: "[device]",
+					      list, l->name,
+					      ((const struct registry_head *)disk->model)->name);
+				return -EINVAL;
+			}
+
+			for (j = 0; j < l->nkeys; j++) {
+				unsigned k = config_key_id(&l->keys[j]);
+
+				if (k == config_nkeys() || !(s.set & BIT(k)))
+					continue;
+				blame = k;
+				if (in)
+					break;
+				config_label(&s, k, label, sizeof(label));
+				config_where(&s, k, where, sizeof(where));
+				config_format_layers(stack, list, sizeof(list));
+				config_seterr(err, errlen,
+					      "%s%s %s is a key of layer '%s', which this device's "
+					      "stack does not have (layers = %s): add the layer to "
+					      "layers, or remove the key",
+					      where, label, l->keys[j].name, l->name, list);
+				return -EINVAL;
+			}
+			if (!in || !l->check ||
+			    !l->check(config_layer_data(l, data), why, sizeof(why)))
+				continue;
+			if (blame == config_nkeys())
+				where[0] = '\0';
+			else
+				config_where(&s, blame, where, sizeof(where));
+			config_seterr(err, errlen, "%s%s layer '%s': %s", where,
+				      d ? config_section_label(SEC_NAMED_DEVICE,
+							       c->devices[d - 1].name, label,
+							       sizeof(label))
+					: "[device]",
+				      l->name, why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* Every [device "NAME"] has a backing; @fp (of rule @rule, -1: global) names a known device. */
 static int check_devices(const struct sfs_config *c, const struct config_state *st, char *err,
 			 size_t errlen)
@@ -607,7 +691,7 @@ int config_finish(struct sfs_config *c, uint64_t device_size, char *err, size_t 
 	if (!rc)
 		rc = check_devices(c, st, err, errlen);
 	if (!rc)
-		rc = config_check_layers(c, st, err, errlen);
+		rc = check_layers(c, st, err, errlen);
 	if (rc)
 		return rc;
 	s = (struct config_scope){.c = c,

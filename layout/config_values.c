@@ -22,46 +22,6 @@
 #include "disk_model.h"
 #include "size.h"
 
-const char *config_name_of(const char *const *names, unsigned v)
-{
-	unsigned i;
-
-	for (i = 0; names[i]; i++)
-		if (i == v)
-			return names[i];
-	return "?";
-}
-
-void config_join_names(const char *const *names, char *buf, size_t len)
-{
-	size_t used = 0;
-	unsigned i;
-
-	buf[0] = '\0';
-	for (i = 0; names[i] && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
-}
-
-int config_parse_double(const char *s, double *out)
-{
-	const char *p;
-	char *end;
-	double v;
-
-	if (!*s)
-		return -EINVAL;
-	/* strtod() alone would take "inf", "nan" and hexadecimal floats. */
-	for (p = s; *p; p++)
-		if (!strchr("0123456789.eE+-", *p))
-			return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno == ERANGE || !isfinite(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* Decimal, or hexadecimal with 0x; the full 64-bit range. */
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -91,19 +51,6 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-int config_parse_enum(const char *s, const char *const *names, unsigned *out)
-{
-	unsigned i;
-
-	for (i = 0; names[i]; i++) {
-		if (strcasecmp(s, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static int parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = {"true", "yes", "on", "1", NULL};
@@ -117,23 +64,6 @@ static int parse_bool(const char *s, bool *out)
 	else
 		return -EINVAL;
 	return 0;
-}
-
-void config_next_item(const char **s, char sep, char *buf, size_t len)
-{
-	const char *p = *s, *end = strchr(p, sep);
-	size_t n;
-
-	if (!end)
-		end = p + strlen(p);
-	*s = *end ? end + 1 : end;
-	while (p < end && isspace((unsigned char)*p))
-		p++;
-	while (end > p && isspace((unsigned char)end[-1]))
-		end--;
-	n = (size_t)(end - p) < len - 1 ? (size_t)(end - p) : len - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
 }
 
 /* The row's range message, or the generic @fallback. */
@@ -251,29 +181,6 @@ void *config_field(struct sfs_config *c, struct file_params *fp, unsigned k)
 	if (config_home_global(e->row->home))
 		return (char *)c + e->offset;
 	return (char *)fp + e->offset;
-}
-
-/*
- * A device name: what a [device "NAME"] header and [layout] device take,
- * short and plain so that it reads well in the log's NAME:offset+length
- * items and in messages.
- */
-int config_check_name(const char *value, char *why, size_t len)
-{
-	size_t n = strlen(value), i;
-
-	if (n == 0 || n >= CONFIG_NAME_MAX) {
-		snprintf(why, len, "a device name has 1 to %d characters", CONFIG_NAME_MAX - 1);
-		return -EINVAL;
-	}
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)value[i]) && value[i] != '_' && value[i] != '-') {
-			snprintf(why, len,
-				 "a device name has only letters, digits, '_' and '-' (it appears "
-				 "in the log as NAME:offset+length)");
-			return -EINVAL;
-		}
-	return 0;
 }
 
 static int parse_name_value(const char *value, char *field, char *why, size_t len)
@@ -420,20 +327,6 @@ uint64_t config_size_of(const struct file_params *fp, unsigned k)
 	if (e->row->type == CONFIG_SIZE32)
 		return *(const uint32_t *)field;
 	return 0;
-}
-
-void config_format_double(double v, char *buf, size_t len)
-{
-	int prec;
-
-	/* Plain decimals ("5400", "0.1") read best; exponents only for extreme values. */
-	for (prec = 0; prec <= 17; prec++) {
-		int n = snprintf(buf, len, "%.*f", prec, v);
-
-		if (n > 0 && (size_t)n < len && strtod(buf, NULL) == v)
-			return;
-	}
-	snprintf(buf, len, "%.17g", v);
 }
 
 void config_format_value(const struct sfs_config *c, const struct file_params *fp, unsigned k,

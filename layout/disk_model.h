@@ -56,6 +56,11 @@ struct disk_io {
 	 * device do before the I/O (a write cache's destage).
 	 */
 	uint64_t busy_ns;
+	/*
+	 * A model with dies (die_of): the dies the I/O's pages are on, and its
+	 * pages that waited on a die busy with something else; 0 otherwise.
+	 */
+	uint32_t dies, collisions;
 };
 
 /** Receives one of a model's counters: @name (a C identifier) and its value. */
@@ -106,6 +111,15 @@ struct disk_model_ops {
 	 */
 	uint64_t (*trim)(void *model, uint64_t off, uint64_t len, uint64_t now_ns,
 			 struct disk_io *out);
+	/*
+	 * Optional, both or neither (a model of a drive with parallel units,
+	 * a flash drive's dies): page_bytes() is the size of the unit's page
+	 * in bytes (> 0), die_of() the unit holding the page with byte @off
+	 * of the disk, -1 when that page holds no data.  The flash layout
+	 * score (layout_score.h, flash_score()) is computed from them.
+	 */
+	uint64_t (*page_bytes)(void *model);
+	int (*die_of)(void *model, uint64_t off);
 	/* Optional: its counters, for .scatterfs/stats, through @emit. */
 	void (*counters)(void *model, disk_emit_fn emit, void *ctx);
 	void (*destroy)(void *model);

@@ -45,7 +45,8 @@ void layout_score(const struct layout_extent *v, size_t n, uint64_t block_size,
 	}
 }
 
-int layout_score_extmap(const struct extent_map *m, uint64_t block_size, struct layout_stats *out)
+int layout_extents_of(const struct extent_map *m, int dev, bool written, struct layout_extent **out,
+		      size_t *nout)
 {
 	struct layout_extent *v = malloc((m->n ? m->n : 1) * sizeof(*v));
 	size_t n = 0;
@@ -56,6 +57,8 @@ int layout_score_extmap(const struct extent_map *m, uint64_t block_size, struct 
 		const struct extent *e = &m->v[i];
 		struct layout_extent *last = n ? &v[n - 1] : NULL;
 
+		if ((dev >= 0 && e->dev != (unsigned)dev) || (written && (e->flags & EXTENT_UNWRITTEN)))
+			continue;
 		/* Pieces of one allocation extent, split by state, are one extent. */
 		if (last && !(e->flags & EXTENT_START) &&
 		    e->logical == last->logical + last->length &&
@@ -65,6 +68,19 @@ int layout_score_extmap(const struct extent_map *m, uint64_t block_size, struct 
 		}
 		v[n++] = (struct layout_extent){e->logical, e->device, e->length};
 	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+int layout_score_extmap(const struct extent_map *m, uint64_t block_size, struct layout_stats *out)
+{
+	struct layout_extent *v;
+	size_t n;
+	int err = layout_extents_of(m, -1, false, &v, &n);
+
+	if (err)
+		return err;
 	layout_score(v, n, block_size, out);
 	free(v);
 	return 0;
@@ -93,4 +109,52 @@ int layout_stats_format(const struct layout_stats *s, char *buf, size_t len)
 			" contiguous=%" PRIu64 " layout_score=%.6f largest_jump=%" PRIu64,
 			s->extents, s->runs, s->blocks, s->scored, s->contiguous,
 			layout_stats_score(s), s->largest_jump);
+}
+
+void flash_score(const struct layout_extent *v, size_t n, uint64_t page_size, flash_die_fn die_of,
+		 void *ctx, struct flash_stats *out)
+{
+	uint64_t prev_page = UINT64_MAX;
+	int prev_die = -1;
+
+	*out = (struct flash_stats){0};
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].length == 0)
+			continue;
+		uint64_t last = (v[i].device + v[i].length - 1) / page_size;
+		for (uint64_t p = v[i].device / page_size; p <= last; p++) {
+			if (p == prev_page)
+				continue;
+			prev_page = p;
+			int die = die_of(ctx, p * page_size);
+			if (die < 0)
+				continue;
+			out->pages++;
+			if (prev_die >= 0) {
+				out->pairs++;
+				out->apart += die != prev_die;
+			}
+			prev_die = die;
+		}
+	}
+}
+
+void flash_stats_add(struct flash_stats *a, const struct flash_stats *b)
+{
+	a->pages += b->pages;
+	a->pairs += b->pairs;
+	a->apart += b->apart;
+}
+
+double flash_stats_score(const struct flash_stats *s)
+{
+	return s->pairs ? (double)s->apart / (double)s->pairs : 1.0;
+}
+
+int flash_stats_format(const struct flash_stats *s, char *buf, size_t len)
+{
+	return snprintf(buf, len,
+			" flash_pages=%" PRIu64 " flash_pairs=%" PRIu64 " flash_apart=%" PRIu64
+			" flash_score=%.6f",
+			s->pages, s->pairs, s->apart, flash_stats_score(s));
 }

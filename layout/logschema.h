@@ -7,7 +7,7 @@
  * code that fills or reads it (HACKING.md, "Add a log column").
  *
  * One CSV header line, then one row per request:
- *   ts_us,op,pid,path,offset,size,result,latency_us,device_io[,model_us][,fault]
+ *   ts_us,op,pid,path,offset,size,result,latency_us,device_io[,model_us][,dies,collisions][,fault]
  * ts_us        microseconds since the mount (the request's start)
  * op           one of the op names below
  * pid          the calling process
@@ -18,6 +18,15 @@
  * latency_us   the request's time (for extend: the zero-fill's)
  * device_io    the device I/Os issued, "device_offset+length" joined by ';'
  * model_us     the disk model's latency; only when a disk model is on
+ * dies         the flash dies its device I/Os touched (summed over them:
+ *              a request of one device I/O names each die once); only when
+ *              a device's disk model has dies (model = ssd).  A read of
+ *              P pages on D dies is split over D dies: D = 1 for P > 1 is
+ *              a file whose neighbouring pages share a die
+ * collisions   its flash pages that waited for a die busy with another
+ *              page (of it or of another request) or with garbage
+ *              collection; with dies.  Splitting shows as dies > 1 with
+ *              collisions 0, collisions as collisions > 0
  * fault        the fault rule that broke one of the request's device I/Os
  *              (empty when none did); only when a device's stack has the
  *              fault layer (fs/dev_fault.c)
@@ -60,7 +69,8 @@ static const char *const log_op_names[LOG_OP_COUNT + 1] = {
 
 /**
  * X(NAME, "name"): the columns, in file order; MODEL_US only with a disk
- * model, FAULT only with the fault layer (each optional column is written
+ * model, DIES and COLLISIONS only with a model that has dies, FAULT only
+ * with the fault layer (each optional column is written
  * after those before it that are written).
  */
 #define LOG_COLUMN_LIST(X)                                                            \
@@ -74,6 +84,8 @@ static const char *const log_op_names[LOG_OP_COUNT + 1] = {
 	X(LATENCY_US, "latency_us")                                                   \
 	X(DEVICE_IO, "device_io")                                                     \
 	X(MODEL_US, "model_us")                                                       \
+	X(DIES, "dies")                                                               \
+	X(COLLISIONS, "collisions")                                                   \
 	X(FAULT, "fault")
 
 enum log_column {

@@ -161,7 +161,7 @@ Test(reqlog, header_is_the_schema)
 			cr_assert_str_eq(joined, LOG_HEADER_BASE, "the columns before model_us");
 		strcat(strcat(joined, i ? "," : ""), log_column_names[i]);
 	}
-	cr_assert_str_eq(joined, LOG_HEADER_BASE ",model_us,fault");
+	cr_assert_str_eq(joined, LOG_HEADER_BASE ",model_us,dies,collisions,fault");
 	cr_assert_str_eq(log_op_names[LOG_OPI_PUNCH], "punch");
 	cr_assert_str_eq(log_op_names[LOG_OPI_ZERO], "zero");
 	cr_assert_null(log_op_names[LOG_OP_COUNT]);
@@ -687,6 +687,39 @@ Test(reqlog, fault_column)
 	text = log_rows(ALL_OPS | REQLOG_MODEL_US | REQLOG_FAULT, &r, 1);
 	cr_assert_str_eq(text, LOG_HEADER_BASE ",model_us,fault\n"
 			       "10,read,7,base/1/1259,65536,4096,-5,40,1048576+4096,30,\n");
+	free(text);
+}
+
+/*
+ * A flash model's columns, after model_us and before fault: a read of 4
+ * pages split over 2 dies, 2 of its pages having waited on a busy die.
+ */
+Test(reqlog, dies_columns)
+{
+	const struct run io[] = {{0, 16384}};
+	struct reqlog_row r = {
+	    .ts_us = 10,
+	    .op = LOG_READ,
+	    .pid = 7,
+	    .path = "t.db",
+	    .offset = 0,
+	    .size = 16384,
+	    .result = 16384,
+	    .latency_us = 130,
+	    .device_io = io,
+	    .ndevice_io = 1,
+	    .model_us = 120,
+	    .dies = 2,
+	    .collisions = 2,
+	};
+	char *text = log_rows(ALL_OPS | REQLOG_MODEL_US | REQLOG_DIES | REQLOG_FAULT, &r, 1);
+	cr_assert_str_eq(text, LOG_HEADER_BASE ",model_us,dies,collisions,fault\n"
+			       "10,read,7,t.db,0,16384,16384,130,0+16384,120,2,2,\n");
+	free(text);
+	/* without the flag neither column is written */
+	text = log_rows(ALL_OPS | REQLOG_MODEL_US, &r, 1);
+	cr_assert_str_eq(text, LOG_HEADER_BASE ",model_us\n"
+			       "10,read,7,t.db,0,16384,16384,130,0+16384,120\n");
 	free(text);
 }
 

@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "disk_model.h"
+#include "layout_score.h"
 #include "models/ssd.h"
 #include "splitmix64.h"
 
@@ -704,4 +705,137 @@ Test(ssd, preset_figures)
 	cr_assert_float_eq(b.seq_read_mb_s, 2545.6, 0.1);
 	cr_assert(b.qd32_iops > 283000 && b.qd32_iops < 374000, "%.0f", b.qd32_iops);
 	cr_assert(fabs(b.seq_write_mb_s / 1645.7 - 1) < 0.05, "%.1f", b.seq_write_mb_s);
+}
+
+/*
+ * The flash layout score (layout_score.h flash_score()) from the model's
+ * own dies, through the disk model's die_of and page_bytes.  A drive of
+ * 1 channel x 2 ways (dies 0 and 1), empty at start: the k-th page written
+ * goes to die k mod 2.
+ */
+static int model_die_of(void *ctx, uint64_t off)
+{
+	return disk_model_find("ssd")->die_of(ctx, off);
+}
+
+static struct ssd *two_die_drive(void)
+{
+	struct ssd_params p = round_params();
+	p.channels = 1;
+	return make(&p, 1 * MiB);
+}
+
+static void flash_is(struct ssd *s, const struct layout_extent *v, size_t n, uint64_t pages,
+		     uint64_t pairs, uint64_t apart, double score)
+{
+	struct flash_stats f;
+	const struct disk_model_ops *ops = disk_model_find("ssd");
+	cr_assert_eq(ops->page_bytes(s), PG);
+	flash_score(v, n, ops->page_bytes(s), model_die_of, s, &f);
+	cr_assert_eq(f.pages, pages, "pages %llu", (unsigned long long)f.pages);
+	cr_assert_eq(f.pairs, pairs, "pairs %llu", (unsigned long long)f.pairs);
+	cr_assert_eq(f.apart, apart, "apart %llu", (unsigned long long)f.apart);
+	cr_assert_eq(flash_stats_score(&f), score, "score %g", flash_stats_score(&f));
+}
+
+/* File A (pages 0-3) written alone: writes 0-3 on dies 0, 1, 0, 1: 3 pairs, all apart. */
+Test(ssd_flash_score, written_alone)
+{
+	struct ssd *s = two_die_drive();
+	const struct layout_extent a[] = {{0, 0, 4 * PG}};
+	write_pages(s, 0, 4);
+	flash_is(s, a, 1, 4, 3, 3, 1.0);
+	ssd_destroy(s);
+}
+
+/*
+ * A (pages 0-3) and B (pages 8-11) written interleaved, one page each in
+ * turn: A's pages are writes 0, 2, 4, 6, all on die 0: 3 pairs, none
+ * apart, score 0; B's writes 1, 3, 5, 7, all on die 1, likewise.  Reading
+ * A at T: 5 command, then die 0 senses and sends its four pages one after
+ * the other (50 us each: 40 tR + 10 channel) and the last crosses the
+ * host interface: 5 + 4 x 50 + 5 = 210 us, with 3 collisions.
+ */
+Test(ssd_flash_score, interleaved_one_die)
+{
+	struct ssd *s = two_die_drive();
+	struct ssd_io io;
+	const struct layout_extent a[] = {{0, 0, 4 * PG}}, b[] = {{0, 8 * PG, 4 * PG}};
+	for (int i = 0; i < 4; i++) {
+		write_pages(s, i, 1);
+		write_pages(s, 8 + i, 1);
+	}
+	flash_is(s, a, 1, 4, 3, 0, 0.0);
+	flash_is(s, b, 1, 4, 3, 0, 0.0);
+	cr_assert_eq(ssd_submit(s, SSD_READ, 0, 4 * PG, T, &io), T + 210000);
+	cr_assert_eq(io.dies, 1);
+	cr_assert_eq(io.collisions, 3);
+	ssd_destroy(s);
+}
+
+/*
+ * A0, A1, B0, A2, A3: writes 0-4 on dies 0, 1, 0, 1, 0, so A's pages are
+ * on 0, 1, 1, 0: pairs (0,1) apart, (1,1) not, (1,0) apart: 2 of 3.
+ */
+Test(ssd_flash_score, one_write_between)
+{
+	struct ssd *s = two_die_drive();
+	const struct layout_extent a[] = {{0, 0, 4 * PG}};
+	write_pages(s, 0, 2);
+	write_pages(s, 8, 1);
+	write_pages(s, 2, 2);
+	flash_is(s, a, 1, 4, 3, 2, 2.0 / 3.0);
+	ssd_destroy(s);
+}
+
+/*
+ * The file's pages are those its extents cover on the device, in logical
+ * order.  Writes: pages 0, 1, 2, 3, 5 (writes 0-4: dies 0, 1, 0, 1, 0);
+ * page 4 never written.  Extents: logical [0, 4096+100) at device 0
+ * (pages 0 and 1, the second in part), [4196, 4296) at device 4196 (page
+ * 1 again: counted once), a hole, then [3 pages, +3 pages) at device 3
+ * pages: pages 3, 4 (unmapped: left out) and 5.  Pages 0, 1, 3, 5 on dies
+ * 0, 1, 1, 0: 4 pages, 3 pairs, 2 apart.
+ */
+Test(ssd_flash_score, extents_holes_unmapped)
+{
+	struct ssd *s = two_die_drive();
+	const struct layout_extent v[] = {
+	    {0, 0, PG + 100}, {PG + 100, PG + 100, 100}, {3 * PG, 3 * PG, 3 * PG}};
+	write_pages(s, 0, 4);
+	write_pages(s, 5, 1);
+	cr_assert_eq(ssd_die_of(s, 4 * PG), -1);
+	cr_assert_eq(ssd_die_of(s, 5 * PG), 0);
+	flash_is(s, v, 3, 4, 3, 2, 2.0 / 3.0);
+	/* trimming page 1 leaves pages 0, 3, 5 on dies 0, 1, 0: 2 pairs, both apart */
+	ssd_trim(s, PG, PG);
+	flash_is(s, v, 3, 3, 2, 2, 1.0);
+	ssd_destroy(s);
+}
+
+/*
+ * What the score does not see: on 4 dies (round_drive()) the interleaved
+ * write of write_order_die_assignment puts A on dies 0, 2, 0, 2: every
+ * neighbour is on another die (score 1), yet a read of the four pages
+ * collides twice.  The log's dies column and read_collisions show that.
+ */
+Test(ssd_flash_score, neighbours_only)
+{
+	struct ssd *s = round_drive();
+	const struct layout_extent a[] = {{0, 0, 4 * PG}};
+	for (int i = 0; i < 4; i++) {
+		write_pages(s, i, 1);
+		write_pages(s, 8 + i, 1);
+	}
+	flash_is(s, a, 1, 4, 3, 3, 1.0);
+	ssd_destroy(s);
+}
+
+/* No page holds data (an empty drive without prefill): nothing paired, score 1. */
+Test(ssd_flash_score, nothing_written)
+{
+	struct ssd *s = two_die_drive();
+	const struct layout_extent a[] = {{0, 0, 4 * PG}};
+	flash_is(s, a, 1, 0, 0, 0, 1.0);
+	ssd_destroy(s);
 }

@@ -82,8 +82,11 @@ static uint64_t ssd_model_submit(void *model, enum disk_op op, uint64_t off, uin
 	enum ssd_op o = op == DISK_READ ? SSD_READ : op == DISK_WRITE ? SSD_WRITE : SSD_WRITE_FUA;
 
 	ssd_submit(model, o, off, len, arrival_ns, &io);
-	*out = (struct disk_io){
-	    .start_ns = io.start_ns, .complete_ns = io.complete_ns, .busy_ns = io.busy_ns};
+	*out = (struct disk_io){.start_ns = io.start_ns,
+				.complete_ns = io.complete_ns,
+				.busy_ns = io.busy_ns,
+				.dies = io.dies,
+				.collisions = io.collisions};
 	return io.complete_ns;
 }
 
@@ -132,6 +135,16 @@ static void ssd_model_counters(void *model, disk_emit_fn emit, void *ctx)
 	emit(ctx, "trims", c.trims);
 }
 
+static uint64_t ssd_model_page_bytes(void *model)
+{
+	return ssd_page_size(model);
+}
+
+static int ssd_model_die_of(void *model, uint64_t off)
+{
+	return ssd_die_of(model, off);
+}
+
 static void ssd_model_destroy(void *model)
 {
 	ssd_destroy(model);
@@ -147,6 +160,8 @@ const struct disk_model_ops ssd_model = {
     .submit = ssd_model_submit,
     .flush = ssd_model_flush,
     .trim = ssd_model_trim,
+    .page_bytes = ssd_model_page_bytes,
+    .die_of = ssd_model_die_of,
     .counters = ssd_model_counters,
     .destroy = ssd_model_destroy,
 };

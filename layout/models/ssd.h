@@ -202,6 +202,9 @@ uint32_t ssd_ppn_of(const struct ssd *s, uint64_t offset);
 /** ssd_dies() - channels x ways. */
 uint32_t ssd_dies(const struct ssd *s);
 
+/** ssd_page_size() - the flash page's bytes (the page_size key). */
+uint32_t ssd_page_size(const struct ssd *s);
+
 /** ssd_blocks_per_die() - the derived blocks per die. */
 uint32_t ssd_blocks_per_die(const struct ssd *s);
 

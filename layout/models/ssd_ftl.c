@@ -751,6 +751,11 @@ uint32_t ssd_dies(const struct ssd *s)
 	return s->dies;
 }
 
+uint32_t ssd_page_size(const struct ssd *s)
+{
+	return s->p.page_size;
+}
+
 uint32_t ssd_blocks_per_die(const struct ssd *s)
 {
 	return s->blocks_per_die;
