@@ -254,6 +254,33 @@ bench_read_size_ok() {
 
 now_us() { date +%s%6N; }
 
+# bench_model_stats MNT - "busy_ms reads pages collisions collision_wait_ns
+# dies late_replies modelled_replies" of MNT's main device now, from
+# .scatterfs/stats: its modelled busy time, the ssd model's reads, pages
+# read, read collisions and their wait (read_collision_wait_ns), the dies
+# the reads touched summed (read_dies_milli, the mount's average, times
+# the reads), and the mount's late and modelled replies (the emulation
+# floor).  The ssd counters are 0 under another model or none.
+bench_model_stats() {
+	python3 - "$1/.scatterfs/stats" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+d = s["devices"]["main"]
+t = d.get("timing", {})
+print(d["busy_ms"], t.get("reads", 0), t.get("read_pages", 0), t.get("read_collisions", 0),
+      t.get("read_collision_wait_ns", 0), t.get("read_dies_milli", 0) * t.get("reads", 0) / 1000,
+      s["late_replies"], s["modelled_replies"])
+PY
+}
+
+# bench_is_ssd FILE - 0 when FILE's [disk] section chooses model = ssd
+bench_is_ssd() {
+	[[ -n ${1:-} ]] && awk -F'=' '
+		/^[ \t]*\[/ { sec = $0; gsub(/[ \t\[\]]/, "", sec); next }
+		sec == "disk" { k = $1; v = $2; gsub(/[ \t]/, "", k); gsub(/[ \t]/, "", v); if (k == "model" && v == "ssd") f = 1 }
+		END { exit !f }' "$1"
+}
+
 # mount_start_us MNT - the mount's wall-clock start (ts_us 0 of its log)
 mount_start_us() {
 	sed -n 's/.*"mount_start_us": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats"

@@ -11,7 +11,13 @@
 # dies_per_read = pages / reads exactly, no collision and no collision
 # wait; written interleaved, the reads touch fewer dies than pages,
 # collide, wait, and take more of the drive's time (vs_alone > 1, the
-# direction of the paper's 40 %).  The floor row has no model's figures.
+# direction of the paper's 40 %).  The table's flash layout score
+# (layout/PATH) is what the model's write-order rule predicts, exactly:
+# alone every neighbouring pair of its pages on different dies
+# (flash_apart = flash_pairs = pages - 1), interleaved all but the pairs
+# across a boundary after an other write of dies - 1 pages
+# (predicted_apart, from the seeded sizes).  The floor row has no model's
+# figures.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require sqlite3
@@ -27,7 +33,7 @@ SCATTERFS_BUILD=$SFS_BUILD "$SFS_ROOT/bench/ssd-interleave" --rows 20000 --runs 
 sfs_add_log "$out"
 sfs_add_log "$SFS_TMP/si.err"
 cat "$out"
-assert_eq "$(head -n 1 "$out")" "order,rows,bytes,pieces,host_pages,extents,runs,wall_s,busy_ms,reads,pages,dies_per_read,collisions,collision_ms,late_replies,modelled_replies,vs_alone" "CSV header"
+assert_eq "$(head -n 1 "$out")" "order,rows,bytes,pieces,host_pages,extents,flash_pairs,flash_apart,predicted_apart,runs,wall_s,busy_ms,reads,pages,dies_per_read,collisions,collision_ms,late_replies,modelled_replies,vs_alone" "CSV header"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1 | tr '\n' ' ')" "alone interleaved floor " "rows"
 col() { awk -F, -v o="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) n[$i] = i; next } $1 == o { print $n[c] }' "$out"; }
 
@@ -40,6 +46,11 @@ assert_eq "$(col alone runs)" 1 "kept scans"
 for o in alone interleaved; do
 	assert_eq "$(col $o pages)" $((bytes / 4096)) "$o: flash pages read per cold scan (every page of the table once)"
 done
+assert_eq "$(col alone flash_pairs)" $((bytes / 4096 - 1)) "alone: flash_pairs (neighbouring pages)"
+assert_eq "$(col alone flash_apart)" $((bytes / 4096 - 1)) "alone: flash_apart (every neighbour on another die)"
+assert_eq "$(col alone predicted_apart)" $((bytes / 4096 - 1)) "alone: predicted_apart"
+assert_eq "$(col interleaved flash_pairs)" $((bytes / 4096 - 1)) "interleaved: flash_pairs"
+assert_eq "$(col interleaved flash_apart)" "$(col interleaved predicted_apart)" "interleaved: flash_apart against the write-order rule's prediction"
 reads=$(col alone reads)
 assert_eq "$(col interleaved reads)" "$reads" "read commands per scan in both orders"
 pages=$((bytes / 4096))
