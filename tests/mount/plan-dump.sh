@@ -94,4 +94,18 @@ if out=$("$P" --expect "$SFS_ROOT/conf/default.ini" 2>&1); then fail "--expect w
 assert_eq "$out" "scatterfs-plan: --expect: [disk] model = none has no expected figures" "--expect without a model"
 if out=$("$P" --expect "$H" --qd 0 2>&1); then fail "--expect --qd 0: $out"; fi
 [[ $out == "scatterfs-plan: --qd '0': allowed:"* ]] || fail "--expect --qd 0: $out"
+# The device layers' own keys are the daemon's: scatterfs-plan knows them
+# (it refused [device] volatile as an unknown key, a configuration the
+# daemon mounts), and refuses one whose layer is not in the stack with the
+# daemon's own message.
+printf '[device]\nvolatile = true\nvolatile_max = 64M\n' >"$T/vol.ini"
+out=$("$P" --check "$T/vol.ini" 2>&1) || fail "--check of [device] volatile = true: $out"
+out=$("$P" --dump "$T/vol.ini") || fail "--dump of [device] volatile = true: $out"
+line "device.volatile=true"
+line "device.volatile_max=64M"
+line "device.layers=accounting,timing,volatile,base"
+printf '[device]\nlayers = accounting, faults, timing, base\nvolatile = true\n' >"$T/vol2.ini"
+if out=$("$P" --check "$T/vol2.ini" 2>&1); then fail "--check of volatile without its layer: $out"; fi
+assert_eq "$out" "scatterfs-plan: $T/vol2.ini:3: [device] volatile is a key of layer 'volatile', which this device's stack does not have (layers = accounting,faults,timing,base): add the layer to layers, or remove the key" \
+	"--check of volatile without its layer"
 note ok
