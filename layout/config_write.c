@@ -69,7 +69,7 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 			 long rule, bool with_headers)
 {
 	enum section cur = SEC_NONE;
-	char v[64];
+	char v[CONFIG_LINE_MAX]; /* a value may be a path as long as a line allows */
 	unsigned k;
 
 	for (k = 0; k < config_nkeys(); k++) {
@@ -100,7 +100,7 @@ static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 {
 	const struct device_conf *d = &c->devices[i];
 	const struct device_state *ds = c->state ? &c->state->devices[i] : NULL;
-	char v[64], *text;
+	char v[CONFIG_LINE_MAX], *text;
 	unsigned k;
 
 	fprintf(f, "\n[device \"%s\"]\n", d->name);
@@ -135,7 +135,7 @@ static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 
 char *config_write_ini(const struct sfs_config *c)
 {
-	char *out = NULL, v[64];
+	char *out = NULL, v[CONFIG_LINE_MAX];
 	size_t len = 0, i;
 	FILE *f = open_memstream(&out, &len);
 	unsigned k;
@@ -238,7 +238,7 @@ char *config_write_ini(const struct sfs_config *c)
 
 void config_write_help(FILE *f)
 {
-	char v[64], name[64];
+	char v[CONFIG_LINE_MAX], name[64];
 	struct sfs_config c;
 	unsigned k;
 
