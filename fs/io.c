@@ -704,6 +704,7 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
 		if (!err)
 			err = inode_store(fs, in, !datasync || in->attr.size != in->stored_size, true);
+		pthread_rwlock_unlock(&in->lock);
 	} else {
 		/*
 		 * Nothing of this file to commit (a file overwritten in place):
@@ -717,10 +718,15 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
 		if (!err)
 			err = catalog_sync_upto(fs->cat, seq);
-		pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */
 	}
-	/* The flush's modelled completion (a disk model's destage, a fault's delay_ms). */
+	/*
+	 * The flush's modelled completion (a disk model's destage, a fault's
+	 * delay_ms), waited for with no lock held: what is durable is decided
+	 * above, and the file's other requests meet the drive's busy time on
+	 * the model's timeline, not behind this lock.
+	 */
 	dev_req_wait(&r);
+	pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */
 	if (reqlog_wants(fs->log, LOG_FSYNC))
 		io_log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);

@@ -142,6 +142,19 @@ os.write(fd, b"x" * 4096)
 t = time.monotonic(); os.fsync(fd); print(int((time.monotonic() - t) * 1000))' "$M/slow")
 ((took >= 700)) || fail "fsync under delay_ms=700 took $took ms"
 note "fsync under delay_ms=700: $took ms"
+# The wait holds no lock of the file: a read of it, sent 200 ms into a
+# 700 ms flush of a file with extents to commit, is answered before the
+# fsync returns (before, it waited behind the fsync's lock: 'after').
+order=$(python3 -c '
+import os, sys, threading, time
+p = sys.argv[1] + "2"
+fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"y" * 4096)
+t = threading.Thread(target=os.fsync, args=(fd,)); t.start()
+time.sleep(0.2)
+r = os.open(p, os.O_RDONLY); d = os.pread(r, 4096, 0); os.close(r)
+print("before" if t.is_alive() else "after", len(d)); t.join()' "$M/slow")
+assert_eq "$order" "before 4096" "a read of the file during its fsync's 700 ms flush delay"
 assert_eq "$(ctl "$M" 'fault del slow')" "ok" "fault del slow"
 
 # 5. crash torn keeps the prefix the seed says.
