@@ -41,61 +41,8 @@ PY=/usr/bin/python3
 RANDOM=$seed
 note "seed $seed (SCATTERFS_CRASH_SEED=$seed replays the same delays), $rounds rounds"
 
-# The writer and the checker.  Payload of id n: deterministic, 64 bytes to
-# 1.5 KiB, and 19 KiB (overflow pages) for every 50th id.
-cat >"$T/sqlw.py" <<'EOF'
-import hashlib, os, sqlite3, sys
-
-def payload(n):
-    h = hashlib.sha256(str(n).encode()).hexdigest()
-    return h * (300 if n % 50 == 0 else 1 + n % 24)
-
-def write(db, mode, ackpath, scratch):
-    # A scratch file, fsynced, then unlinked but kept open for the life of
-    # the writer (as programs do with temporary files): every kill finds
-    # an unlinked, still-open file whose extents are in the catalog.
-    s = os.open(scratch, os.O_RDWR | os.O_CREAT, 0o600)
-    os.write(s, b"S" * 100000)
-    os.fsync(s)
-    os.unlink(scratch)
-    c = sqlite3.connect(db, isolation_level=None, timeout=10)
-    c.execute("PRAGMA synchronous=FULL")
-    jm = c.execute("PRAGMA journal_mode=%s" % mode).fetchone()[0]
-    if jm != mode:
-        sys.exit("journal_mode is %s, expected %s" % (jm, mode))
-    c.execute("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, data TEXT NOT NULL)")
-    n = c.execute("SELECT coalesce(max(id), 0) FROM t").fetchone()[0]
-    fd = os.open(ackpath, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    print("writer: started at id %d" % (n + 1), file=sys.stderr, flush=True)
-    while True:
-        n += 1
-        c.execute("BEGIN")
-        c.execute("INSERT INTO t VALUES (?, ?)", (n, payload(n)))
-        c.execute("COMMIT")
-        os.write(fd, b"%d\n" % n)  # acknowledged: COMMIT returned
-
-def check(db):
-    # prints: integrity|count|max|bad payloads|journal_mode
-    c = sqlite3.connect(db, isolation_level=None, timeout=10)
-    ic = "/".join(r[0] for r in c.execute("PRAGMA integrity_check"))
-    if ic != "ok":
-        print("%s|-|-|-|-" % ic)
-        return
-    cnt, mx = c.execute("SELECT count(*), coalesce(max(id), 0) FROM t").fetchone()
-    bad = [i for i, d in c.execute("SELECT id, data FROM t") if d != payload(i)]
-    jm = c.execute("PRAGMA journal_mode").fetchone()[0]
-    print("ok|%d|%d|%s|%s" % (cnt, mx, ",".join(map(str, bad[:10])) or "none", jm))
-
-if __name__ == "__main__":
-    try:
-        if sys.argv[1] == "write":
-            write(*sys.argv[2:6])
-        else:
-            check(sys.argv[2])
-    except Exception as e:
-        print("%s: %s: %s" % (sys.argv[1], type(e).__name__, e), file=sys.stderr)
-        sys.exit(3)
-EOF
+# The writer and the checker (shared with power-sqlite.sh).
+SQLW=$SFS_ROOT/tests/sqlite_commits.py
 
 writer_pid=
 # shellcheck disable=SC2016 # expanded when the hook runs
@@ -106,7 +53,7 @@ check_db() {
 	local mode=$1 phase=$2 db=$M/$1.db ack=0 out ic cnt mx bad jm
 	[[ -e $db ]] || return 0
 	[[ -s $T/ack.$mode ]] && ack=$(tail -n 1 "$T/ack.$mode")
-	out=$("$PY" "$T/sqlw.py" check "$db" 2>&1) || fail "$phase: checking $db: $out"
+	out=$("$PY" "$SQLW" check "$db" 2>&1) || fail "$phase: checking $db: $out"
 	IFS='|' read -r ic cnt mx bad jm <<<"$out"
 	assert_eq "$ic" ok "$phase: PRAGMA integrity_check of $db"
 	assert_eq "$jm" "$mode" "$phase: journal_mode of $db"
@@ -129,7 +76,7 @@ for ((r = 1; r <= rounds; r++)); do
 	delay_ms=$((300 + RANDOM % 1700))
 	before=0
 	[[ -s $T/ack.$mode ]] && before=$(tail -n 1 "$T/ack.$mode")
-	"$PY" "$T/sqlw.py" write "$M/$mode.db" "$mode" "$T/ack.$mode" "$M/scratch.$r" 2>"$T/writer.$r.log" &
+	"$PY" "$SQLW" write "$M/$mode.db" "$mode" "$T/ack.$mode" FULL "$M/scratch.$r" 2>"$T/writer.$r.log" &
 	writer_pid=$!
 	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
 	kill -0 "$writer_pid" 2>/dev/null ||

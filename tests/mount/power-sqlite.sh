@@ -47,55 +47,12 @@ op = flush
 flush = ignore
 INI
 
-cat >"$T/sqlw.py" <<'EOF'
-import hashlib, os, sqlite3, sys
-
-def payload(n):
-    h = hashlib.sha256(str(n).encode()).hexdigest()
-    return h * (300 if n % 50 == 0 else 1 + n % 24)
-
-def write(db, mode, ackpath):
-    c = sqlite3.connect(db, isolation_level=None, timeout=10)
-    # FULL; EXTRA for the rollback journal, whose commit is the journal's
-    # unlink: SQLite syncs the directory after it only with EXTRA
-    # (sqlite.org/pragma.html#pragma_synchronous), so under FULL a power
-    # failure right after COMMIT may roll the last transaction back.
-    c.execute("PRAGMA synchronous=%s" % ("EXTRA" if mode == "delete" else "FULL"))
-    jm = c.execute("PRAGMA journal_mode=%s" % mode).fetchone()[0]
-    if jm != mode:
-        sys.exit("journal_mode is %s, expected %s" % (jm, mode))
-    c.execute("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, data TEXT NOT NULL)")
-    n = c.execute("SELECT coalesce(max(id), 0) FROM t").fetchone()[0]
-    fd = os.open(ackpath, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    while True:
-        n += 1
-        c.execute("BEGIN")
-        c.execute("INSERT INTO t VALUES (?, ?)", (n, payload(n)))
-        c.execute("COMMIT")
-        os.write(fd, b"%d\n" % n)  # acknowledged: COMMIT returned
-
-def check(db):
-    # prints: integrity|count|max|bad payloads|journal_mode
-    c = sqlite3.connect(db, isolation_level=None, timeout=10)
-    ic = "/".join(r[0] for r in c.execute("PRAGMA integrity_check"))
-    if ic != "ok":
-        print("%s|-|-|-|-" % ic)
-        return
-    cnt, mx = c.execute("SELECT count(*), coalesce(max(id), 0) FROM t").fetchone()
-    bad = [i for i, d in c.execute("SELECT id, data FROM t") if d != payload(i)]
-    jm = c.execute("PRAGMA journal_mode").fetchone()[0]
-    print("ok|%d|%d|%s|%s" % (cnt, mx, ",".join(map(str, bad[:10])) or "none", jm))
-
-if __name__ == "__main__":
-    try:
-        if sys.argv[1] == "write":
-            write(*sys.argv[2:5])
-        else:
-            check(sys.argv[2])
-    except Exception as e:
-        print("%s: %s: %s" % (sys.argv[1], type(e).__name__, e), file=sys.stderr)
-        sys.exit(3)
-EOF
+# The writer and the checker (shared with crash-sqlite.sh).  FULL; EXTRA
+# for the rollback journal, whose commit is the journal's unlink: SQLite
+# syncs the directory after it only with EXTRA
+# (sqlite.org/pragma.html#pragma_synchronous), so under FULL a power
+# failure right after COMMIT may roll the last transaction back.
+SQLW=$SFS_ROOT/tests/sqlite_commits.py
 
 writer_pid=
 # shellcheck disable=SC2016 # expanded when the hook runs
@@ -109,7 +66,7 @@ one_round() {
 	local db=$1 mode=$2 ack=$3 o=$4 phase=$5 delay_ms t before pid
 	delay_ms=$((50 + RANDOM % 1200))
 	before=$(last_ack "$ack")
-	"$PY" "$T/sqlw.py" write "$db" "$mode" "$ack" 2>"$T/writer.log" &
+	"$PY" "$SQLW" write "$db" "$mode" "$ack" "$([[ $mode == delete ]] && echo EXTRA || echo FULL)" 2>"$T/writer.log" &
 	writer_pid=$!
 	for ((t = 0; t < 300; t++)); do
 		(($(last_ack "$ack") > before)) && break
@@ -145,7 +102,7 @@ one_round() {
 check_db() {
 	local db=$1 mode=$2 ack=$3 phase=$4 a out ic cnt mx bad jm
 	a=$(last_ack "$ack")
-	out=$("$PY" "$T/sqlw.py" check "$db" 2>&1) || fail "$phase: checking $db: $out"
+	out=$("$PY" "$SQLW" check "$db" 2>&1) || fail "$phase: checking $db: $out"
 	IFS='|' read -r ic cnt mx bad jm <<<"$out"
 	assert_eq "$ic" ok "$phase: PRAGMA integrity_check of $db"
 	assert_eq "$jm" "$mode" "$phase: journal_mode of $db"
@@ -180,7 +137,7 @@ for ((r = 1; r <= broken; r++)); do
 	db=$M/lie.$r.db ack=$T/ack.lie.$r
 	one_round "$db" $mode "$ack" "$bopts" "broken round $r"
 	a=$(last_ack "$ack")
-	if out=$("$PY" "$T/sqlw.py" check "$db" 2>&1); then
+	if out=$("$PY" "$SQLW" check "$db" 2>&1); then
 		IFS='|' read -r ic cnt mx bad jm <<<"$out"
 		[[ $ic != ok ]] || ((mx < a)) ||
 			fail "broken round $r: flush = ignore lost nothing: max(id) = $mx, last acknowledged $a ($out)"
