@@ -1092,17 +1092,7 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 {
 	struct sfs *fs = fuse_req_userdata(req);
 	struct inode *in = inode_find(fs, ino);
-	int err = 0;
-	/* The entries were committed as they changed; fdatasync, as ext4's,
-	 * leaves a new mtime in memory (so SQLite's directory sync after it
-	 * creates its journal finds nothing left to commit). */
-	if (in && !datasync) {
-		inode_wrlock(in);
-		err = inode_store(fs, in, true, true);
-		pthread_rwlock_unlock(&in->lock);
-	} else {
-		err = catalog_sync(fs->cat);
-	}
+	int err = in ? io_fsyncdir(fs, in, datasync) : catalog_sync(fs->cat);
 	fuse_reply_err(req, -err);
 }
 
