@@ -8,7 +8,16 @@
 #      durable; then B (800 KiB of 'B', never fsynced) and a directory
 #      fsync, or 1,200 creates that make SQLite checkpoint its WAL: after
 #      the crash B holds its own bytes, never A's;
-# TIMEOUT: 120
+#   2. a write with O_DSYNC (open(2)'s, pwritev2's RWF_DSYNC) or O_SYNC is
+#      durable when it returns: an overwrite, a new file, an extending
+#      write all survive the crash; each such write is one flush in
+#      .scatterfs/stats, and a fault rule that fails flushes fails it;
+#   3. an fsync flushes its file's device only: a never-synced overwrite
+#      on main is undone by the crash after the fsync of a file on wal;
+#      the flush of main that a catalog sync needs first (a new file's
+#      data on main) is seen by an op = flush device = main rule (here one
+#      that ignores it, so that new file reads as zeros after the crash).
+# TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -17,10 +26,12 @@ T=$SFS_TMP
 M=$T/mnt
 cat >"$T/two.ini" <<'INI'
 [device]
+layers = accounting, faults, timing, volatile, base
 volatile = true
 [device "wal"]
 backing = wal.img
 size = 16M
+layers = accounting, faults, timing, volatile, base
 volatile = true
 [file "wal/*"]
 device = wal
@@ -58,20 +69,6 @@ start() {
 	mkdir "$M/wal"
 }
 
-for mode in none kernel writeback; do
-	# 1a. A directory fsync after an unsynced new file, on each device.
-	start "$mode" two.ini
-	py "for d in ['', 'wal/']:
-    fd = fill(d + 'A', b'S', 900 << 10); os.fsync(fd); os.close(fd); os.unlink(d + 'A'); dsync(d or '.')
-for d in ['', 'wal/']: os.close(fill(d + 'B', b'B', 800 << 10))
-for d in ['', 'wal/']: dsync(d or '.')"
-	sfs_crash "$M" crash
-	sfs_mount "$T/b" "$M" "config=$T/two.ini,$(sfs_cache_opts "$mode")"
-	for dir in "" wal/; do
-		assert_eq "$(what "$M/${dir}B")" "819200 B" "$mode: ${dir}B after a directory fsync and a crash"
-	done
-	sfs_umount "$M"
-done
 # 1b. No fsync at all after the removal's: the catalog's checkpoint alone
 # (1,200 creates fill SQLite's WAL past its 1,000-page checkpoint).
 start none two.ini
@@ -89,3 +86,64 @@ for dir in "" wal/; do
 	assert_eq "$(what "$M/${dir}B")" "6291456 B" "${dir}B after a checkpoint ($n creates durable) and a crash"
 done
 sfs_umount "$M"
+
+# flushes DEV - the device's flush count in .scatterfs/stats
+flushes() {
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["devices"][sys.argv[2]]["flushes"])' "$M/.scatterfs/stats" "$1"
+}
+
+for mode in none kernel writeback; do
+	start "$mode" two.ini
+	# 1a. A directory fsync after an unsynced new file, on each device.
+	py "for d in ['', 'wal/']:
+    fd = fill(d + 'A', b'S', 900 << 10); os.fsync(fd); os.close(fd); os.unlink(d + 'A'); dsync(d or '.')
+for d in ['', 'wal/']: os.close(fill(d + 'B', b'B', 800 << 10))
+for d in ['', 'wal/']: dsync(d or '.')"
+	# 2. O_DSYNC, O_SYNC and RWF_DSYNC writes, on each device.
+	py "for d in ['', 'wal/']:
+    for f in 'f', 'h':
+        fd = fill(d + f, b'1', 4096); os.fsync(fd); os.close(fd)
+    dsync(d or '.')"
+	for dir in "" wal/; do
+		dev=main
+		[[ -z $dir ]] || dev=wal
+		before=$(flushes $dev)
+		py "fd = os.open('${dir}f', os.O_WRONLY | os.O_DSYNC); os.write(fd, b'2' * 4096); os.close(fd)
+fd = fill('${dir}g', b'g', 5000, os.O_SYNC); os.close(fd)
+fd = os.open('${dir}h', os.O_WRONLY); os.pwritev(fd, [b'3' * 4096], 4096, os.RWF_DSYNC); os.close(fd)"
+		assert_eq "$(($(flushes $dev) - before))" 3 "$mode: ${dir}: flushes of three sync writes"
+	done
+	# 3. Each device's flush its own, the daemon's seen by fault rules.
+	assert_eq "$(sfs_ctl "$M" 'fault add lie op=flush device=main flush=ignore')" ok "$mode: fault add lie"
+	py "fd = os.open('f', os.O_WRONLY); os.pwrite(fd, b'5' * 4096, 0); os.close(fd)
+fd = os.open('wal/h', os.O_WRONLY); os.pwrite(fd, b'5' * 4096, 0); os.fsync(fd); os.close(fd)"
+	assert_eq "$(sfs_ctl "$M" 'fault list' | grep -o 'matched=.*')" "matched=0 fired=0" \
+		"$mode: main not flushed by the fsync of wal/h"
+	if [[ $mode != writeback ]]; then # (there the new file's pages may reach us later)
+		py "os.close(fill('new', b'n', 4096))
+fd = fill('wal/new', b'w', 4096); os.fsync(fd); os.close(fd)"
+		assert_eq "$(sfs_ctl "$M" 'fault list' | grep -o 'matched=.*')" "matched=1 fired=1" \
+			"$mode: main flushed before the catalog that points at new's data"
+	fi
+	assert_eq "$(sfs_ctl "$M" 'fault add nf op=flush device=wal error=EIO')" ok "$mode: fault add"
+	assert_eq "$(py "fd = os.open('wal/f', os.O_WRONLY | os.O_DSYNC)
+try:
+    os.write(fd, b'4' * 4096); print('no error')
+except OSError as e:
+    print(e.strerror)")" "Input/output error" "$mode: an O_DSYNC write whose flush fails"
+	sfs_crash "$M" crash
+	sfs_mount "$T/b" "$M" "config=$T/two.ini,$(sfs_cache_opts "$mode")"
+	for dir in "" wal/; do
+		assert_eq "$(what "$M/${dir}B")" "819200 B" "$mode: ${dir}B after a directory fsync and a crash"
+	done
+	assert_eq "$(what "$M/f") $(what "$M/g") $(what "$M/h")" "4096 2 5000 g 8192 13" \
+		"$mode: f, g, h after sync writes, f's overwrite never synced, and a crash"
+	assert_eq "$(what "$M/wal/f") $(what "$M/wal/g") $(what "$M/wal/h")" "4096 2 5000 g 8192 53" \
+		"$mode: wal/f, g, h after sync writes, h's fsynced overwrite, and a crash"
+	if [[ $mode != writeback ]]; then
+		assert_eq "$(what "$M/new") $(what "$M/wal/new")" "4096 0 4096 w" \
+			"$mode: new (its flush ignored) and wal/new after a crash"
+	fi
+	sfs_umount "$M"
+done
