@@ -112,7 +112,7 @@ for d in ['', 'wal/']: dsync(d or '.')"
 		py "fd = os.open('${dir}f', os.O_WRONLY | os.O_DSYNC); os.write(fd, b'2' * 4096); os.close(fd)
 fd = fill('${dir}g', b'g', 5000, os.O_SYNC); os.close(fd)
 fd = os.open('${dir}h', os.O_WRONLY); os.pwritev(fd, [b'3' * 4096], 4096, os.RWF_DSYNC); os.close(fd)"
-		assert_eq "$(($(flushes $dev) - before))" 3 "$mode: ${dir}: flushes of three sync writes"
+		assert_eq "$(($(flushes $dev) - before))" 3 "$mode: $dev: flushes of three sync writes"
 	done
 	# 3. Each device's flush its own, the daemon's seen by fault rules.
 	assert_eq "$(sfs_ctl "$M" 'fault add lie op=flush device=main flush=ignore')" ok "$mode: fault add lie"
