@@ -19,6 +19,11 @@
  * A flush is the drive's SYNCHRONIZE CACHE: it waits for the model's write
  * cache to be destaged.  charge_metadata is the file system's allocation
  * metadata update for one new extent, a FUA write (see fs/device.h).
+ *
+ * [disk] time_dilation = N: the model reads its times on a clock N times
+ * slower (struct disk_clock, layout/disk_model.h), so a request waits N
+ * times what the model charges it and the FUSE round trip is small
+ * against that; the device's busy and queue time stay in model time.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +36,7 @@ struct dev_timing {
 	pthread_mutex_t lock;
 	const struct disk_model_ops *ops;
 	void *model; /* the model's state, under lock */
+	struct disk_clock clock;  /* the model's clock ([disk] time_dilation) */
 	bool metadata_io;	  /* [disk] metadata_io */
 	uint64_t metadata_offset; /* [disk] metadata_offset */
 	uint64_t metadata_room;	  /* bytes of the disk from metadata_offset on */
@@ -44,18 +50,21 @@ static struct dev_timing *timing_of(struct dev_layer *l)
 /*
  * Adds the busy time the model reported in @c to the device's, and, for a
  * device I/O that arrived at @arrival (0 for a flush), its time from
- * arrival to completion to the device's queue time (iostat's
+ * arrival to completion @done to the device's queue time (iostat's
  * time_in_queue: over an interval, its growth is the mean number of I/Os
- * in flight, aqu-sz), and makes @r wait until @done.
+ * in flight, aqu-sz), both in model time, and makes @r wait until the
+ * clock time of @done.
  */
 static void note_cost(struct dev_layer *l, struct dev_req *r, const struct disk_io *c,
 		      uint64_t arrival, uint64_t done)
 {
+	uint64_t until = disk_clock_real(&timing_of(l)->clock, done);
+
 	atomic_fetch_add(&l->dev->counters.busy_ns, c->busy_ns);
 	if (arrival && done > arrival)
 		atomic_fetch_add(&l->dev->counters.queue_ns, done - arrival);
-	if (r && done > r->complete_ns)
-		r->complete_ns = done;
+	if (r && until > r->complete_ns)
+		r->complete_ns = until;
 	if (r) {
 		r->dies += c->dies;
 		r->collisions += c->collisions;
@@ -72,9 +81,9 @@ static void charge(struct dev_layer *l, struct dev_req *r, uint64_t len, uint64_
 		return;
 	uint64_t now = r ? r->arrival_ns : mono_ns();
 	pthread_mutex_lock(&t->lock);
-	uint64_t done = t->ops->submit(t->model, op, off, len, now, &c);
+	disk_clock_submit(&t->clock, t->ops, t->model, op, off, len, now, &c);
 	pthread_mutex_unlock(&t->lock);
-	note_cost(l, r, &c, now, done);
+	note_cost(l, r, &c, disk_clock_model(&t->clock, now), c.complete_ns);
 }
 
 static int timing_pread(struct dev_layer *l, struct dev_req *r, void *buf, uint64_t len,
@@ -113,7 +122,7 @@ static int timing_flush(struct dev_layer *l, struct dev_req *r)
 	struct dev_timing *t = timing_of(l);
 	if (t->ops->flush && r) {
 		struct disk_io c;
-		uint64_t now = r->arrival_ns;
+		uint64_t now = disk_clock_model(&t->clock, r->arrival_ns);
 		pthread_mutex_lock(&t->lock);
 		uint64_t done = t->ops->flush(t->model, now, &c);
 		pthread_mutex_unlock(&t->lock);
@@ -149,7 +158,7 @@ static int timing_trim(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 	struct dev_timing *t = timing_of(l);
 	if (t->ops->trim && len) {
 		struct disk_io c;
-		uint64_t now = r ? r->arrival_ns : mono_ns();
+		uint64_t now = disk_clock_model(&t->clock, r ? r->arrival_ns : mono_ns());
 		pthread_mutex_lock(&t->lock);
 		uint64_t done = t->ops->trim(t->model, off, len, now, &c);
 		pthread_mutex_unlock(&t->lock);
@@ -242,6 +251,9 @@ static int timing_open(struct dev_layer *l, struct dev_layer_args *a, char *err,
 			snprintf(err, errlen, "out of memory");
 		return rc;
 	}
+	t->clock = (struct disk_clock){.origin_ns = mono_ns(), .dilation = a->time_dilation};
+	if (!t->clock.dilation)
+		t->clock.dilation = 1;
 	t->metadata_io = disk->metadata_io;
 	t->metadata_offset = disk->metadata_offset;
 	t->metadata_room = t->metadata_io ? capacity - disk->metadata_offset : 0;

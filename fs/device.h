@@ -288,6 +288,7 @@ struct dev_layer {
 /** What a layer's open() is given. */
 struct dev_layer_args {
 	const struct disk_params *disk; /* the device's [disk] section */
+	uint32_t time_dilation;		/* [disk] time_dilation, mount-wide (0: 1) */
 	uint32_t poll_us;		/* [device] poll_us */
 	bool async_reads;		/* [device] async_reads */
 	/*

@@ -988,6 +988,7 @@ static int build_stacks(struct start *s)
 		/* Each device its own stack: its own model, head and queue of I/Os. */
 		const struct device_conf *dc = i ? &fs->cfg.devices[i - 1] : NULL;
 		struct dev_layer_args la = {.disk = dc ? &dc->disk : &fs->cfg.disk,
+					    .time_dilation = fs->cfg.time_dilation,
 					    .poll_us = fs->cfg.device.poll_us,
 					    .async_reads = fs->cfg.device.async_reads};
 		if (dev_stack_build(dv, dc ? &dc->layers : &fs->cfg.device.layers,

@@ -390,6 +390,52 @@ static void refused(struct ssd_params p, uint64_t capacity, const char *msg)
 	cr_assert_eq(ssd_check(&p, capacity, err, sizeof(err)), -EINVAL);
 }
 
+/*
+ * [disk] time_dilation (struct disk_clock): the two reads of
+ * two_reads_queue_on_one_die through the model's ops on a clock dilated
+ * 10 times from origin O = T / 2.  They arrive on the clock at
+ * R = O + 10 (T - O), which is model time T: in model time they complete
+ * at T + 60 and T + 110 us as before (busy 60 and 50 us, the collision's
+ * 45 us wait), and on the clock at R + 600 us and R + 1,100 us: ten times
+ * the undilated times.  At factor 1 the clock is the model's.
+ */
+Test(ssd, time_dilation_stretches_every_time_by_n)
+{
+	const struct disk_model_ops *ops = disk_model_find("ssd");
+	const uint64_t O = T / 2, R = O + 10 * (T - O);
+	struct disk_clock one = {.origin_ns = O, .dilation = 1},
+			  ten = {.origin_ns = O, .dilation = 10};
+	struct disk_io a, b;
+	struct ssd *s = round_drive(), *s1 = round_drive();
+
+	write_pages(s, 0, 5);
+	write_pages(s1, 0, 5);
+	cr_assert_eq(disk_clock_submit(&ten, ops, s, DISK_READ, 0, PG, R, &a), R + 600000);
+	cr_assert_eq(disk_clock_submit(&ten, ops, s, DISK_READ, 4 * PG, PG, R, &b), R + 1100000);
+	cr_assert_eq(a.complete_ns, T + 60000);
+	cr_assert_eq(b.complete_ns, T + 110000);
+	cr_assert_eq(a.busy_ns, 60000);
+	cr_assert_eq(b.busy_ns, 50000);
+	cr_assert_eq(b.collisions, 1);
+	struct ssd_counters c;
+	ssd_get_counters(s, &c);
+	cr_assert_eq(c.collision_wait_ns, 45000);
+	/* factor 1: the clock's times are the model's */
+	cr_assert_eq(disk_clock_submit(&one, ops, s1, DISK_READ, 0, PG, T, &a), T + 60000);
+	cr_assert_eq(disk_clock_submit(&one, ops, s1, DISK_READ, 4 * PG, PG, T, &b), T + 110000);
+	/* an arrival off the model's ns grid (R + 7 is model T + 0.7 ns) waits 7 ns less */
+	struct ssd *s2 = round_drive();
+	write_pages(s2, 0, 1);
+	cr_assert_eq(disk_clock_submit(&ten, ops, s2, DISK_READ, 0, PG, R + 7, &a), R + 600000);
+	/* the conversions: model time of a clock time, and back */
+	cr_assert_eq(disk_clock_model(&ten, R + 7), T);
+	cr_assert_eq(disk_clock_real(&ten, T + 1), R + 10);
+	cr_assert_eq(disk_clock_model(&one, R + 7), R + 7);
+	ssd_destroy(s);
+	ssd_destroy(s1);
+	ssd_destroy(s2);
+}
+
 Test(ssd, refused_geometries)
 {
 	struct ssd_params p = round_params();
