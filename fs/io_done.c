@@ -13,10 +13,10 @@
 void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in, uint64_t off,
 		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r)
 {
-	/* [disk] time_dilation: the log's times are model time, the clock's / N */
+	/* [disk] time_dilation: the log's durations are the drive's, the clock's / N */
 	uint64_t n = fs->cfg.time_dilation > 1 ? fs->cfg.time_dilation : 1;
 	struct reqlog_row row = {
-	    .ts_us = ts / n,
+	    .ts_us = ts,
 	    .op = op,
 	    .pid = pid,
 	    .path = in->path ? in->path : "",
