@@ -148,6 +148,17 @@ struct disk_model_ops {
 	 */
 	uint64_t (*page_bytes)(void *model);
 	int (*die_of)(void *model, uint64_t off);
+	/*
+	 * Optional, both or neither: the state that outlives a mount (a
+	 * flash drive's mapping table, block wear and counters), as a real
+	 * drive keeps it.  save() writes it to @fd (0 or -errno); load()
+	 * reads it from @fd into a model create() has just made with the
+	 * same params and capacity: 0, or -EINVAL with one line in @err
+	 * when the file is not that drive's (another geometry, damaged), or
+	 * -errno; after an error the caller destroys the model.
+	 */
+	int (*save)(void *model, int fd);
+	int (*load)(void *model, int fd, char *err, size_t errlen);
 	/* Optional: its counters, for .scatterfs/stats, through @emit. */
 	void (*counters)(void *model, disk_emit_fn emit, void *ctx);
 	void (*destroy)(void *model);
