@@ -273,12 +273,10 @@ print(d["busy_ms"], t.get("reads", 0), t.get("read_pages", 0), t.get("read_colli
 PY
 }
 
-# bench_is_ssd FILE - 0 when FILE's [disk] section chooses model = ssd
+# bench_is_ssd FILE - 0 when configuration FILE's [disk] model is ssd (as
+# scatterfs-plan --dump resolves it: a preset = line counts too)
 bench_is_ssd() {
-	[[ -n ${1:-} ]] && awk -F'=' '
-		/^[ \t]*\[/ { sec = $0; gsub(/[ \t\[\]]/, "", sec); next }
-		sec == "disk" { k = $1; v = $2; gsub(/[ \t]/, "", k); gsub(/[ \t]/, "", v); if (k == "model" && v == "ssd") f = 1 }
-		END { exit !f }' "$1"
+	[[ -n ${1:-} && $(config_value "$1" disk.model) == ssd ]]
 }
 
 # mount_start_us MNT - the mount's wall-clock start (ts_us 0 of its log)

@@ -285,75 +285,19 @@ int catalog_reserved_bytes(struct catalog *cat, const uint32_t *block_size, unsi
 	return err;
 }
 
-/* Scores the @n extents of one file at @v and adds them to @out. */
-static void add_file_layout(struct layout_extent *v, size_t n, uint64_t block_size,
-			    struct layout_stats *out)
-{
-	struct layout_stats one;
+typedef void (*file_extents_fn)(void *ctx, unsigned dev, const struct layout_extent *v, size_t n);
 
-	layout_score(v, n, block_size, &one);
-	layout_stats_add(out, &one);
-}
-
-int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout_stats *out)
-{
-	struct layout_extent *v = NULL;
-	size_t n = 0, cap = 0;
-	int64_t cur = -1;
-	sqlite3_stmt *s;
-	int err = 0, rc;
-
-	*out = (struct layout_stats){0};
-	pthread_mutex_lock(&cat->lock);
-	if (sqlite3_prepare_v2(cat->db,
-			       "SELECT ino, logical, device, length, flags FROM extent "
-			       "ORDER BY ino, logical",
-			       -1, &s, NULL) != SQLITE_OK) {
-		pthread_mutex_unlock(&cat->lock);
-		return -EIO;
-	}
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t ino = sqlite3_column_int64(s, 0);
-		struct layout_extent e = {(uint64_t)sqlite3_column_int64(s, 1),
-					  (uint64_t)sqlite3_column_int64(s, 2),
-					  (uint64_t)sqlite3_column_int64(s, 3)};
-		unsigned flags = (unsigned)sqlite3_column_int(s, 4);
-
-		if (ino != cur) {
-			add_file_layout(v, n, block_size, out);
-			n = 0;
-			cur = ino;
-		}
-		/* Pieces of one allocation extent split by state are one extent. */
-		if (n > 0 && !(flags & EXTENT_START) &&
-		    e.logical == v[n - 1].logical + v[n - 1].length &&
-		    e.device == v[n - 1].device + v[n - 1].length) {
-			v[n - 1].length += e.length;
-			continue;
-		}
-		if (n == cap) {
-			struct layout_extent *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*w));
-			if (w == NULL) {
-				err = -ENOMEM;
-				break;
-			}
-			v = w;
-		}
-		v[n++] = e;
-	}
-	if (err == 0 && rc != SQLITE_DONE)
-		err = -EIO;
-	sqlite3_finalize(s);
-	pthread_mutex_unlock(&cat->lock);
-	if (err == 0)
-		add_file_layout(v, n, block_size, out);
-	free(v);
-	return err;
-}
-
-int catalog_file_extents(struct catalog *cat,
-			 void (*fn)(void *ctx, unsigned dev, const struct layout_extent *v, size_t n),
-			 void *ctx)
+/*
+ * The catalog's extents file by file: calls @fn with each file's extents
+ * sorted by logical offset, pieces of one allocation extent split by state
+ * joined into one.  @per_device: one call per file and device (else one
+ * per file, its devices' extents together in logical order; @dev is then
+ * the last extent's); @written_only: pieces allocated and never written
+ * are left out.  @fn runs under the catalog's lock.  @return 0, -ENOMEM,
+ * -EIO.
+ */
+static int file_extents(struct catalog *cat, bool per_device, bool written_only,
+			file_extents_fn fn, void *ctx)
 {
 	struct layout_extent *v = NULL;
 	size_t n = 0, cap = 0;
@@ -363,8 +307,10 @@ int catalog_file_extents(struct catalog *cat,
 
 	pthread_mutex_lock(&cat->lock);
 	if (sqlite3_prepare_v2(cat->db,
-			       "SELECT ino, dev, logical, device, length, flags FROM extent "
-			       "ORDER BY ino, dev, logical",
+			       per_device ? "SELECT ino, dev, logical, device, length, flags "
+					    "FROM extent ORDER BY ino, dev, logical"
+					  : "SELECT ino, dev, logical, device, length, flags "
+					    "FROM extent ORDER BY ino, logical",
 			       -1, &s, NULL) != SQLITE_OK) {
 		pthread_mutex_unlock(&cat->lock);
 		return -EIO;
@@ -376,15 +322,16 @@ int catalog_file_extents(struct catalog *cat,
 					  (uint64_t)sqlite3_column_int64(s, 4)};
 		unsigned flags = (unsigned)sqlite3_column_int(s, 5);
 
-		if (flags & EXTENT_UNWRITTEN)
+		if (written_only && (flags & EXTENT_UNWRITTEN))
 			continue;
-		if (ino != cur || dev != cur_dev) {
+		if (ino != cur || (per_device && dev != cur_dev)) {
 			if (n)
 				fn(ctx, (unsigned)cur_dev, v, n);
 			n = 0;
 			cur = ino;
-			cur_dev = dev;
 		}
+		cur_dev = dev;
+		/* Pieces of one allocation extent split by state are one extent. */
 		if (n > 0 && !(flags & EXTENT_START) &&
 		    e.logical == v[n - 1].logical + v[n - 1].length &&
 		    e.device == v[n - 1].device + v[n - 1].length) {
@@ -409,6 +356,35 @@ int catalog_file_extents(struct catalog *cat,
 	pthread_mutex_unlock(&cat->lock);
 	free(v);
 	return err;
+}
+
+struct layout_stats_ctx {
+	uint64_t block_size;
+	struct layout_stats *out;
+};
+
+/* Scores the @n extents of one file at @v and adds them to the total. */
+static void add_file_layout(void *ctx, unsigned dev, const struct layout_extent *v, size_t n)
+{
+	struct layout_stats_ctx *c = ctx;
+	struct layout_stats one;
+
+	(void)dev;
+	layout_score(v, n, c->block_size, &one);
+	layout_stats_add(c->out, &one);
+}
+
+int catalog_layout_stats(struct catalog *cat, uint64_t block_size, struct layout_stats *out)
+{
+	struct layout_stats_ctx c = {block_size, out};
+
+	*out = (struct layout_stats){0};
+	return file_extents(cat, false, false, add_file_layout, &c);
+}
+
+int catalog_file_extents(struct catalog *cat, file_extents_fn fn, void *ctx)
+{
+	return file_extents(cat, true, true, fn, ctx);
 }
 
 int catalog_mapped_bytes(struct catalog *cat, uint64_t ino, uint64_t *bytes)

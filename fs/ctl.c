@@ -521,7 +521,7 @@ static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 		st->st_uid = a.uid;
 		st->st_gid = a.gid;
 		if (S_ISDIR(a.mode)) {
-			st->st_mode = S_IFDIR | (a.mode & 0777);
+			st->st_mode = S_IFDIR | (a.mode & 07777); /* ls -ld shows the same */
 			st->st_nlink = 2;
 			return 0;
 		}

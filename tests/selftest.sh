@@ -5,6 +5,8 @@
 #     lib.sh's sfs_require; the last line is exactly "1 passed, 1 failed,
 #     1 skipped", the exit status 1, the skip printed with its reason;
 #     each test's line and the pass's end with its wall and CPU time;
+#     the summary gives each failure's reason (its first "FAIL: " or
+#     "(timed out" line), so a CI log that cuts a long output keeps it;
 #   - the skipped one alone: "0 passed, 0 failed, 1 skipped", exit 0;
 #   - tests/selftest/timeout: a test that sleeps 60 s under its own
 #     "# TIMEOUT: 2" line fails as timed out after 2 s, well before 60 s;
@@ -51,9 +53,10 @@ expect "$(tail -n 1 <<<"$out")" "1 passed, 1 failed, 1 skipped" "last line, one 
 expect "$rc" 1 "exit status with one failure"
 has_line "$out" 'PASS pass \([0-9]+ s, cpu [0-9]+\.[0-9] s\)' "the passing test, its wall and CPU time"
 has_line "$out" 'FAIL fail \(exit 3, [0-9]+ s, cpu [0-9]+\.[0-9] s\):' "the failing test"
-has_line "$out" '    fixture failure' "the failing test's output"
+has_line "$out" '    FAIL: fixture failure' "the failing test's output"
 has_line "$out" 'SKIP skip: missing sfs-selftest-no-such-tool' "the skipped test and its reason"
 has_line "$out" 'failed: fail' "the list of failures"
+has_line "$out" '  fail: FAIL: fixture failure' "the failure's reason in the summary (its FAIL: line)"
 has_line "$out" '== pass mount: [0-9]+ s wall, [0-9]+\.[0-9] s cpu' "the pass's wall and CPU time"
 
 out=$(SCATTERFS_MOUNT_DIR=tests/selftest/counts tests/run mount skip 2>&1)
@@ -75,6 +78,7 @@ took=$((SECONDS - start))
 expect "$(tail -n 1 <<<"$out")" "0 passed, 1 failed, 0 skipped" "last line, a test past its TIMEOUT"
 expect "$rc" 1 "exit status with a test timed out"
 has_line "$out" '    \(timed out after 2 s\)' "the timed-out test's note"
+has_line "$out" '  slow: \(timed out after 2 s\)' "the timed-out test's reason in the summary"
 ((took < 30)) || { echo "selftest: the test with TIMEOUT: 2 ran $took s"; bad=1; }
 
 pdir=$(mktemp -d)

@@ -1,0 +1,115 @@
+#!/bin/bash
+# TIMEOUT: 240
+# bench/run's cluster path on a real local Dask cluster: a dask-scheduler
+# and two dask-worker processes (one thread each) on this machine.  Two
+# configurations (contiguous and equi-fragmented, the HDD model, one run
+# of a 2.5 MiB read) run once locally with --jobs 1 and once with --dask,
+# where each is a task that runs `bench/run --only K` on a worker and
+# returns its result file.  The two tables have the same header and the
+# same rows in every column that does not depend on timing (layout,
+# cache_mode, readahead, runs, reads, bytes_read, device_ios,
+# dominant_read_size, static_score, ios_vs_baseline, error; the times and
+# the model's figures are not compared: rotation=phase makes model_s
+# depend on when a read arrives, and the side-by-side runs share 2 cores);
+# each configuration ran on its own worker; and bench/run --merge of the
+# result files the Dask run kept prints the Dask run's table byte for
+# byte.  --merge refuses a file of another sweep and reports a missing
+# configuration as a FAILED row; --only out of range is refused.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+sfs_require python3 dask-scheduler dask-worker
+
+RUN=$SFS_ROOT/bench/run
+export SCATTERFS_BUILD=$SFS_BUILD
+
+# --- the cluster: a scheduler, then two workers -----------------------------
+S=$SFS_TMP/scheduler.json
+dask-scheduler --host 127.0.0.1 --port 0 --no-dashboard --scheduler-file "$S" \
+	>"$SFS_TMP/scheduler.log" 2>&1 </dev/null &
+spid=$!
+sfs_on_exit "kill $spid 2>/dev/null; wait $spid 2>/dev/null"
+sfs_add_log "$SFS_TMP/scheduler.log"
+for ((i = 0; i < 300; i++)); do
+	[[ -s $S ]] && break
+	kill -0 "$spid" 2>/dev/null || fail "dask-scheduler exited: $(tail -5 "$SFS_TMP/scheduler.log")"
+	sleep 0.1
+done
+[[ -s $S ]] || fail "dask-scheduler wrote no $S within 30 s"
+for w in w1 w2; do
+	# the workers' bench/run work directories (mounts) under this test's
+	TMPDIR=$SFS_TMP dask-worker --scheduler-file "$S" --name $w --nthreads 1 --no-nanny \
+		--memory-limit 0 --local-directory "$SFS_TMP/$w" >"$SFS_TMP/$w.log" 2>&1 </dev/null &
+	wpid=$!
+	sfs_on_exit "kill $wpid 2>/dev/null; wait $wpid 2>/dev/null"
+	sfs_add_log "$SFS_TMP/$w.log"
+done
+/usr/bin/python3 - "$S" <<'PY' || fail "the two workers did not join the scheduler"
+import sys
+from distributed import Client
+with Client(scheduler_file=sys.argv[1], timeout=30) as c:
+    c.wait_for_workers(2, timeout=30)
+PY
+note "scheduler and two workers up"
+
+sweep=(--layouts contiguous,equi-fragmented --disk hdd-7200 --runs 1 --size 256M
+	--load 'dd if=/dev/zero of="$SCATTERFS_MOUNT/f" bs=64K count=40 status=none'
+	--workload 'dd if="$SCATTERFS_MOUNT/f" of=/dev/null bs=256K iflag=direct status=none')
+
+"$RUN" "${sweep[@]}" --jobs 1 --format csv >"$SFS_TMP/local.csv" 2>"$SFS_TMP/local.err" </dev/null ||
+	fail "bench/run --jobs 1 exited $?: $(tail -5 "$SFS_TMP/local.err")"
+sfs_add_log "$SFS_TMP/local.err"
+"$RUN" "${sweep[@]}" --dask "$S" --format csv --workdir "$SFS_TMP/dask" --keep \
+	>"$SFS_TMP/dask.csv" 2>"$SFS_TMP/dask.err" </dev/null ||
+	fail "bench/run --dask exited $?: $(tail -5 "$SFS_TMP/dask.err")"
+sfs_add_log "$SFS_TMP/dask.err"
+cat "$SFS_TMP/local.csv" "$SFS_TMP/dask.csv"
+
+# the columns that do not depend on timing
+fixed() {
+	python3 - "$1" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(",".join(r[k] for k in ("layout", "cache_mode", "readahead", "runs", "reads", "bytes_read",
+                                  "device_ios", "dominant_read_size", "static_score",
+                                  "ios_vs_baseline", "error")))
+PY
+}
+assert_eq "$(head -1 "$SFS_TMP/dask.csv")" "$(head -1 "$SFS_TMP/local.csv")" "header with --dask against --jobs 1"
+assert_eq "$(($(wc -l <"$SFS_TMP/dask.csv") - 1))" 2 "rows with --dask"
+assert_eq "$(fixed "$SFS_TMP/dask.csv")" "$(fixed "$SFS_TMP/local.csv")" "rows' fixed figures with --dask against --jobs 1"
+assert_eq "$(fixed "$SFS_TMP/dask.csv" | cut -d, -f1,7 | paste -sd' ')" "contiguous,10 equi-fragmented,46" \
+	"layouts and device I/Os (one per extent read: 2.5 MiB in 64 KiB extents, 40 + 6 for 256 KiB reads across them)"
+for w in w1 w2; do
+	grep -q "on worker $w " "$SFS_TMP/dask.err" || fail "no configuration ran on worker $w: $(cat "$SFS_TMP/dask.err")"
+done
+
+# --merge of the result files the Dask run kept: its table, byte for byte
+kept=$(sed -n 's/^bench\/run: kept //p' "$SFS_TMP/dask.err")
+[[ -d $kept ]] || fail "bench/run --dask --keep named no work directory: $(cat "$SFS_TMP/dask.err")"
+"$RUN" --merge "$kept/config2.json" "$kept/config1.json" --format csv >"$SFS_TMP/merged.csv" ||
+	fail "bench/run --merge exited $?"
+assert_eq "$(cat "$SFS_TMP/merged.csv")" "$(cat "$SFS_TMP/dask.csv")" "bench/run --merge of the kept result files"
+
+# a missing configuration: its row says so, exit 1
+rc=0
+out=$("$RUN" --merge "$kept/config2.json" --format csv 2>&1) || rc=$?
+assert_eq "$rc" 1 "exit status of --merge with configuration 1 missing"
+[[ $out == *"contiguous,,,,,,,,,,,,,,,,,,,,,no result file of configuration 1 among --merge's"* ]] ||
+	fail "--merge with configuration 1 missing: $out"
+# a file of another sweep
+python3 - "$kept/config2.json" "$SFS_TMP/other.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["sweep"]["workload"] = "true"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+if out=$("$RUN" --merge "$kept/config1.json" "$SFS_TMP/other.json" 2>&1); then
+	fail "--merge of another sweep's file accepted: $out"
+fi
+assert_eq "$out" "bench/run: --merge $SFS_TMP/other.json: not of the sweep of $kept/config1.json: its workload is \"true\", not \"dd if=\\\"\$SCATTERFS_MOUNT/f\\\" of=/dev/null bs=256K iflag=direct status=none\"" \
+	"--merge of another sweep's file"
+if out=$("$RUN" "${sweep[@]}" --only 3 2>&1); then
+	fail "--only 3 of 2 configurations accepted: $out"
+fi
+assert_eq "$out" "bench/run: --only 3: there are 2 configurations, numbered 1 to 2 (--list)" "--only 3"
+note ok
