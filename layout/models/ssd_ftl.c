@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "splitmix64.h"
 #include "ssd.h"
 
 #define SSD_NONE UINT32_MAX
@@ -893,4 +895,216 @@ double ssd_waf_greedy(double op)
 {
 	double a = 1 + op;
 	return a / (a + ssd_lambert_w0(-a * exp(-a)));
+}
+
+/*
+ * The FTL's state file (ssd_save(), ssd_load()): a header, then the
+ * arrays as they are in memory (little-endian on the machines this runs
+ * on; the header's byte-order mark refuses another):
+ *   map (u32 x user_pages), rmap (u32 x flash_pages), blk (8 bytes x
+ *   blocks), per die its open block and free count (u32, u32), the free
+ *   stacks (u32 x blocks).
+ * The header names the geometry it was written for; the checksum covers
+ * the header (with the checksum field 0) and the arrays: each 8-byte word
+ * w folds into h as h = mix(h ^ w) with splitmix64's output function
+ * (splitmix64.h), a check against damage, not against forgery.
+ */
+#define SSD_STATE_MAGIC	  "SFS-FTL"
+#define SSD_STATE_VERSION 1
+#define SSD_STATE_BOM	  UINT32_C(0x01020304)
+
+struct ssd_state_header {
+	char magic[8];
+	uint32_t version, bom;
+	uint64_t capacity, user_pages, flash_pages;
+	uint32_t dies, blocks_per_die, ppb, page_size;
+	uint32_t prefill, channels;
+	uint64_t cursor;
+	struct ssd_counters c;
+	uint64_t checksum;
+};
+
+/* Folds @len bytes at @p (a multiple of 8, or the tail zero-padded) into *@h. */
+static void state_fold(uint64_t *h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		*h = splitmix64_mix(*h ^ w);
+	}
+	if (i < len) {
+		w = 0;
+		memcpy(&w, b + i, len - i);
+		*h = splitmix64_mix(*h ^ w);
+	}
+}
+
+/* The arrays, in file order: pointer and bytes of each. */
+static size_t state_parts(struct ssd *s, void **ptr, size_t *len, uint32_t *die_words)
+{
+	uint64_t nblk = (uint64_t)s->dies * s->blocks_per_die;
+	size_t n = 0;
+
+	ptr[n] = s->map, len[n++] = s->user_pages * sizeof(*s->map);
+	ptr[n] = s->rmap, len[n++] = s->flash_pages * sizeof(*s->rmap);
+	ptr[n] = s->blk, len[n++] = nblk * sizeof(*s->blk);
+	ptr[n] = die_words, len[n++] = (size_t)s->dies * 2 * sizeof(uint32_t);
+	ptr[n] = s->free_store, len[n++] = nblk * sizeof(*s->free_store);
+	return n;
+}
+
+static void state_header(const struct ssd *s, struct ssd_state_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, SSD_STATE_MAGIC, sizeof(SSD_STATE_MAGIC));
+	h->version = SSD_STATE_VERSION;
+	h->bom = SSD_STATE_BOM;
+	h->capacity = s->capacity;
+	h->user_pages = s->user_pages;
+	h->flash_pages = s->flash_pages;
+	h->dies = s->dies;
+	h->blocks_per_die = s->blocks_per_die;
+	h->ppb = s->ppb;
+	h->page_size = s->p.page_size;
+	h->prefill = s->p.prefill;
+	h->channels = s->p.channels;
+	h->cursor = s->cursor;
+	h->c = s->c;
+}
+
+/* Writes all @len bytes at @p to @fd: 0 or -errno. */
+static int write_all(int fd, const void *p, size_t len)
+{
+	const char *b = p;
+	while (len) {
+		ssize_t n = write(fd, b, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		b += n, len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads all @len bytes at @p from @fd: 0, -EIO at a short file, or -errno. */
+static int read_all(int fd, void *p, size_t len)
+{
+	char *b = p;
+	while (len) {
+		ssize_t n = read(fd, b, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		b += n, len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ssd_save(struct ssd *s, int fd)
+{
+	struct ssd_state_header h;
+	uint32_t *dw = malloc((size_t)s->dies * 2 * sizeof(uint32_t));
+	void *ptr[5];
+	size_t len[5], n, i;
+	uint64_t sum = 0;
+	int rc = 0;
+
+	if (!dw)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < s->dies; d++) {
+		dw[2 * d] = s->die[d].open;
+		dw[2 * d + 1] = s->die[d].nfree;
+	}
+	state_header(s, &h);
+	n = state_parts(s, ptr, len, dw);
+	state_fold(&sum, &h, sizeof(h));
+	for (i = 0; i < n; i++)
+		state_fold(&sum, ptr[i], len[i]);
+	h.checksum = sum;
+	rc = write_all(fd, &h, sizeof(h));
+	for (i = 0; i < n && !rc; i++)
+		rc = write_all(fd, ptr[i], len[i]);
+	free(dw);
+	return rc;
+}
+
+int ssd_load(struct ssd *s, int fd, char *err, size_t errlen)
+{
+	struct ssd_state_header h, want;
+	uint32_t *dw = NULL;
+	void *ptr[5];
+	size_t len[5], n, i;
+	uint64_t sum = 0, got;
+	char extra;
+	int rc;
+
+#define LOAD_BAD(...) (snprintf(err, errlen, __VA_ARGS__), rc = -EINVAL)
+	rc = read_all(fd, &h, sizeof(h));
+	if (rc)
+		return rc == -EIO ? LOAD_BAD("shorter than its header") : rc;
+	state_header(s, &want);
+	if (memcmp(h.magic, want.magic, sizeof(h.magic)) != 0)
+		return LOAD_BAD("not an ssd model's FTL state");
+	if (h.version != SSD_STATE_VERSION || h.bom != SSD_STATE_BOM)
+		return LOAD_BAD("version %u or byte order of another build (this one writes "
+				"version %u)",
+				h.version, SSD_STATE_VERSION);
+	if (h.capacity != want.capacity || h.user_pages != want.user_pages ||
+	    h.flash_pages != want.flash_pages || h.dies != want.dies ||
+	    h.blocks_per_die != want.blocks_per_die || h.ppb != want.ppb ||
+	    h.page_size != want.page_size || h.prefill != want.prefill ||
+	    h.channels != want.channels)
+		return LOAD_BAD("written for another drive (capacity %llu, %u dies on %u channels, "
+				"%u blocks of %u pages of %u bytes per die, prefill %u; this one: "
+				"%llu, %u on %u, %u of %u of %u, %u)",
+				(unsigned long long)h.capacity, h.dies, h.channels,
+				h.blocks_per_die, h.ppb, h.page_size, h.prefill,
+				(unsigned long long)want.capacity, want.dies, want.channels,
+				want.blocks_per_die, want.ppb, want.page_size, want.prefill);
+	got = h.checksum;
+	h.checksum = 0;
+	state_fold(&sum, &h, sizeof(h));
+	dw = malloc((size_t)s->dies * 2 * sizeof(uint32_t));
+	if (!dw)
+		return -ENOMEM;
+	n = state_parts(s, ptr, len, dw);
+	for (i = 0; i < n; i++) {
+		rc = read_all(fd, ptr[i], len[i]);
+		if (rc) {
+			free(dw);
+			return rc == -EIO ? LOAD_BAD("shorter than its geometry needs") : rc;
+		}
+		state_fold(&sum, ptr[i], len[i]);
+	}
+	if (read(fd, &extra, 1) != 0) {
+		free(dw);
+		return LOAD_BAD("longer than its geometry needs");
+	}
+	if (sum != got) {
+		free(dw);
+		return LOAD_BAD("checksum %016llx, the contents give %016llx (damaged)",
+				(unsigned long long)got, (unsigned long long)sum);
+	}
+	for (uint32_t d = 0; d < s->dies; d++) {
+		s->die[d].open = dw[2 * d];
+		s->die[d].nfree = dw[2 * d + 1];
+		if ((s->die[d].open != SSD_NONE && s->die[d].open >= s->blocks_per_die) ||
+		    s->die[d].nfree > s->blocks_per_die) {
+			free(dw);
+			return LOAD_BAD("die %u: open block %u or %u free blocks out of range", d,
+					s->die[d].open, s->die[d].nfree);
+		}
+	}
+	free(dw);
+	s->cursor = h.cursor;
+	s->c = h.c;
+	return 0;
+#undef LOAD_BAD
 }
