@@ -90,6 +90,10 @@ static int x_close(sqlite3_file *f)
 static int x_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
 {
 	struct vfile *v = (struct vfile *)f;
+	/* After the power failure the files hold their last synced state,
+	 * which SQLite's page cache no longer matches: nothing is read. */
+	if (catalog_vfs_crashed())
+		return SQLITE_IOERR_READ;
 	return v->real->pMethods->xRead(v->real, buf, n, off);
 }
 
@@ -120,6 +124,8 @@ static int x_sync(sqlite3_file *f, int flags)
 	struct vfile *v = (struct vfile *)f;
 	/* What the rows point at first (catalog_vfs_before_sync()); not under mu. */
 	int (*fn)(void *) = atomic_load(&before_sync);
+	if (catalog_vfs_crashed())
+		return SQLITE_IOERR;
 	if (fn && fn(atomic_load(&before_sync_ctx)))
 		return SQLITE_IOERR_FSYNC;
 	pthread_mutex_lock(&mu);
@@ -269,7 +275,7 @@ int catalog_vfs_crash(void)
 			if (r->pMethods->xSync(r, SQLITE_SYNC_NORMAL) != SQLITE_OK)
 				err = -EIO;
 		}
-	crashed = true;
+	__atomic_store_n(&crashed, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mu);
 	return err;
 }
@@ -278,4 +284,9 @@ void catalog_vfs_before_sync(int (*fn)(void *ctx), void *ctx)
 {
 	atomic_store(&before_sync_ctx, ctx);
 	atomic_store(&before_sync, fn);
+}
+
+bool catalog_vfs_crashed(void)
+{
+	return __atomic_load_n(&crashed, __ATOMIC_ACQUIRE);
 }

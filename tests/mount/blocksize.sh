@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/blocksize (seed 004) at a tiny scale, --format csv, one run: the
 # header names the columns; one row per page size (8192, 16384); on each
-# scan mount's request log, the cold scan's reads plus the warm scan's are
+# scan mount's request log (bench/run's, one per run), the cold scan's reads plus the warm scan's are
 # exactly the read rows of t.db; read_bytes is the sum of their sizes when
 # the warm scan read nothing; the dominant read is the readahead for both
 # page sizes; pages_per_read = dominant_read / page_size exactly (8 and 4);
@@ -40,9 +40,14 @@ mapfile -t kept < <(find "$W" -maxdepth 1 -name 'sfs-blocksize.*' -type d)
 assert_eq "${#kept[@]}" 1 "bench/blocksize: kept work directories"
 K=${kept[0]}
 
+# bench/run's work directory in it: configuration N is the Nth page size
+mapfile -t runs < <(find "$K" -maxdepth 1 -name 'bench-run.*' -type d)
+assert_eq "${#runs[@]}" 1 "bench/run's kept work directories"
 declare -A pages
+n=0
 while IFS=, read -r _ ps _ _ ipages ibytes r rb dom mean ppr mppr cold warm wr; do
-	log=$K/$ps/scan.csv
+	n=$((n + 1))
+	log=${runs[0]}/config$n/run1.csv
 	sfs_log_check_header "$log"
 	assert_eq "$((r + wr))" "$(sfs_log_count "$log" read t.db)" "$ps: reads + warm_reads = read rows of t.db in $log"
 	if ((wr == 0)); then

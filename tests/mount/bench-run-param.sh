@@ -1,0 +1,50 @@
+#!/bin/bash
+# TIMEOUT: 120
+# bench/run's hooks for an experiment's definition: --param n=1,2 sweeps a
+# dimension of the experiment's own (no -o override: the commands see
+# SCATTERFS_PARAM_n, the rows get a column n, and each row's baseline has
+# its own n); the load writes n x 64 KiB and the column loaded_n=n to
+# SCATTERFS_COLUMNS; --warm reads the file again on the same mount.  Under
+# contiguous's cache.mode = none every read reaches the log, so the warm
+# read makes exactly the cold one's reads and bytes: warm_reads = reads =
+# n x 64 KiB / 16 KiB + 1 (dd's last read, at the end of the file, returns
+# 0 bytes), bytes_read n x 64 KiB.  A SCATTERFS_COLUMNS line that is not NAME=VALUE,
+# or that names one of bench/run's own columns, fails its row with a
+# message naming the line.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+sfs_require python3
+
+RUN=$SFS_ROOT/bench/run
+export SCATTERFS_BUILD=$SFS_BUILD
+read16k='dd if="$SCATTERFS_MOUNT/f" of=/dev/null bs=16K status=none'
+"$RUN" --layouts contiguous --param n=1,2 --runs 1 --size 64M --format csv \
+	--load 'dd if=/dev/zero of="$SCATTERFS_MOUNT/f" bs=64K count="$SCATTERFS_PARAM_n" status=none && echo "loaded_n=$SCATTERFS_PARAM_n" >>"$SCATTERFS_COLUMNS"' \
+	--workload "$read16k" --warm "$read16k" >"$SFS_TMP/out.csv" 2>"$SFS_TMP/err" </dev/null ||
+	fail "bench/run --param exited $?: $(tail -5 "$SFS_TMP/err")"
+sfs_add_log "$SFS_TMP/err"
+cat "$SFS_TMP/out.csv"
+assert_eq "$(head -1 "$SFS_TMP/out.csv" | cut -d, -f1-8)" "layout,n,cache_mode,readahead,runs,min_s,median_s,max_s" "first columns"
+python3 - "$SFS_TMP/out.csv" >"$SFS_TMP/got" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+head = list(rows[0])
+print(head.index("warm_median_s") == head.index("max_s") + 1, head.index("warm_reads") == head.index("max_s") + 2,
+      head.index("loaded_n") == head.index("vs_baseline") - 1)
+for r in rows:
+    print(r["layout"], r["n"], r["loaded_n"], r["reads"], r["warm_reads"], r["bytes_read"], r["vs_baseline"], r["error"] or "-")
+PY
+assert_eq "$(cat "$SFS_TMP/got")" "True True True
+contiguous 1 1 5 5 65536 1.00 -
+contiguous 2 2 9 9 131072 1.00 -" "columns and rows"
+
+bad() {
+	local line=$1 want=$2
+	"$RUN" --layouts contiguous --runs 1 --size 64M --format csv --load "echo '$line' >>\"\$SCATTERFS_COLUMNS\"" \
+		--workload true >"$SFS_TMP/bad.csv" 2>"$SFS_TMP/bad.err" </dev/null && fail "a SCATTERFS_COLUMNS line '$line' accepted"
+	assert_eq "$(python3 -c 'import csv, sys; print(list(csv.DictReader(open(sys.argv[1])))[-1]["error"])' "$SFS_TMP/bad.csv")" \
+		"$want" "the row of a SCATTERFS_COLUMNS line '$line'"
+}
+bad "Index pages" "SCATTERFS_COLUMNS line 1: 'Index pages': expected NAME=VALUE (NAME: lower-case letters, digits and _)"
+bad "reads=3" "SCATTERFS_COLUMNS line 1: reads is one of bench/run's own columns"
+note ok
