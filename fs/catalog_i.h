@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "catalog.h"
+#include "catalog_vfs.h"
 #include "units.h"
 
 #define CATALOG_MAGIC "scatterfs-catalog"
@@ -99,7 +100,8 @@ static inline int sql_err(struct catalog *cat, int rc)
 		return -EEXIST;
 	if (rc == SQLITE_FULL)
 		return -ENOSPC;
-	fprintf(stderr, "scatterfs: catalog: %s\n", sqlite3_errmsg(cat->db));
+	if (!catalog_vfs_crashed()) /* after a simulated power failure: expected */
+		fprintf(stderr, "scatterfs: catalog: %s\n", sqlite3_errmsg(cat->db));
 	return -EIO;
 }
 
@@ -121,7 +123,8 @@ static inline int exec(struct catalog *cat, const char *sql)
 	char *msg = NULL;
 	int rc = sqlite3_exec(cat->db, sql, NULL, NULL, &msg);
 	if (rc != SQLITE_OK) {
-		fprintf(stderr, "scatterfs: catalog: %s: %s\n", sql, msg ? msg : "?");
+		if (!catalog_vfs_crashed()) /* after a simulated power failure: expected */
+			fprintf(stderr, "scatterfs: catalog: %s: %s\n", sql, msg ? msg : "?");
 		sqlite3_free(msg);
 		return rc == SQLITE_FULL ? -ENOSPC : -EIO;
 	}

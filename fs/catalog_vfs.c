@@ -87,6 +87,10 @@ static int x_close(sqlite3_file *f)
 static int x_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
 {
 	struct vfile *v = (struct vfile *)f;
+	/* After the power failure the files hold their last synced state,
+	 * which SQLite's page cache no longer matches: nothing is read. */
+	if (catalog_vfs_crashed())
+		return SQLITE_IOERR_READ;
 	return v->real->pMethods->xRead(v->real, buf, n, off);
 }
 
@@ -262,7 +266,12 @@ int catalog_vfs_crash(void)
 			if (r->pMethods->xSync(r, SQLITE_SYNC_NORMAL) != SQLITE_OK)
 				err = -EIO;
 		}
-	crashed = true;
+	__atomic_store_n(&crashed, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mu);
 	return err;
+}
+
+bool catalog_vfs_crashed(void)
+{
+	return __atomic_load_n(&crashed, __ATOMIC_ACQUIRE);
 }

@@ -4,6 +4,7 @@
 #ifndef SCATTERFS_CATALOG_VFS_H
 #define SCATTERFS_CATALOG_VFS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /** The VFS name catalog_open() opens the catalog with. */
@@ -25,8 +26,15 @@ uint64_t catalog_vfs_unsynced(void);
 /**
  * catalog_vfs_crash() - the power failure: every catalog file back to its
  * last fsync (size and bytes), made durable on the host; every later
- * write or sync fails with SQLITE_IOERR.  @return 0 or -EIO.
+ * read, write or sync fails with SQLITE_IOERR.  @return 0 or -EIO.
  */
 int catalog_vfs_crash(void);
+
+/**
+ * catalog_vfs_crashed() - true once catalog_vfs_crash() has run: the
+ * catalog's errors from then on are the power failure's, not faults to
+ * report (the daemon ends within 200 ms, ctl.c).
+ */
+bool catalog_vfs_crashed(void);
 
 #endif

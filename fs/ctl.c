@@ -235,8 +235,14 @@ static char *stats_json(struct sfs *fs)
 		/*
 		 * The emulation floor: replies under a disk model that left after
 		 * their modelled completion, and by how much (p50 and p99 over
-		 * every modelled reply, the top of a log-linear bucket).
+		 * every modelled reply, the top of a log-linear bucket), in
+		 * microseconds of the clock; and [disk] time_dilation, the factor
+		 * by which the models' times are stretched on it (the devices'
+		 * busy_ms and queue_ms, and the model's counters, are model time).
 		 */
+		json_object_set_new(
+		    o, "time_dilation",
+		    json_integer((json_int_t)(fs->cfg.time_dilation ? fs->cfg.time_dilation : 1)));
 		uint64_t n = atomic_load(&fs->stats.modelled_replies);
 		json_object_set_new(o, "modelled_replies", json_integer((json_int_t)n));
 		json_object_set_new(o, "late_replies",
@@ -545,7 +551,7 @@ static int ctl_stat(struct sfs *fs, uint64_t ino, struct stat *st)
 		st->st_uid = a.uid;
 		st->st_gid = a.gid;
 		if (S_ISDIR(a.mode)) {
-			st->st_mode = S_IFDIR | (a.mode & 0777);
+			st->st_mode = S_IFDIR | (a.mode & 07777); /* ls -ld shows the same */
 			st->st_nlink = 2;
 			return 0;
 		}

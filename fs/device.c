@@ -181,6 +181,13 @@ void dev_stack_stop(struct device *d)
 		dev_base_stop(d->base);
 }
 
+void dev_stack_save(struct device *d)
+{
+	for (struct dev_layer *l = d->top; l; l = l->next)
+		if (l->ops->save_state)
+			l->ops->save_state(l);
+}
+
 void dev_stack_free(struct device *d)
 {
 	struct dev_layer *l = d->top;

@@ -265,6 +265,12 @@ struct dev_ops {
 	 */
 	int (*flash_score)(struct dev_layer *l, const struct layout_extent *v, size_t n,
 			   struct flash_stats *out);
+	/**
+	 * Optional: writes the layer's state that outlives the mount (the
+	 * timing layer's disk model's, an SSD's FTL) where it reads it at the
+	 * next mount; called once, at a clean unmount.  Writes its own error.
+	 */
+	void (*save_state)(struct dev_layer *l);
 	/** Frees what the layer holds besides its private struct (dev_stack_free() frees that). */
 	void (*close)(struct dev_layer *l);
 };
@@ -288,6 +294,15 @@ struct dev_layer {
 /** What a layer's open() is given. */
 struct dev_layer_args {
 	const struct disk_params *disk; /* the device's [disk] section */
+	uint32_t time_dilation;		/* [disk] time_dilation, mount-wide (0: 1) */
+	/*
+	 * Where the device's model keeps its state between mounts (the
+	 * catalog's path + ".ftl." + the device's name), NULL for none;
+	 * state_load: read it at open (false when this mount created the
+	 * catalog: a file there is another file system's).
+	 */
+	const char *state_path;
+	bool state_load;
 	uint32_t poll_us;		/* [device] poll_us */
 	bool async_reads;		/* [device] async_reads */
 	/*
@@ -545,6 +560,9 @@ int dev_stack_start(struct device *d);
 
 /** dev_stack_stop() - answers the queued reads still in flight and stops the threads. */
 void dev_stack_stop(struct device *d);
+
+/** dev_stack_save() - each layer's save_state(), top first: at a clean unmount. */
+void dev_stack_save(struct device *d);
 
 /** dev_stack_free() - frees the layers (after dev_stack_stop()); the fd stays open. */
 void dev_stack_free(struct device *d);

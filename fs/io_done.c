@@ -13,21 +13,23 @@
 void io_log_request(struct sfs *fs, enum log_op op, pid_t pid, const struct inode *in, uint64_t off,
 		    uint64_t size, int64_t result, uint64_t ts, const struct dev_req *r)
 {
+	/* [disk] time_dilation: the log's durations are the drive's, the clock's / N */
+	uint64_t n = fs->cfg.time_dilation > 1 ? fs->cfg.time_dilation : 1;
 	struct reqlog_row row = {
-		.ts_us = ts,
-		.op = op,
-		.pid = pid,
-		.path = in->path ? in->path : "",
-		.offset = off,
-		.size = size,
-		.result = result,
-		.latency_us = (mono_ns() - r->arrival_ns) / 1000,
-		.device_io = r->v,
-		.ndevice_io = r->n,
-		.model_us = dev_req_model_us(r),
-		.dies = r->dies,
-		.collisions = r->collisions,
-		.fault = r->fault[0] ? r->fault : NULL,
+	    .ts_us = ts,
+	    .op = op,
+	    .pid = pid,
+	    .path = in->path ? in->path : "",
+	    .offset = off,
+	    .size = size,
+	    .result = result,
+	    .latency_us = (mono_ns() - r->arrival_ns) / 1000 / n,
+	    .device_io = r->v,
+	    .ndevice_io = r->n,
+	    .model_us = dev_req_model_us(r) / n,
+	    .dies = r->dies,
+	    .collisions = r->collisions,
+	    .fault = r->fault[0] ? r->fault : NULL,
 	};
 	reqlog_append(fs->log, &row);
 }

@@ -987,15 +987,23 @@ static int build_stacks(struct start *s)
 			return -1;
 		/* Each device its own stack: its own model, head and queue of I/Os. */
 		const struct device_conf *dc = i ? &fs->cfg.devices[i - 1] : NULL;
+		char *state = NULL;
+		if (asprintf(&state, "%s.ftl.%s", fs->meta_path, dv->name) < 0)
+			state = NULL;
 		struct dev_layer_args la = {.disk = dc ? &dc->disk : &fs->cfg.disk,
+					    .time_dilation = fs->cfg.time_dilation,
+					    .state_path = state,
+					    .state_load = !s->cat_created,
 					    .poll_us = fs->cfg.device.poll_us,
 					    .async_reads = fs->cfg.device.async_reads};
 		if (dev_stack_build(dv, dc ? &dc->layers : &fs->cfg.device.layers,
 				    dc ? dc->layer_data : fs->cfg.device.layer_data, &la, err,
 				    errlen)) {
+			free(state);
 			fprintf(stderr, "scatterfs: %s\n", err);
 			return -1;
 		}
+		free(state);
 		fs->model_on |= dv->model_on;
 		struct flash_stats none;
 		fs->dies_on |= dev_flash_score(dv, NULL, 0, &none) == 0;
@@ -1204,6 +1212,9 @@ static int teardown(struct start *s, int ret)
 		unlink(fs->meta_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
+		/* A drive keeps its state across a clean unmount (an SSD's FTL). */
+		if (s->mounted)
+			dev_stack_save(dv);
 		dev_stack_free(dv);
 		if (dv->fd >= 0) {
 			fsync(dv->fd);

@@ -171,6 +171,9 @@ struct config_layer {
 #define DEVICE_POLL_US_DEFAULT 200
 #define DEVICE_POLL_US_MAX 10000
 
+/* Largest [disk] time_dilation. */
+#define DISK_TIME_DILATION_MAX 1000
+
 /* Bytes of struct disk_params that the disk models keep their own keys in. */
 #define DISK_MODEL_DATA_MAX 512
 
@@ -262,6 +265,12 @@ struct sfs_config {
 		unsigned ops; /* LOG_* mask */
 	} log;
 	struct disk_params disk;
+	/*
+	 * [disk] time_dilation: every disk model's modelled times take this
+	 * many times as long on the clock (1 .. DISK_TIME_DILATION_MAX);
+	 * mount-wide, one clock for every device (fs/dev_timing.c).
+	 */
+	uint32_t time_dilation;
 	struct file_rule *rules; /* in file order, then the built-in ones */
 	size_t nrules;
 	struct device_conf *devices; /* [device "NAME"] sections, in the order declared */

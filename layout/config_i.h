@@ -66,6 +66,7 @@ enum core_key {
 	CK_DISK_CAPACITY,
 	CK_METADATA_IO,
 	CK_METADATA_OFFSET,
+	CK_TIME_DILATION,
 	CK_DISK_MODEL,
 	CK_LAYERS,
 	CK__COUNT,
@@ -149,8 +150,11 @@ unsigned config_find_key(enum section sec, const char *name);
 unsigned config_twin(unsigned k);
 /* Of @k and its twins, the key of @model; config_nkeys() when @model has none of that name. */
 unsigned config_model_key(unsigned k, const struct disk_model_ops *model);
-/* "capacity, ..., model, rpm, ...": the [disk] keys with @model chosen (NULL: none). */
-void config_disk_keys(const struct disk_model_ops *model, char *buf, size_t len);
+/*
+ * "capacity, ..., model, rpm, ...": the [disk] keys with @model chosen (NULL:
+ * none); of a [device "NAME"] section (@named_device: no mount-wide key).
+ */
+void config_disk_keys(const struct disk_model_ops *model, bool named_device, char *buf, size_t len);
 /* Whether key @k may be set by a [file] rule. */
 bool config_rule_key(unsigned k);
 /*

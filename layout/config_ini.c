@@ -783,6 +783,13 @@ static unsigned claim_key(struct parse_ctx *x, enum section sec, const char *lab
 			   label, name);
 		return k;
 	}
+	if (k == config_nkeys() && sec == SEC_NAMED_DEVICE && strcmp(name, "time_dilation") == 0) {
+		parse_fail(x,
+			   "%s key 'time_dilation' is mount-wide (one clock for every device): set "
+			   "it in [disk]",
+			   label);
+		return k;
+	}
 	if (k == config_nkeys()) {
 		config_allowed_keys(sec,
 				    sec == SEC_NAMED_DEVICE ? x->c->devices[x->device].disk.model

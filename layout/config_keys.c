@@ -155,6 +155,14 @@ static const struct config_key core_keys[CK__COUNT] = {
 			.help = "charge one FUA metadata write per new extent"},
     [CK_METADATA_OFFSET] = {"disk", "metadata_offset", CONFIG_SIZE, GLOBAL(disk.metadata_offset),
 			    .def = "0", .help = "device offset of the per-extent metadata write"},
+    [CK_TIME_DILATION] = {"disk", "time_dilation", CONFIG_U32, GLOBAL(time_dilation),
+			  .flags = CONFIG_HAS_MIN | CONFIG_HAS_MAX | CONFIG_WHY_ALL, .min = 1,
+			  .max = DISK_TIME_DILATION_MAX,
+			  .range_why =
+			      "must be a whole number from 1 to " STR(DISK_TIME_DILATION_MAX),
+			  .def = "1",
+			  .help = "stretch every disk model's times by this factor (time dilation; "
+				  "mount-wide)"},
     [CK_DISK_MODEL] = {"disk", "model", CONFIG_MODEL, GLOBAL(disk.model), .def = "none",
 		       .help = "disk timing model"},
 };
@@ -400,14 +408,16 @@ unsigned config_model_key(unsigned k, const struct disk_model_ops *model)
 	return (unsigned)nentries;
 }
 
-void config_disk_keys(const struct disk_model_ops *model, char *buf, size_t len)
+void config_disk_keys(const struct disk_model_ops *model, bool named_device, char *buf, size_t len)
 {
 	size_t used = 0;
 	unsigned k;
 
 	buf[0] = '\0';
 	for (k = 0; k < nentries && used < len; k++)
-		if (entries[k].sec == SEC_DISK && (!entries[k].model || entries[k].model == model))
+		if (entries[k].sec == SEC_DISK &&
+		    (!entries[k].model || entries[k].model == model) &&
+		    !(named_device && entries[k].dev_offset == NO_DEV_OFFSET))
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 						 entries[k].row->name);
 }

@@ -483,7 +483,7 @@ static int drop_foreign_model_keys(struct config_scope *s, char *err, size_t err
 		     t < config_nkeys() && used < sizeof(owners); t = config_twin(t))
 			used += (size_t)snprintf(owners + used, sizeof(owners) - used, "%s%s",
 						 used ? " or " : "", config_key(t)->model->name);
-		config_disk_keys(model, list, sizeof(list));
+		config_disk_keys(model, s->device != 0, list, sizeof(list));
 		config_seterr(err, errlen,
 			      "%s%s %s = %s: %s has no key %s; it is a key of model %s: write "
 			      "model = %s before it (keys with model = %s: %s)",

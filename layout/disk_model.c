@@ -48,3 +48,11 @@ const void *disk_model_params(const struct disk_params *p, const struct disk_mod
 {
 	return p->model_data + disk_model_data_offset(ops);
 }
+
+uint64_t disk_clock_submit(const struct disk_clock *c, const struct disk_model_ops *ops,
+			   void *model, enum disk_op op, uint64_t off, uint64_t len,
+			   uint64_t arrival_ns, struct disk_io *out)
+{
+	return disk_clock_real(
+	    c, ops->submit(model, op, off, len, disk_clock_model(c, arrival_ns), out));
+}

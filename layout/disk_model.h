@@ -148,10 +148,67 @@ struct disk_model_ops {
 	 */
 	uint64_t (*page_bytes)(void *model);
 	int (*die_of)(void *model, uint64_t off);
+	/*
+	 * Optional, both or neither: the state that outlives a mount (a
+	 * flash drive's mapping table, block wear and counters), as a real
+	 * drive keeps it.  save() writes it to @fd (0 or -errno); load()
+	 * reads it from @fd into a model create() has just made with the
+	 * same params and capacity: 0, or -EINVAL with one line in @err
+	 * when the file is not that drive's (another geometry, damaged), or
+	 * -errno; after an error the caller destroys the model.
+	 */
+	int (*save)(void *model, int fd);
+	int (*load)(void *model, int fd, char *err, size_t errlen);
 	/* Optional: its counters, for .scatterfs/stats, through @emit. */
 	void (*counters)(void *model, disk_emit_fn emit, void *ctx);
 	void (*destroy)(void *model);
 };
+
+/**
+ * struct disk_clock - the clock a model's times are read on, for [disk]
+ * time_dilation (time dilation: D. Gupta et al., "To Infinity and Beyond:
+ * Time-Warped Network Emulation", NSDI 2006).  Model time runs @dilation
+ * times slower than CLOCK_MONOTONIC from @origin_ns on: an I/O arriving
+ * at clock time t reaches the model at origin + (t - origin) / dilation,
+ * and a completion at model time m is clock time origin + (m - origin) x
+ * dilation.  A model's completion is a max-plus expression of arrival
+ * times and fixed costs (its own ns), so every service time it charges
+ * takes dilation times as long on the clock, while what it reports (busy
+ * time, its counters) stays in model time.  dilation 1 is the identity.
+ */
+struct disk_clock {
+	uint64_t origin_ns; /* CLOCK_MONOTONIC when model time began */
+	uint32_t dilation;  /* >= 1 */
+};
+
+/** disk_clock_model() - the model time of clock time @clock_ns (not before the origin). */
+static inline uint64_t disk_clock_model(const struct disk_clock *c, uint64_t clock_ns)
+{
+	if (clock_ns <= c->origin_ns)
+		return clock_ns;
+	return c->origin_ns + (clock_ns - c->origin_ns) / c->dilation;
+}
+
+/** disk_clock_real() - the clock time of model time @model_ns. */
+static inline uint64_t disk_clock_real(const struct disk_clock *c, uint64_t model_ns)
+{
+	if (model_ns <= c->origin_ns)
+		return model_ns;
+	return c->origin_ns + (model_ns - c->origin_ns) * c->dilation;
+}
+
+/**
+ * disk_clock_submit() - @ops's submit() of one I/O of @len bytes at @off
+ * arriving at clock time @arrival_ns, read on clock @c: the model sees
+ * the arrival at disk_clock_model(), fills @out in model time (start,
+ * completion, busy time: undilated) and the return is the completion on
+ * the clock, disk_clock_real(@out->complete_ns): with dilation N, N times
+ * the model's time from an arrival on the model's ns grid (one that is
+ * not waits up to N - 1 ns less).
+ */
+uint64_t disk_clock_submit(const struct disk_clock *c, const struct disk_model_ops *ops,
+			   void *model, enum disk_op op, uint64_t off, uint64_t len,
+			   uint64_t arrival_ns, struct disk_io *out);
 
 /* Registration, as PLACEMENT_REGISTER() (placement.h), in section "sfs_disk_models". */
 #define DISK_MODEL_REGISTER(ops)                                                                   \

@@ -1748,7 +1748,8 @@ Test(config, two_files_later_wins_per_key_origins_shown)
 		 a);
 	assert_has(text, want);
 	snprintf(want, sizeof(want),
-		 "\n[disk]\ncapacity = 0\nmetadata_io = true\nmetadata_offset = 0\n# set at "
+		 "\n[disk]\ncapacity = 0\nmetadata_io = true\nmetadata_offset = 0\ntime_dilation = "
+		 "1\n# set at "
 		 "%s:4\nmodel = hdd\n# set at %s:5\nrpm = 5400\n",
 		 b, b);
 	assert_has(text, want);
@@ -2168,7 +2169,7 @@ Test(config, disk_key_of_another_model_refused)
 	snprintf(want, sizeof(want),
 		 "%s:3: [disk] rpm = 7200: model none (set at %s:2) has no key rpm; it is a key of "
 		 "model hdd: write model = hdd before it (keys with model = none: capacity, "
-		 "metadata_io, metadata_offset, model)",
+		 "metadata_io, metadata_offset, time_dilation, model)",
 		 path, path);
 	cr_assert_str_eq(errbuf, want);
 	config_free(&c);
@@ -2182,7 +2183,7 @@ Test(config, disk_key_of_another_model_refused)
 			 "option -o disk.seek_avg_ms=30: [disk] seek_avg_ms = 30: model none "
 			 "(the default) has no key seek_avg_ms; it is a key of model hdd: "
 			 "write model = hdd before it (keys with model = none: capacity, "
-			 "metadata_io, metadata_offset, model)");
+			 "metadata_io, metadata_offset, time_dilation, model)");
 	config_free(&c);
 
 	/* The keys every model shares are accepted with any. */

@@ -19,6 +19,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "disk_model.h"
@@ -321,6 +323,152 @@ Test(ssd, one_gc_cycle)
 	ssd_destroy(s);
 }
 
+/* The one_gc_cycle drive (1 die, 4 blocks of 4 pages), after its garbage collection. */
+static struct ssd *gc_drive(struct ssd_params *p)
+{
+	struct ssd_io io;
+	*p = round_params();
+	p->channels = 1;
+	p->ways = 1;
+	p->over_provisioning = 2.5;
+	struct ssd *s = make(p, 4 * PG);
+	write_pages(s, 0, 4);
+	write_pages(s, 0, 3);
+	write_pages(s, 0, 1);
+	write_pages(s, 1, 2);
+	write_pages(s, 1, 2);
+	ssd_submit(s, SSD_WRITE, PG, PG, T, &io);
+	return s;
+}
+
+/*
+ * ssd_save() and ssd_load(): the one_gc_cycle drive after its garbage
+ * collection, saved and loaded into a new drive of the same parameters,
+ * has the same map (pages 0-3 at 7, 13, 11, 12: page 0's third write,
+ * page 1's GC-time write, page 2's second, page 3 moved by GC), blocks
+ * (valid 0, 1, 1, 2; block 0 erased once), counters (13 host pages, 14
+ * flash pages, one GC run) and next write place (page 0 again: physical
+ * page 14, the open block's third), and passes ssd_verify().  The file is 64 bytes of
+ * header and counters (sizeof the header) plus 4 x 4 map, 16 x 4 reverse
+ * map, 4 x 8 blocks, 8 die words and 4 x 4 free stack.  Another geometry
+(5 blocks per die),
+ * a short file, a long one and a flipped byte are refused with -EINVAL
+ * and what is wrong.
+ */
+Test(ssd, state_saved_and_loaded)
+{
+	struct ssd_params p;
+	struct ssd *s = gc_drive(&p), *t = make(&p, 4 * PG);
+	struct ssd_counters a, b;
+	struct ssd_io io;
+	char err[512] = "", path[] = "/tmp/test_ssd_state.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	cr_assert_eq(ssd_save(s, fd), 0);
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	off_t size = st.st_size;
+	off_t header = size - (4 * 4 + 16 * 4 + 4 * 8 + 8 + 4 * 4);
+	cr_assert_gt(header, (off_t)sizeof(struct ssd_counters));
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), 0, "%s", err);
+	const uint32_t ppn[4] = {7, 13, 11, 12}, valid[4] = {0, 1, 1, 2};
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(ssd_ppn_of(s, i * PG), ppn[i], "original page %d", i);
+		cr_assert_eq(ssd_ppn_of(t, i * PG), ppn[i], "loaded page %d", i);
+		cr_assert_eq(ssd_block_valid(t, 0, i), valid[i]);
+		cr_assert_eq(ssd_block_erases(t, 0, i), i == 0);
+	}
+	ssd_get_counters(s, &a);
+	ssd_get_counters(t, &b);
+	cr_assert_eq(memcmp(&a, &b, sizeof(a)), 0);
+	cr_assert_eq(b.host_pages, 13);
+	cr_assert_eq(b.flash_pages, 14);
+	cr_assert_eq(b.gc_runs, 1);
+	cr_assert_eq(ssd_verify(t, err, sizeof(err)), 0, "%s", err);
+	ssd_submit(s, SSD_WRITE, 0, PG, 2 * T, &io);
+	ssd_submit(t, SSD_WRITE, 0, PG, 2 * T, &io);
+	cr_assert_eq(ssd_ppn_of(s, 0), 14);
+	cr_assert_eq(ssd_ppn_of(t, 0), 14);
+	ssd_destroy(t);
+
+	/* another geometry: over-provisioning 3.5, 5 blocks per die */
+	struct ssd_params q = p;
+	q.over_provisioning = 3.5;
+	t = make(&q, 4 * PG);
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "written for another drive (capacity 16384, 1 dies on 1 "
+				       "channels, 4 blocks of 4 pages of 4096 bytes per die"),
+			   "%s", err);
+	ssd_destroy(t);
+	/* short, long, flipped */
+	cr_assert_eq(ftruncate(fd, size - 1), 0);
+	t = make(&p, 4 * PG);
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "shorter than its geometry needs"), "%s", err);
+	ssd_destroy(t);
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_save(s, fd), 0);
+	cr_assert_eq(pwrite(fd, "x", 1, size), 1);
+	t = make(&p, 4 * PG);
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "longer than its geometry needs"), "%s", err);
+	ssd_destroy(t);
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_save(s, fd), 0);
+	unsigned char c;
+	cr_assert_eq(pread(fd, &c, 1, header + 5), 1);
+	c ^= 1;
+	cr_assert_eq(pwrite(fd, &c, 1, header + 5), 1);
+	t = make(&p, 4 * PG);
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "(damaged)"), "%s", err);
+	ssd_destroy(t);
+	close(fd);
+	ssd_destroy(s);
+}
+
+/*
+ * A 4 GiB drive (1,048,576 user pages, 4 dies, no prefill) with three
+ * pages written: its state file leaves the untouched map, reverse map and
+ * blocks as holes (less than a fifth of its 14.5 MiB allocated, where the
+ * file system keeps holes: the free stacks are most of the rest), and
+ * loads back with the three pages where they were, the rest unmapped.
+ */
+Test(ssd, state_file_sparse)
+{
+	struct ssd_params p = round_params();
+	struct ssd *s = make(&p, 4096 * MiB), *t = make(&p, 4096 * MiB);
+	char err[512] = "", path[] = "/tmp/test_ssd_state.XXXXXX";
+	struct stat st;
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	write_pages(s, 1000, 1);
+	write_pages(s, 40000, 2);
+	cr_assert_eq(ssd_save(s, fd), 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_gt(st.st_size, (off_t)(65536 * 4));
+	if (lseek(fd, 0, SEEK_HOLE) < st.st_size) /* the file system keeps holes */
+		cr_assert_lt((off_t)st.st_blocks * 512, st.st_size / 5, "%lld of %lld bytes",
+			     (long long)st.st_blocks * 512, (long long)st.st_size);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(ssd_ppn_of(t, 1000 * PG), ssd_ppn_of(s, 1000 * PG));
+	cr_assert_eq(ssd_ppn_of(t, 40001 * PG), ssd_ppn_of(s, 40001 * PG));
+	cr_assert_eq(ssd_ppn_of(t, 0), UINT32_MAX);
+	cr_assert_eq(ssd_die_of(t, 40000 * PG), 1);
+	cr_assert_eq(ssd_verify(t, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	ssd_destroy(s);
+	ssd_destroy(t);
+}
+
 /*
  * Prefill: 1 MiB = 256 pages on 4 dies, page n on die n mod 4, counters at
  * 0; each die's 64 pages fill its blocks 0-15.  A read of page 5 (die 1)
@@ -388,6 +536,52 @@ static void refused(struct ssd_params p, uint64_t capacity, const char *msg)
 	cr_assert_null(s);
 	cr_assert_str_eq(err, msg);
 	cr_assert_eq(ssd_check(&p, capacity, err, sizeof(err)), -EINVAL);
+}
+
+/*
+ * [disk] time_dilation (struct disk_clock): the two reads of
+ * two_reads_queue_on_one_die through the model's ops on a clock dilated
+ * 10 times from origin O = T / 2.  They arrive on the clock at
+ * R = O + 10 (T - O), which is model time T: in model time they complete
+ * at T + 60 and T + 110 us as before (busy 60 and 50 us, the collision's
+ * 45 us wait), and on the clock at R + 600 us and R + 1,100 us: ten times
+ * the undilated times.  At factor 1 the clock is the model's.
+ */
+Test(ssd, time_dilation_stretches_every_time_by_n)
+{
+	const struct disk_model_ops *ops = disk_model_find("ssd");
+	const uint64_t O = T / 2, R = O + 10 * (T - O);
+	struct disk_clock one = {.origin_ns = O, .dilation = 1},
+			  ten = {.origin_ns = O, .dilation = 10};
+	struct disk_io a, b;
+	struct ssd *s = round_drive(), *s1 = round_drive();
+
+	write_pages(s, 0, 5);
+	write_pages(s1, 0, 5);
+	cr_assert_eq(disk_clock_submit(&ten, ops, s, DISK_READ, 0, PG, R, &a), R + 600000);
+	cr_assert_eq(disk_clock_submit(&ten, ops, s, DISK_READ, 4 * PG, PG, R, &b), R + 1100000);
+	cr_assert_eq(a.complete_ns, T + 60000);
+	cr_assert_eq(b.complete_ns, T + 110000);
+	cr_assert_eq(a.busy_ns, 60000);
+	cr_assert_eq(b.busy_ns, 50000);
+	cr_assert_eq(b.collisions, 1);
+	struct ssd_counters c;
+	ssd_get_counters(s, &c);
+	cr_assert_eq(c.collision_wait_ns, 45000);
+	/* factor 1: the clock's times are the model's */
+	cr_assert_eq(disk_clock_submit(&one, ops, s1, DISK_READ, 0, PG, T, &a), T + 60000);
+	cr_assert_eq(disk_clock_submit(&one, ops, s1, DISK_READ, 4 * PG, PG, T, &b), T + 110000);
+	/* an arrival off the model's ns grid (R + 7 is model T + 0.7 ns) waits 7 ns less */
+	struct ssd *s2 = round_drive();
+	write_pages(s2, 0, 1);
+	cr_assert_eq(disk_clock_submit(&ten, ops, s2, DISK_READ, 0, PG, R + 7, &a), R + 600000);
+	/* the conversions: model time of a clock time, and back */
+	cr_assert_eq(disk_clock_model(&ten, R + 7), T);
+	cr_assert_eq(disk_clock_real(&ten, T + 1), R + 10);
+	cr_assert_eq(disk_clock_model(&one, R + 7), R + 7);
+	ssd_destroy(s);
+	ssd_destroy(s1);
+	ssd_destroy(s2);
 }
 
 Test(ssd, refused_geometries)

@@ -195,6 +195,16 @@ static int ssd_model_die_of(void *model, uint64_t off)
 	return ssd_die_of(model, off);
 }
 
+static int ssd_model_save(void *model, int fd)
+{
+	return ssd_save(model, fd);
+}
+
+static int ssd_model_load(void *model, int fd, char *err, size_t errlen)
+{
+	return ssd_load(model, fd, err, errlen);
+}
+
 static void ssd_model_destroy(void *model)
 {
 	ssd_destroy(model);
@@ -213,6 +223,8 @@ const struct disk_model_ops ssd_model = {
     .page_bytes = ssd_model_page_bytes,
     .die_of = ssd_model_die_of,
     .counters = ssd_model_counters,
+    .save = ssd_model_save,
+    .load = ssd_model_load,
     .expect = ssd_expect,
     .destroy = ssd_model_destroy,
 };

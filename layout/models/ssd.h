@@ -193,6 +193,26 @@ void ssd_trim(struct ssd *s, uint64_t offset, uint64_t length);
 /** ssd_get_counters() - the counters into @c (erases_* computed over every block). */
 void ssd_get_counters(const struct ssd *s, struct ssd_counters *c);
 
+/**
+ * ssd_save() - writes the FTL's state that outlives a mount to @fd: the
+ * map and reverse map, each block's valid and written pages and erase
+ * count, each die's open block and free blocks, the write cursor and the
+ * counters (not the timelines: the drive restarts idle), with a header
+ * naming the geometry and a checksum (ssd_ftl.c gives the format).
+ * @return 0 or -errno (-ENOMEM).
+ */
+int ssd_save(struct ssd *s, int fd);
+
+/**
+ * ssd_load() - reads what ssd_save() wrote into @s, a drive just created
+ * with the same parameters and capacity.
+ * @return 0; -EINVAL with one line in @err when the file is not that
+ * drive's state (another geometry, another version, damaged: short, long
+ * or a wrong checksum), or -errno; on any error @s is left part-loaded:
+ * destroy it and create a new one.
+ */
+int ssd_load(struct ssd *s, int fd, char *err, size_t errlen);
+
 /** ssd_die_of() - the die holding the page with byte @offset, -1 when it is unmapped. */
 int ssd_die_of(const struct ssd *s, uint64_t offset);
 

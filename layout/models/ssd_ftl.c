@@ -28,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "splitmix64.h"
 #include "ssd.h"
 
 #define SSD_NONE UINT32_MAX
@@ -893,4 +896,302 @@ double ssd_waf_greedy(double op)
 {
 	double a = 1 + op;
 	return a / (a + ssd_lambert_w0(-a * exp(-a)));
+}
+
+/*
+ * The FTL's state file (ssd_save(), ssd_load()): a header, then the
+ * arrays as they are in memory (little-endian on the machines this runs
+ * on; the header's byte-order mark refuses another), each from a multiple
+ * of 8 bytes of the file (zeros between), their 64 KiB chunks that are
+ * all zero left as holes (a drive's untouched map costs neither disk nor,
+ * read back with SEEK_DATA, memory):
+ *   map (u32 x user_pages), rmap (u32 x flash_pages), blk (8 bytes x
+ *   blocks), per die its open block and free count (u32, u32), the free
+ *   stacks (u32 x blocks).
+ * The header names the geometry it was written for; the checksum covers
+ * the header (with the checksum field 0) and the arrays: each 8-byte word
+ * w of an array (its last one zero-padded) folds into h as
+ * h = mix(h ^ w) with splitmix64's output function (splitmix64.h), a
+ * check against damage, not against forgery.
+ */
+#define SSD_STATE_MAGIC	  "SFS-FTL"
+#define SSD_STATE_VERSION 1
+#define SSD_STATE_BOM	  UINT32_C(0x01020304)
+
+struct ssd_state_header {
+	char magic[8];
+	uint32_t version, bom;
+	uint64_t capacity, user_pages, flash_pages;
+	uint32_t dies, blocks_per_die, ppb, page_size;
+	uint32_t prefill, channels;
+	uint64_t cursor;
+	struct ssd_counters c;
+	uint64_t checksum;
+};
+
+/* Folds @len bytes at @p (a multiple of 8, or the tail zero-padded) into *@h. */
+static void state_fold(uint64_t *h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, b + i, 8);
+		*h = splitmix64_mix(*h ^ w);
+	}
+	if (i < len) {
+		w = 0;
+		memcpy(&w, b + i, len - i);
+		*h = splitmix64_mix(*h ^ w);
+	}
+}
+
+/* The arrays, in file order: pointer and bytes of each. */
+static size_t state_parts(struct ssd *s, void **ptr, size_t *len, uint32_t *die_words)
+{
+	uint64_t nblk = (uint64_t)s->dies * s->blocks_per_die;
+	size_t n = 0;
+
+	ptr[n] = s->map, len[n++] = s->user_pages * sizeof(*s->map);
+	ptr[n] = s->rmap, len[n++] = s->flash_pages * sizeof(*s->rmap);
+	ptr[n] = s->blk, len[n++] = nblk * sizeof(*s->blk);
+	ptr[n] = die_words, len[n++] = (size_t)s->dies * 2 * sizeof(uint32_t);
+	ptr[n] = s->free_store, len[n++] = nblk * sizeof(*s->free_store);
+	return n;
+}
+
+static void state_header(const struct ssd *s, struct ssd_state_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, SSD_STATE_MAGIC, sizeof(SSD_STATE_MAGIC));
+	h->version = SSD_STATE_VERSION;
+	h->bom = SSD_STATE_BOM;
+	h->capacity = s->capacity;
+	h->user_pages = s->user_pages;
+	h->flash_pages = s->flash_pages;
+	h->dies = s->dies;
+	h->blocks_per_die = s->blocks_per_die;
+	h->ppb = s->ppb;
+	h->page_size = s->p.page_size;
+	h->prefill = s->p.prefill;
+	h->channels = s->p.channels;
+	h->cursor = s->cursor;
+	h->c = s->c;
+}
+
+/* Folds @len zero bytes into *@h, as state_fold() of zeros would, touching no memory. */
+static void state_fold_zeros(uint64_t *h, size_t len)
+{
+	for (size_t i = 0; i < (len + 7) / 8; i++)
+		*h = splitmix64_mix(*h);
+}
+
+/* Each array starts on a multiple of 8 bytes of the file (state_fold() words). */
+static uint64_t pad8(uint64_t n)
+{
+	return (n + 7) & ~UINT64_C(7);
+}
+
+/* Chunks of the arrays that are all zero are left as holes of the file. */
+#define STATE_CHUNK 65536
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Writes @len bytes at @p at offset *@off of @fd, its all-zero chunks as
+ * holes, and advances *@off: 0 or -errno.
+ */
+static int write_sparse(int fd, uint64_t *off, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < STATE_CHUNK ? len - done : STATE_CHUNK;
+		if (!all_zero(b + done, n)) {
+			for (size_t w = 0; w < n;) {
+				ssize_t k = pwrite(fd, b + done + w, n - w, (off_t)(*off + w));
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k < 0)
+					return -errno;
+				w += (size_t)k;
+			}
+		}
+		done += n;
+		*off += n;
+	}
+	return 0;
+}
+
+/* Reads @len bytes at @off of @fd into @p: 0, -EIO at the file's end, or -errno. */
+static int read_at(int fd, void *p, size_t len, uint64_t off)
+{
+	char *b = p;
+	while (len) {
+		ssize_t n = pread(fd, b, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		b += n, len -= (size_t)n, off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Reads @len bytes at offset *@off of @fd (of @fsize bytes) into @p,
+ * which holds zeros (calloc()'s, untouched): only the file's data
+ * regions (SEEK_DATA), so that a hole costs neither I/O nor memory, and
+ * folds them into *@h.  Advances *@off.  0, -EIO past the end, or -errno.
+ */
+static int read_sparse(int fd, uint64_t fsize, uint64_t *off, void *p, size_t len, uint64_t *h)
+{
+	unsigned char *b = p;
+	uint64_t at = *off, end = *off + len;
+	int rc;
+
+	if (end > fsize)
+		return -EIO;
+	while (at < end) {
+		off_t d = lseek(fd, (off_t)at, SEEK_DATA);
+		uint64_t data = d < 0 ? end : (uint64_t)d; /* ENXIO: a hole to the end */
+		if (data > end)
+			data = end;
+		state_fold_zeros(h, data - at);
+		/* the fold works on 8-byte words: holes and data start on 4 KiB */
+		if (data >= end)
+			break;
+		off_t e = lseek(fd, (off_t)data, SEEK_HOLE);
+		uint64_t hole = e < 0 || (uint64_t)e > end ? end : (uint64_t)e;
+		rc = read_at(fd, b + (data - *off), hole - data, data);
+		if (rc)
+			return rc;
+		state_fold(h, b + (data - *off), hole - data);
+		at = hole;
+	}
+	*off = end;
+	return 0;
+}
+
+int ssd_save(struct ssd *s, int fd)
+{
+	struct ssd_state_header h;
+	uint32_t *dw = malloc((size_t)s->dies * 2 * sizeof(uint32_t));
+	void *ptr[5];
+	size_t len[5], n, i;
+	uint64_t sum = 0, off = 0;
+	int rc = 0;
+
+	if (!dw)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < s->dies; d++) {
+		dw[2 * d] = s->die[d].open;
+		dw[2 * d + 1] = s->die[d].nfree;
+	}
+	state_header(s, &h);
+	n = state_parts(s, ptr, len, dw);
+	state_fold(&sum, &h, sizeof(h));
+	for (i = 0; i < n; i++)
+		state_fold(&sum, ptr[i], len[i]);
+	h.checksum = sum;
+	rc = write_sparse(fd, &off, &h, sizeof(h));
+	for (i = 0; i < n && !rc; i++) {
+		rc = write_sparse(fd, &off, ptr[i], len[i]);
+		off = pad8(off);
+	}
+	if (!rc && ftruncate(fd, (off_t)off) != 0)
+		rc = -errno;
+	free(dw);
+	return rc;
+}
+
+int ssd_load(struct ssd *s, int fd, char *err, size_t errlen)
+{
+	struct ssd_state_header h, want;
+	struct stat st;
+	uint32_t *dw = NULL;
+	void *ptr[5];
+	size_t len[5], n, i;
+	uint64_t sum = 0, got, off = sizeof(h), need = sizeof(h);
+	int rc;
+
+#define LOAD_BAD(...) (snprintf(err, errlen, __VA_ARGS__), rc = -EINVAL)
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	rc = read_at(fd, &h, sizeof(h), 0);
+	if (rc)
+		return rc == -EIO ? LOAD_BAD("shorter than its header") : rc;
+	state_header(s, &want);
+	if (memcmp(h.magic, want.magic, sizeof(h.magic)) != 0)
+		return LOAD_BAD("not an ssd model's FTL state");
+	if (h.version != SSD_STATE_VERSION || h.bom != SSD_STATE_BOM)
+		return LOAD_BAD("version %u or byte order of another build (this one writes "
+				"version %u)",
+				h.version, SSD_STATE_VERSION);
+	if (h.capacity != want.capacity || h.user_pages != want.user_pages ||
+	    h.flash_pages != want.flash_pages || h.dies != want.dies ||
+	    h.blocks_per_die != want.blocks_per_die || h.ppb != want.ppb ||
+	    h.page_size != want.page_size || h.prefill != want.prefill ||
+	    h.channels != want.channels)
+		return LOAD_BAD("written for another drive (capacity %llu, %u dies on %u channels, "
+				"%u blocks of %u pages of %u bytes per die, prefill %u; this one: "
+				"%llu, %u on %u, %u of %u of %u, %u)",
+				(unsigned long long)h.capacity, h.dies, h.channels,
+				h.blocks_per_die, h.ppb, h.page_size, h.prefill,
+				(unsigned long long)want.capacity, want.dies, want.channels,
+				want.blocks_per_die, want.ppb, want.page_size, want.prefill);
+	dw = calloc((size_t)s->dies * 2, sizeof(uint32_t));
+	if (!dw)
+		return -ENOMEM;
+	n = state_parts(s, ptr, len, dw);
+	for (i = 0; i < n; i++)
+		need += pad8(len[i]);
+	if ((uint64_t)st.st_size != need) {
+		free(dw);
+		return LOAD_BAD("%s than its geometry needs (%llu bytes, not %llu)",
+				(uint64_t)st.st_size < need ? "shorter" : "longer",
+				(unsigned long long)st.st_size, (unsigned long long)need);
+	}
+	got = h.checksum;
+	h.checksum = 0;
+	state_fold(&sum, &h, sizeof(h));
+	/* prefill wrote blk and the free stacks: zero them, holes read as zeros */
+	memset(s->blk, 0, len[2]);
+	memset(s->free_store, 0, len[4]);
+	for (i = 0; i < n; i++) {
+		rc = read_sparse(fd, (uint64_t)st.st_size, &off, ptr[i], len[i], &sum);
+		off = pad8(off);
+		if (rc) {
+			free(dw);
+			return rc == -EIO ? LOAD_BAD("shorter than its geometry needs") : rc;
+		}
+	}
+	if (sum != got) {
+		free(dw);
+		return LOAD_BAD("checksum %016llx, the contents give %016llx (damaged)",
+				(unsigned long long)got, (unsigned long long)sum);
+	}
+	for (uint32_t d = 0; d < s->dies; d++) {
+		s->die[d].open = dw[2 * d];
+		s->die[d].nfree = dw[2 * d + 1];
+		if ((s->die[d].open != SSD_NONE && s->die[d].open >= s->blocks_per_die) ||
+		    s->die[d].nfree > s->blocks_per_die) {
+			free(dw);
+			return LOAD_BAD("die %u: open block %u or %u free blocks out of range", d,
+					s->die[d].open, s->die[d].nfree);
+		}
+	}
+	free(dw);
+	s->cursor = h.cursor;
+	s->c = h.c;
+	return 0;
+#undef LOAD_BAD
 }

@@ -78,6 +78,14 @@ chown nobody "$M/private" "$M/private/f"
 assert_eq "$(errno_of nobody list "$X/private")" "OK f" "nobody lists extents/private/ it owns"
 assert_eq "$(errno_of nobody read "$X/private/f")" "OK ${map_f//$'\n'/|}|" "nobody reads extents/private/f it owns"
 assert_eq "$(stat -c '%a %U' "$X/private/f")" "600 nobody" "extents/private/f after chown nobody"
+# A directory's mirrors show its whole mode, the sticky and set-group-ID
+# bits too (ext4's ls of a 1777 /tmp-like directory), as ls -ld of it.
+pubmode=$(stat -c %a "$M/pub")
+chmod 1777 "$M/pub"
+assert_eq "$(stat -c %a "$X/pub" "$M/.scatterfs/layout/pub" | tr '\n' ' ')" "1777 1777 " "extents/pub and layout/pub of a 1777 directory"
+chmod 2750 "$M/pub"
+assert_eq "$(stat -c %a "$X/pub" "$M/.scatterfs/layout/pub" | tr '\n' ' ')" "2750 2750 " "extents/pub and layout/pub of a 2750 directory"
+chmod "$pubmode" "$M/pub"
 # Writes are still refused, whoever may write the file itself.
 assert_eq "$(runuser -u nobody -- python3 -c '
 import errno, os, sys

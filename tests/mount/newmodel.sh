@@ -56,7 +56,7 @@ mustfail() {
 }
 mustfail "option -o disk.latency_us=-1: [disk] latency_us = -1: a constant-latency device takes from 0 to 1000000 microseconds per I/O" \
 	"disk.model=const,disk.latency_us=-1"
-mustfail "option -o disk.rpm=5400: [disk] rpm = 5400: model const (option -o disk.model=const) has no key rpm; it is a key of model hdd: write model = hdd before it (keys with model = const: capacity, metadata_io, metadata_offset, model, latency_us)" \
+mustfail "option -o disk.rpm=5400: [disk] rpm = 5400: model const (option -o disk.model=const) has no key rpm; it is a key of model hdd: write model = hdd before it (keys with model = const: capacity, metadata_io, metadata_offset, time_dilation, model, latency_us)" \
 	"disk.model=const,disk.rpm=5400"
 note "const: its bad value and an hdd key refused with their own messages"
 

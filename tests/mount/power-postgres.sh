@@ -12,7 +12,10 @@
 # for another round), or acknowledged inserts are gone.
 #
 # Environment: SCATTERFS_CRASH_SEED (default 20261203),
-# SCATTERFS_CRASH_ROUNDS (default 20; 3 with SCATTERFS_QUICK=1),
+# SCATTERFS_CRASH_ROUNDS (default 20; 3 with SCATTERFS_QUICK=1; 4 with
+# SCATTERFS_ASAN=1, which tests/run sets in its ASan pass: there the value
+# is the daemon's code paths, crash, remount and the recovery's I/O, which
+# every round takes alike; the 20 moments are the native pass's),
 # SCATTERFS_BROKEN_ROUNDS (default 2; 1 with SCATTERFS_QUICK=1).
 # TIMEOUT: 1200
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -26,7 +29,10 @@ D=$M/pgdata
 quick=${SCATTERFS_QUICK:-}
 opts="allow_other,config=$SFS_ROOT/conf/postgres.ini,size=1G,device.layers=accounting:faults:timing:volatile:base,device.volatile=true"
 seed=${SCATTERFS_CRASH_SEED:-20261203}
-rounds=${SCATTERFS_CRASH_ROUNDS:-$([[ -n $quick ]] && echo 3 || echo 20)}
+rounds=20
+[[ -n ${SCATTERFS_ASAN:-} ]] && rounds=4
+[[ -n $quick ]] && rounds=3
+rounds=${SCATTERFS_CRASH_ROUNDS:-$rounds}
 broken=${SCATTERFS_BROKEN_ROUNDS:-$([[ -n $quick ]] && echo 1 || echo 2)}
 RANDOM=$seed
 note "seed $seed (SCATTERFS_CRASH_SEED=$seed replays the same moments), $rounds rounds, $broken broken-flush rounds"

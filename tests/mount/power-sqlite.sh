@@ -21,7 +21,10 @@
 # fails, or max(id) below the last acknowledged id): the test can fail.
 #
 # Environment: SCATTERFS_CRASH_SEED (default 20261203),
-# SCATTERFS_CRASH_ROUNDS (default 20; 4 with SCATTERFS_QUICK=1),
+# SCATTERFS_CRASH_ROUNDS (default 20; 4 with SCATTERFS_QUICK=1 and with
+# SCATTERFS_ASAN=1, which tests/run sets in its ASan pass: there the value
+# is the daemon's code paths, crash, remount and recovery, which every
+# round takes alike; the 20 moments are the native pass's),
 # SCATTERFS_BROKEN_ROUNDS (default 4; 2 with SCATTERFS_QUICK=1).
 # TIMEOUT: 900
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -33,7 +36,7 @@ M=$T/mnt
 B=$T/backing
 quick=${SCATTERFS_QUICK:-}
 seed=${SCATTERFS_CRASH_SEED:-20261203}
-rounds=${SCATTERFS_CRASH_ROUNDS:-$([[ -n $quick ]] && echo 4 || echo 20)}
+rounds=${SCATTERFS_CRASH_ROUNDS:-$([[ -n $quick || -n ${SCATTERFS_ASAN:-} ]] && echo 4 || echo 20)}
 broken=${SCATTERFS_BROKEN_ROUNDS:-$([[ -n $quick ]] && echo 2 || echo 4)}
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=$(command -v python3)
