@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -365,7 +366,9 @@ Test(ssd, state_saved_and_loaded)
 	cr_assert_geq(fd, 0);
 	unlink(path);
 	cr_assert_eq(ssd_save(s, fd), 0);
-	off_t size = lseek(fd, 0, SEEK_CUR);
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	off_t size = st.st_size;
 	off_t header = size - (4 * 4 + 16 * 4 + 4 * 8 + 8 + 4 * 4);
 	cr_assert_gt(header, (off_t)sizeof(struct ssd_counters));
 	lseek(fd, 0, SEEK_SET);
@@ -405,15 +408,15 @@ Test(ssd, state_saved_and_loaded)
 	t = make(&p, 4 * PG);
 	lseek(fd, 0, SEEK_SET);
 	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), -EINVAL);
-	cr_assert_str_eq(err, "shorter than its geometry needs");
+	cr_assert_not_null(strstr(err, "shorter than its geometry needs"), "%s", err);
 	ssd_destroy(t);
 	lseek(fd, 0, SEEK_SET);
 	cr_assert_eq(ssd_save(s, fd), 0);
-	cr_assert_eq(write(fd, "x", 1), 1);
+	cr_assert_eq(pwrite(fd, "x", 1, size), 1);
 	t = make(&p, 4 * PG);
 	lseek(fd, 0, SEEK_SET);
 	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), -EINVAL);
-	cr_assert_str_eq(err, "longer than its geometry needs");
+	cr_assert_not_null(strstr(err, "longer than its geometry needs"), "%s", err);
 	ssd_destroy(t);
 	cr_assert_eq(ftruncate(fd, 0), 0);
 	lseek(fd, 0, SEEK_SET);
@@ -429,6 +432,41 @@ Test(ssd, state_saved_and_loaded)
 	ssd_destroy(t);
 	close(fd);
 	ssd_destroy(s);
+}
+
+/*
+ * A 4 GiB drive (1,048,576 user pages, 4 dies, no prefill) with three
+ * pages written: its state file leaves the untouched map, reverse map and
+ * blocks as holes (less than a fifth of its 14.5 MiB allocated, where the
+ * file system keeps holes: the free stacks are most of the rest), and
+ * loads back with the three pages where they were, the rest unmapped.
+ */
+Test(ssd, state_file_sparse)
+{
+	struct ssd_params p = round_params();
+	struct ssd *s = make(&p, 4096 * MiB), *t = make(&p, 4096 * MiB);
+	char err[512] = "", path[] = "/tmp/test_ssd_state.XXXXXX";
+	struct stat st;
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	write_pages(s, 1000, 1);
+	write_pages(s, 40000, 2);
+	cr_assert_eq(ssd_save(s, fd), 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_gt(st.st_size, (off_t)(65536 * 4));
+	if (lseek(fd, 0, SEEK_HOLE) < st.st_size) /* the file system keeps holes */
+		cr_assert_lt((off_t)st.st_blocks * 512, st.st_size / 5, "%lld of %lld bytes",
+			     (long long)st.st_blocks * 512, (long long)st.st_size);
+	cr_assert_eq(ssd_load(t, fd, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(ssd_ppn_of(t, 1000 * PG), ssd_ppn_of(s, 1000 * PG));
+	cr_assert_eq(ssd_ppn_of(t, 40001 * PG), ssd_ppn_of(s, 40001 * PG));
+	cr_assert_eq(ssd_ppn_of(t, 0), UINT32_MAX);
+	cr_assert_eq(ssd_die_of(t, 40000 * PG), 1);
+	cr_assert_eq(ssd_verify(t, err, sizeof(err)), 0, "%s", err);
+	close(fd);
+	ssd_destroy(s);
+	ssd_destroy(t);
 }
 
 /*

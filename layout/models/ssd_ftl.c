@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "splitmix64.h"
@@ -900,14 +901,18 @@ double ssd_waf_greedy(double op)
 /*
  * The FTL's state file (ssd_save(), ssd_load()): a header, then the
  * arrays as they are in memory (little-endian on the machines this runs
- * on; the header's byte-order mark refuses another):
+ * on; the header's byte-order mark refuses another), each from a multiple
+ * of 8 bytes of the file (zeros between), their 64 KiB chunks that are
+ * all zero left as holes (a drive's untouched map costs neither disk nor,
+ * read back with SEEK_DATA, memory):
  *   map (u32 x user_pages), rmap (u32 x flash_pages), blk (8 bytes x
  *   blocks), per die its open block and free count (u32, u32), the free
  *   stacks (u32 x blocks).
  * The header names the geometry it was written for; the checksum covers
  * the header (with the checksum field 0) and the arrays: each 8-byte word
- * w folds into h as h = mix(h ^ w) with splitmix64's output function
- * (splitmix64.h), a check against damage, not against forgery.
+ * w of an array (its last one zero-padded) folds into h as
+ * h = mix(h ^ w) with splitmix64's output function (splitmix64.h), a
+ * check against damage, not against forgery.
  */
 #define SSD_STATE_MAGIC	  "SFS-FTL"
 #define SSD_STATE_VERSION 1
@@ -975,35 +980,104 @@ static void state_header(const struct ssd *s, struct ssd_state_header *h)
 	h->c = s->c;
 }
 
-/* Writes all @len bytes at @p to @fd: 0 or -errno. */
-static int write_all(int fd, const void *p, size_t len)
+/* Folds @len zero bytes into *@h, as state_fold() of zeros would, touching no memory. */
+static void state_fold_zeros(uint64_t *h, size_t len)
 {
-	const char *b = p;
-	while (len) {
-		ssize_t n = write(fd, b, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		b += n, len -= (size_t)n;
+	for (size_t i = 0; i < (len + 7) / 8; i++)
+		*h = splitmix64_mix(*h);
+}
+
+/* Each array starts on a multiple of 8 bytes of the file (state_fold() words). */
+static uint64_t pad8(uint64_t n)
+{
+	return (n + 7) & ~UINT64_C(7);
+}
+
+/* Chunks of the arrays that are all zero are left as holes of the file. */
+#define STATE_CHUNK 65536
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Writes @len bytes at @p at offset *@off of @fd, its all-zero chunks as
+ * holes, and advances *@off: 0 or -errno.
+ */
+static int write_sparse(int fd, uint64_t *off, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < STATE_CHUNK ? len - done : STATE_CHUNK;
+		if (!all_zero(b + done, n)) {
+			for (size_t w = 0; w < n;) {
+				ssize_t k = pwrite(fd, b + done + w, n - w, (off_t)(*off + w));
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k < 0)
+					return -errno;
+				w += (size_t)k;
+			}
+		}
+		done += n;
+		*off += n;
 	}
 	return 0;
 }
 
-/* Reads all @len bytes at @p from @fd: 0, -EIO at a short file, or -errno. */
-static int read_all(int fd, void *p, size_t len)
+/* Reads @len bytes at @off of @fd into @p: 0, -EIO at the file's end, or -errno. */
+static int read_at(int fd, void *p, size_t len, uint64_t off)
 {
 	char *b = p;
 	while (len) {
-		ssize_t n = read(fd, b, len);
+		ssize_t n = pread(fd, b, len, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)
 			return -EIO;
-		b += n, len -= (size_t)n;
+		b += n, len -= (size_t)n, off += (uint64_t)n;
 	}
+	return 0;
+}
+
+/*
+ * Reads @len bytes at offset *@off of @fd (of @fsize bytes) into @p,
+ * which holds zeros (calloc()'s, untouched): only the file's data
+ * regions (SEEK_DATA), so that a hole costs neither I/O nor memory, and
+ * folds them into *@h.  Advances *@off.  0, -EIO past the end, or -errno.
+ */
+static int read_sparse(int fd, uint64_t fsize, uint64_t *off, void *p, size_t len, uint64_t *h)
+{
+	unsigned char *b = p;
+	uint64_t at = *off, end = *off + len;
+	int rc;
+
+	if (end > fsize)
+		return -EIO;
+	while (at < end) {
+		off_t d = lseek(fd, (off_t)at, SEEK_DATA);
+		uint64_t data = d < 0 ? end : (uint64_t)d; /* ENXIO: a hole to the end */
+		if (data > end)
+			data = end;
+		state_fold_zeros(h, data - at);
+		/* the fold works on 8-byte words: holes and data start on 4 KiB */
+		if (data >= end)
+			break;
+		off_t e = lseek(fd, (off_t)data, SEEK_HOLE);
+		uint64_t hole = e < 0 || (uint64_t)e > end ? end : (uint64_t)e;
+		rc = read_at(fd, b + (data - *off), hole - data, data);
+		if (rc)
+			return rc;
+		state_fold(h, b + (data - *off), hole - data);
+		at = hole;
+	}
+	*off = end;
 	return 0;
 }
 
@@ -1013,7 +1087,7 @@ int ssd_save(struct ssd *s, int fd)
 	uint32_t *dw = malloc((size_t)s->dies * 2 * sizeof(uint32_t));
 	void *ptr[5];
 	size_t len[5], n, i;
-	uint64_t sum = 0;
+	uint64_t sum = 0, off = 0;
 	int rc = 0;
 
 	if (!dw)
@@ -1028,9 +1102,13 @@ int ssd_save(struct ssd *s, int fd)
 	for (i = 0; i < n; i++)
 		state_fold(&sum, ptr[i], len[i]);
 	h.checksum = sum;
-	rc = write_all(fd, &h, sizeof(h));
-	for (i = 0; i < n && !rc; i++)
-		rc = write_all(fd, ptr[i], len[i]);
+	rc = write_sparse(fd, &off, &h, sizeof(h));
+	for (i = 0; i < n && !rc; i++) {
+		rc = write_sparse(fd, &off, ptr[i], len[i]);
+		off = pad8(off);
+	}
+	if (!rc && ftruncate(fd, (off_t)off) != 0)
+		rc = -errno;
 	free(dw);
 	return rc;
 }
@@ -1038,15 +1116,17 @@ int ssd_save(struct ssd *s, int fd)
 int ssd_load(struct ssd *s, int fd, char *err, size_t errlen)
 {
 	struct ssd_state_header h, want;
+	struct stat st;
 	uint32_t *dw = NULL;
 	void *ptr[5];
 	size_t len[5], n, i;
-	uint64_t sum = 0, got;
-	char extra;
+	uint64_t sum = 0, got, off = sizeof(h), need = sizeof(h);
 	int rc;
 
 #define LOAD_BAD(...) (snprintf(err, errlen, __VA_ARGS__), rc = -EINVAL)
-	rc = read_all(fd, &h, sizeof(h));
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	rc = read_at(fd, &h, sizeof(h), 0);
 	if (rc)
 		return rc == -EIO ? LOAD_BAD("shorter than its header") : rc;
 	state_header(s, &want);
@@ -1068,24 +1148,31 @@ int ssd_load(struct ssd *s, int fd, char *err, size_t errlen)
 				h.blocks_per_die, h.ppb, h.page_size, h.prefill,
 				(unsigned long long)want.capacity, want.dies, want.channels,
 				want.blocks_per_die, want.ppb, want.page_size, want.prefill);
-	got = h.checksum;
-	h.checksum = 0;
-	state_fold(&sum, &h, sizeof(h));
-	dw = malloc((size_t)s->dies * 2 * sizeof(uint32_t));
+	dw = calloc((size_t)s->dies * 2, sizeof(uint32_t));
 	if (!dw)
 		return -ENOMEM;
 	n = state_parts(s, ptr, len, dw);
+	for (i = 0; i < n; i++)
+		need += pad8(len[i]);
+	if ((uint64_t)st.st_size != need) {
+		free(dw);
+		return LOAD_BAD("%s than its geometry needs (%llu bytes, not %llu)",
+				(uint64_t)st.st_size < need ? "shorter" : "longer",
+				(unsigned long long)st.st_size, (unsigned long long)need);
+	}
+	got = h.checksum;
+	h.checksum = 0;
+	state_fold(&sum, &h, sizeof(h));
+	/* prefill wrote blk and the free stacks: zero them, holes read as zeros */
+	memset(s->blk, 0, len[2]);
+	memset(s->free_store, 0, len[4]);
 	for (i = 0; i < n; i++) {
-		rc = read_all(fd, ptr[i], len[i]);
+		rc = read_sparse(fd, (uint64_t)st.st_size, &off, ptr[i], len[i], &sum);
+		off = pad8(off);
 		if (rc) {
 			free(dw);
 			return rc == -EIO ? LOAD_BAD("shorter than its geometry needs") : rc;
 		}
-		state_fold(&sum, ptr[i], len[i]);
-	}
-	if (read(fd, &extra, 1) != 0) {
-		free(dw);
-		return LOAD_BAD("longer than its geometry needs");
 	}
 	if (sum != got) {
 		free(dw);
