@@ -58,7 +58,9 @@ enum fault_flush {
 	/*
 	 * Linux write-back error semantics (fsyncgate): the flush fails once
 	 * with the rule's error; what it should have made durable is
-	 * forgotten (never made durable), and the next flush succeeds
+	 * forgotten (never made durable: dev_volatile_forget()), and the next
+	 * matching flush passes without firing (and without counting towards
+	 * after or drawing); the one after may fire again
 	 */
 	FAULT_FLUSH_LINUX,
 	/* fails with the rule's error, and so does every later flush of the device */
@@ -98,7 +100,9 @@ struct fault_rule {
 	uint64_t matched;  /* operations whose target matched */
 	uint64_t fired;	   /* of them, the ones it broke */
 	bool stuck;	   /* keep-dirty: it fired once, every later flush fails */
+	bool pass_next;	   /* linux: it fired; the next matching flush passes without firing */
 	unsigned seen_ops; /* which keys were written: see fault_rule_set() */
+	const char *file_name; /* the configuration file of its section (not owned), or NULL */
 	unsigned line;	   /* where its section began in @file_name (0: the control channel) */
 };
 
@@ -206,6 +210,16 @@ int fault_set_del(struct fault_set *s, const char *name);
  * '\' in double quotes with '\' escapes), then " matched=M fired=F".
  */
 void fault_set_list(struct fault_set *s, FILE *out);
+
+/**
+ * fault_set_write_ini() - writes each rule of @s, in order, as a
+ * [fault "NAME"] section that loads back to the same rule (its keys as
+ * fault_set_list() gives them, one "KEY = VALUE" line each), below a
+ * comment saying where it came from (the configuration's line, or
+ * .scatterfs/control) and its matched and fired counts: a rule loaded
+ * back starts counting anew.  Each section begins with an empty line.
+ */
+void fault_set_write_ini(struct fault_set *s, FILE *out);
 
 /**
  * fault_set_match() - asks the rules about one device I/O: every rule
