@@ -1,6 +1,8 @@
 #!/bin/bash
 # TIMEOUT: 900
-# EXCLUSIVE: it measures throughput (tests/run runs it alone)
+# (Not EXCLUSIVE: it asserts what the table holds and how it is computed
+# from the rounds' notes, never a figure; the figures are bench/perf's own
+# business.  It uses no machine-wide switch: --db runs no sfs-uring.)
 # bench/perf --db at a tiny scale (issue 17, item 3): no fio workload, 3
 # rounds, pgbench at scale 1 for 2 s, SQLite with 3,000 rows, CSV; checked
 # against its own per-round notes:

@@ -8,7 +8,8 @@
 # redoes it, and names the row and both sizes each time) and its CSV row
 # has no figures, only the error "dominant read size 2048 bytes where 16384
 # was asked for (twice): the row is not printed".  bench/blocksize on the
-# same kind of layout (its table t.db) stops with exit status 1 and a
+# same kind of layout (its table t.db) redoes the page size once
+# (bench/run --read-size says so), then stops with exit status 1 and a
 # message naming the page size and both read sizes.  A --set of
 # cache.readahead or cache.mode, which would fight --read-sizes and --cache
 # (or --readahead), is refused with exit status 2 before anything runs.
@@ -50,8 +51,10 @@ SCATTERFS_BUILD=$SFS_BUILD "$SFS_ROOT/bench/blocksize" --rows 20000 --runs 1 --p
 sfs_add_log "$err"
 assert_eq "$rc" 1 "bench/blocksize's exit status with a page size at the wrong read size"
 assert_eq "$(cat "$out")" "" "bench/blocksize's table"
-grep -q '^FAIL: page size 8192: dominant read size 8192 bytes where the readahead 65536 was asked for, twice: the row is not printed$' "$err" ||
+grep -q '^FAIL: page size 8192: dominant read size 8192 bytes where 65536 was asked for (twice): the row is not printed$' "$err" ||
 	fail "bench/blocksize does not name the page size and both read sizes: $(grep FAIL "$err")"
+grep -q '^bench/run \[..:..:..\] config 1/1 (nocache-t .*page_size=8192): dominant read size 8192 bytes, asked for 65536; redoing its 1 runs once$' "$err" ||
+	fail "bench/blocksize (bench/run --read-size) does not say the page size is redone: $(cat "$err")"
 note "bench/blocksize: the page size at 8192-byte reads redone once, then refused"
 
 for x in "scan --set cache.readahead=32K|--set cache.readahead: the read sizes are --read-sizes" \
