@@ -679,7 +679,7 @@ static void crash(struct sfs *fs, const char *args, FILE *out)
 		tok[n] = '\0';
 		p += n;
 		char *end;
-		if (strcmp(tok, "torn") == 0) {
+		if (strcmp(tok, "torn") == 0 && !torn) {
 			torn = true;
 		} else if (strncmp(tok, "seed=", 5) == 0 && tok[5] && !seen_seed) {
 			errno = 0;

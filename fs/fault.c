@@ -93,6 +93,12 @@ void fault_set_layer(struct fault_set *s, size_t i, bool on)
 	}
 }
 
+void fault_set_size(struct fault_set *s, size_t i, uint64_t bytes)
+{
+	if (i < 64)
+		s->sizes[i] = bytes;
+}
+
 void fault_set_release(struct fault_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -229,9 +235,13 @@ int fault_rule_set(struct fault_rule *r, const char *key, const char *value, cha
 		allowed = "read, write, flush, trim or any, several joined by ',' (':' in -o)";
 		break;
 	case K_FILE:
+		/* the mount root's "/x" is "x": sync-report prints paths with the '/' */
+		if (*value == '/')
+			value++;
 		if (!*value) {
 			rc = -EINVAL;
-			allowed = "a glob (fnmatch(3)) on the path relative to the mount root";
+			allowed = "a glob (fnmatch(3)) on the path relative to the mount root "
+				  "(a leading '/' is the root's)";
 		} else if (!(r->file = strdup(value))) {
 			rc = -ENOMEM;
 		}
@@ -330,6 +340,7 @@ int fault_rule_set(struct fault_rule *r, const char *key, const char *value, cha
 int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 {
 	const char *n = r->name;
+	r->blame = NULL;
 	if (!r->error && !r->delay_ms && !r->bitflip && !r->torn && !r->flush) {
 		seterr(err, errlen,
 		       "fault '%s' has no effect; give error, delay_ms, corrupt, torn or flush", n);
@@ -340,26 +351,31 @@ int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 		       "fault '%s': file and device exclude each other (a file range is logical, "
 		       "a device range is on the device)",
 		       n);
+		r->blame = "device";
 		return -EINVAL;
 	}
 	if (r->has_range && !r->file && !r->device) {
 		seterr(err, errlen, "fault '%s': range needs file or device", n);
+		r->blame = "range";
 		return -EINVAL;
 	}
 	if (r->flush) {
 		if (r->ops != FAULT_FLUSH) {
 			seterr(err, errlen, "fault '%s': flush = %s needs op = flush", n,
 			       flush_names[r->flush]);
+			r->blame = "flush";
 			return -EINVAL;
 		}
 		if (r->bitflip || r->torn) {
 			seterr(err, errlen, "fault '%s': flush = %s takes no corrupt or torn", n,
 			       flush_names[r->flush]);
+			r->blame = "flush";
 			return -EINVAL;
 		}
 		if (r->flush == FAULT_FLUSH_IGNORE && r->error) {
 			seterr(err, errlen,
 			       "fault '%s': flush = ignore reports success; it takes no error", n);
+			r->blame = "error";
 			return -EINVAL;
 		}
 		if (r->flush != FAULT_FLUSH_IGNORE && !r->error)
@@ -368,10 +384,12 @@ int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 	if (r->bitflip && (r->ops & ~(unsigned)(FAULT_READ | FAULT_WRITE))) {
 		seterr(err, errlen, "fault '%s': corrupt = bitflip needs op = read, write or both",
 		       n);
+		r->blame = "corrupt";
 		return -EINVAL;
 	}
 	if (r->torn && r->ops != FAULT_WRITE) {
 		seterr(err, errlen, "fault '%s': torn needs op = write", n);
+		r->blame = "torn";
 		return -EINVAL;
 	}
 	if (r->bitflip && (r->torn || r->error)) {
@@ -379,12 +397,19 @@ int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 		       "fault '%s': corrupt = bitflip is a success with wrong data; it takes no "
 		       "error or torn",
 		       n);
+		r->blame = "corrupt";
 		return -EINVAL;
 	}
 	if (r->has_range && (r->ops & FAULT_FLUSH)) {
 		seterr(err, errlen,
 		       "fault '%s': a flush has no range; write op = without flush, or no range",
 		       n);
+		r->blame = "range";
+		return -EINVAL;
+	}
+	if ((r->seen_ops & (1u << K_SECTOR_SIZE)) && !r->torn) {
+		seterr(err, errlen, "fault '%s': sector_size goes with torn = true", n);
+		r->blame = "sector_size";
 		return -EINVAL;
 	}
 	return 0;
@@ -423,6 +448,18 @@ int fault_set_add(struct fault_set *s, struct fault_rule *r, char *err, size_t e
 			       "device '%s' has no fault layer; name faults in its layers "
 			       "(such as layers = accounting, faults, timing, base)",
 			       r->device);
+			fault_rule_free(r);
+			return -EINVAL;
+		}
+		if (r->has_range && i < 64 && s->sizes[i] &&
+		    (r->range_off >= s->sizes[i] || r->range_len > s->sizes[i] - r->range_off)) {
+			char a[32], b[32], z[32];
+			seterr(err, errlen,
+			       "key 'range': %s+%s ends past the end of device '%s'; allowed: "
+			       "OFFSET+LENGTH within 0+%s",
+			       format_size(r->range_off, a, sizeof a),
+			       format_size(r->range_len, b, sizeof b), r->device,
+			       format_size(s->sizes[i], z, sizeof z));
 			fault_rule_free(r);
 			return -EINVAL;
 		}
@@ -496,13 +533,27 @@ int fault_set_load(struct fault_set *s, const struct config_fault *f, size_t n, 
 			}
 		}
 		int rc = fault_rule_check(r, msg, sizeof msg);
-		if (!rc)
+		const char *blame = r->blame;
+		if (!rc) {
 			rc = fault_set_add(s, r, msg, sizeof msg);
-		else
+			blame = NULL;
+		} else {
 			fault_rule_free(r);
+		}
 		if (rc) {
-			seterr(err, errlen, "%s:%u: [fault \"%s\"]: %s", f[i].file, f[i].line,
-			       f[i].name, msg);
+			/* the line of the key at fault ("key 'range': ..."), else the section's */
+			unsigned line = f[i].line;
+			size_t bl = blame ? strlen(blame) : 0;
+			if (!blame && strncmp(msg, "key '", 5) == 0) {
+				blame = msg + 5;
+				bl = strcspn(blame, "'");
+			}
+			for (size_t k = 0; blame && k < f[i].nkv; k++)
+				if (strlen(f[i].kv[k].key) == bl &&
+				    strncmp(f[i].kv[k].key, blame, bl) == 0)
+					line = f[i].kv[k].line;
+			seterr(err, errlen, "%s:%u: [fault \"%s\"]: %s", f[i].file, line, f[i].name,
+			       msg);
 			return rc;
 		}
 	}

@@ -47,7 +47,7 @@ cp "$M/.scatterfs/config" "$T/d1.ini"
 sfs_umount "$M"
 assert_eq "$(grep -e '^volatile' -e '^\[fault' -A5 "$T/d1.ini" | grep -v '^--')" '[fault "bad"]
 op = read
-file = /data/*
+file = data/*
 count = 1
 error = EIO
 

@@ -109,10 +109,11 @@ assert_eq "$(grep -v '^catalog ' "$T/report")" \
 	"sync-report after an fsynced file's overwrite and a new file"
 grep -Eq '^catalog [1-9][0-9]*$' "$T/report" || fail "sync-report: no catalog bytes pending: $rep"
 assert_eq "$(ctl "$M" 'sync-report now')" "error: sync-report takes no arguments" "sync-report with an argument"
-assert_eq "$(ctl "$M" 'crash seed=3' 'crash torn seed=x' 'crash bogus')" \
+assert_eq "$(ctl "$M" 'crash seed=3' 'crash torn seed=x' 'crash bogus' 'crash torn torn')" \
 	"error: crash: seed= and sector_size= go with torn
 error: crash: seed=x: not a number from 0 to 2^64-1
-error: crash: unknown or repeated argument 'bogus'; allowed: torn, seed=N, sector_size=N" \
+error: crash: unknown or repeated argument 'bogus'; allowed: torn, seed=N, sector_size=N
+error: crash: unknown or repeated argument 'torn'; allowed: torn, seed=N, sector_size=N" \
 	"malformed crash commands"
 
 # 3. Crash, remount: synced data there, unsynced gone.
