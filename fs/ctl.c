@@ -447,6 +447,30 @@ static int layout_line(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	return 0;
 }
 
+/*
+ * .scatterfs/config: the effective configuration, whose [fault "NAME"]
+ * sections are the mount's rules as they stand (those added through
+ * control included, those deleted left out).  NULL on ENOMEM.
+ */
+static char *config_text(struct sfs *fs)
+{
+	char *head = config_write_ini_faults(&fs->cfg, false), *out = NULL;
+	size_t len = 0;
+	FILE *f = head ? open_memstream(&out, &len) : NULL;
+	if (!f) {
+		free(head);
+		return NULL;
+	}
+	fputs(head, f);
+	free(head);
+	fault_set_write_ini(&fs->faults, f);
+	if (fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* Generates the contents of control file @ino. */
 static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 {
@@ -455,7 +479,7 @@ static int generate(struct sfs *fs, uint64_t ino, struct ctl_buf *b)
 	if (ino == CTL_STATS)
 		b->data = stats_json(fs);
 	else if (ino == CTL_CONFIG)
-		b->data = config_write_ini(&fs->cfg);
+		b->data = config_text(fs);
 	else if (is_extents(ino))
 		return extents_csv(fs, ino - CTL_EXTENTS(0), b);
 	else if (is_layout(ino))
@@ -655,7 +679,7 @@ static void crash(struct sfs *fs, const char *args, FILE *out)
 		tok[n] = '\0';
 		p += n;
 		char *end;
-		if (strcmp(tok, "torn") == 0) {
+		if (strcmp(tok, "torn") == 0 && !torn) {
 			torn = true;
 		} else if (strncmp(tok, "seed=", 5) == 0 && tok[5] && !seen_seed) {
 			errno = 0;

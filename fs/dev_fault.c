@@ -22,8 +22,13 @@
  *              below it), is passed on; the write reports success, or
  *              the rule's error when it has one
  *   flush      ignore: reports success and passes nothing on; linux: fails
- *              once with the error, the next flush passes on; keep-dirty:
- *              fails every time from then on
+ *              once with the error and the volatile layer below forgets
+ *              the file's writes not yet durable (dev_volatile_forget():
+ *              a crash loses them, whatever flush comes later), the next
+ *              matching flush passes on; keep-dirty: fails every time from
+ *              then on, and the writes stay volatile (a flush that no
+ *              request owns, such as the background sync's, still makes
+ *              them durable)
  *
  * The rule's name goes in the request (dev_req_fault()), and so in the
  * request log's fault column, whose row names the file and the logical
@@ -39,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_volatile.h"
 #include "device.h"
 #include "fault.h"
 
@@ -181,6 +187,9 @@ static int fault_flush(struct dev_layer *l, struct dev_req *r)
 	case FAULT_FLUSH_IGNORE:
 		return 0; /* reports success; nothing below is asked to make anything durable */
 	case FAULT_FLUSH_LINUX:
+		/* the failed write-back is forgotten: never made durable */
+		dev_volatile_forget(l->dev, r->ino);
+		return hit.error;
 	case FAULT_FLUSH_KEEP_DIRTY:
 		return hit.error;
 	case FAULT_FLUSH_NONE:

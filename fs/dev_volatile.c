@@ -12,7 +12,9 @@
  * write cache to destage), and the backing's own flush has succeeded: it
  * drops the undo log, since everything written before it is durable.  A
  * flush that a fault rule ignores or fails never gets here, so its data
- * stays volatile.  The crash (dev_volatile_crash(), the control file's
+ * stays volatile; one that flush = linux fails has the layer forget the
+ * file's writes (dev_volatile_forget()): they move to a second log that
+ * no flush drops, which a crash applies too.  The crash (dev_volatile_crash(), the control file's
  * crash command) writes the old contents back, or with torn keeps a
  * seeded prefix of each range (undo_apply()), makes that durable on the
  * host, and fails every later write of the device.
@@ -52,6 +54,14 @@ struct vol {
 	pthread_rwlock_t gate;
 	pthread_mutex_t lock; /* the undo log */
 	struct undo u;
+	/*
+	 * Writes a failed flush forgot (flush = linux, dev_volatile_forget()):
+	 * no flush makes them durable, a crash brings their old bytes back;
+	 * a later write of one of their bytes moves that byte to @u (the
+	 * old contents with it), whose next flush makes it durable.  Disjoint
+	 * from @u after every flush.
+	 */
+	struct undo lost;
 	bool crashed;
 	bool full_reported;
 	uint64_t flushes_kept; /* flushes that made something durable */
@@ -72,10 +82,15 @@ bool dev_volatile_on(const struct device *d)
 	return find(d) != NULL;
 }
 
+/* The durable contents: what the backing holds, or the old bytes of a forgotten write. */
 static int lower_read(void *ctx, void *buf, uint64_t len, uint64_t off)
 {
 	struct dev_layer *l = ctx;
-	return dev_layer_pread(l->next, NULL, buf, len, off);
+	struct vol *v = l->priv;
+	int err = dev_layer_pread(l->next, NULL, buf, len, off);
+	if (!err)
+		undo_overlay(&v->lost, buf, len, off);
+	return err;
 }
 
 /* Keeps the old contents of [off, +len) and takes the gate; -errno refuses the write. */
@@ -88,6 +103,9 @@ static int begin_write(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 		return -EIO;
 	}
 	pthread_mutex_lock(&v->lock);
+	/* the bound holds both logs (a rewritten forgotten byte counts twice until a flush) */
+	const struct vol_conf *c = l->conf;
+	v->u.max = v->lost.bytes < c->max ? c->max - v->lost.bytes : 1;
 	int err = undo_note(&v->u, off, len, lower_read, l, r ? r->ino : 0,
 			    r && r->logical != DEV_NO_LOGICAL ? r->logical : UINT64_MAX,
 			    r ? r->path : NULL);
@@ -145,6 +163,8 @@ static int vol_flush(struct dev_layer *l, struct dev_req *r)
 		pthread_mutex_lock(&v->lock);
 		if (v->u.n)
 			v->flushes_kept++;
+		/* a forgotten byte written again is durable now */
+		undo_subtract(&v->lost, &v->u);
 		undo_clear(&v->u);
 		pthread_mutex_unlock(&v->lock);
 	}
@@ -176,24 +196,21 @@ static void vol_close(struct dev_layer *l)
 {
 	struct vol *v = l->priv;
 	undo_free(&v->u);
+	undo_free(&v->lost);
 	pthread_mutex_destroy(&v->lock);
 	pthread_rwlock_destroy(&v->gate);
 }
 
-int dev_volatile_report(struct device *d, FILE *out)
+/* Sync-report's lines for the entries of @u, each ending with @tail. */
+static void report(const struct device *d, const struct undo *u, const char *tail, FILE *out)
 {
-	struct dev_layer *l = find(d);
-	if (!l)
-		return 0;
-	struct vol *v = l->priv;
-	pthread_mutex_lock(&v->lock);
-	for (size_t i = 0; i < v->u.n;) {
-		const struct undo_ent *e = &v->u.v[i];
+	for (size_t i = 0; i < u->n;) {
+		const struct undo_ent *e = &u->v[i];
 		uint64_t len = e->len;
 		size_t j = i + 1;
 		/* one line for the ranges of one file contiguous on both sides */
-		for (; j < v->u.n; j++) {
-			const struct undo_ent *f = &v->u.v[j];
+		for (; j < u->n; j++) {
+			const struct undo_ent *f = &u->v[j];
 			if (f->ino != e->ino || f->off != e->off + len ||
 			    (e->logical == UINT64_MAX) != (f->logical == UINT64_MAX) ||
 			    (e->logical != UINT64_MAX && f->logical != e->logical + len))
@@ -210,11 +227,36 @@ int dev_volatile_report(struct device *d, FILE *out)
 			fprintf(out, " range %" PRIu64 "+%" PRIu64, e->logical, len);
 		else
 			fputs(" range -", out);
-		fprintf(out, " device %s %" PRIu64 "+%" PRIu64 "\n", d->name, e->off, len);
+		fprintf(out, " device %s %" PRIu64 "+%" PRIu64 "%s\n", d->name, e->off, len, tail);
 		i = j;
 	}
+}
+
+int dev_volatile_report(struct device *d, FILE *out)
+{
+	struct dev_layer *l = find(d);
+	if (!l)
+		return 0;
+	struct vol *v = l->priv;
+	pthread_mutex_lock(&v->lock);
+	report(d, &v->u, "", out);
+	report(d, &v->lost, " forgotten", out);
 	pthread_mutex_unlock(&v->lock);
 	return 0;
+}
+
+int dev_volatile_forget(struct device *d, uint64_t ino)
+{
+	struct dev_layer *l = find(d);
+	if (!l)
+		return 0;
+	struct vol *v = l->priv;
+	pthread_rwlock_wrlock(&v->gate);
+	pthread_mutex_lock(&v->lock);
+	int err = undo_take(&v->lost, &v->u, ino);
+	pthread_mutex_unlock(&v->lock);
+	pthread_rwlock_unlock(&v->gate);
+	return err;
 }
 
 struct restore {
@@ -250,17 +292,24 @@ int dev_volatile_crash(struct device *d, uint64_t *rng, uint32_t sector, FILE *l
 	v->crashed = true;
 	pthread_rwlock_unlock(&v->gate);
 	pthread_mutex_lock(&v->lock);
-	*dropped += v->u.bytes;
+	/* a forgotten byte written again since: its old bytes are in @u's entry */
+	undo_subtract(&v->lost, &v->u);
+	*dropped += v->u.bytes + v->lost.bytes;
 	/* a descriptor of its own, without O_DIRECT: any offset and length go */
 	struct restore s = {.fd = open(d->path, O_WRONLY | O_CLOEXEC)};
 	int err = s.fd < 0 ? -errno : 0;
 	if (!err)
 		err = undo_apply(&v->u, restore_write, &s, rng, sector, log, d->name);
+	/* a forgotten write never reached the disk: no prefix of it is kept */
+	int err2 = s.fd < 0 ? 0 : undo_apply(&v->lost, restore_write, &s, NULL, 0, log, d->name);
+	if (!err)
+		err = err2;
 	if (!err && fsync(s.fd))
 		err = -errno;
 	if (s.fd >= 0)
 		close(s.fd);
 	undo_clear(&v->u);
+	undo_clear(&v->lost);
 	pthread_mutex_unlock(&v->lock);
 	return err;
 }

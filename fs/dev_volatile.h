@@ -18,9 +18,25 @@ bool dev_volatile_on(const struct device *d);
  * yet durable, ranges of one file contiguous both on the device and in
  * the file merged: "file /PATH range LOGICAL+LEN device NAME OFF+LEN"
  * (PATH as the write knew it, "ino:N" when it did not, "-" and "range -"
- * for an I/O of no file's range).  In device offset order.  @return 0.
+ * for an I/O of no file's range).  In device offset order; then, the same
+ * way, the ranges a failed flush forgot (dev_volatile_forget()), each line
+ * ending " forgotten".  @return 0.
  */
 int dev_volatile_report(struct device *d, FILE *out);
+
+/**
+ * dev_volatile_forget() - a flush of file @ino failed as Linux write-back
+ * fails (a fault rule's flush = linux, dev_fault.c): the writes of @ino
+ * (every file's and the allocator's when @ino is 0) not yet durable on @d
+ * are forgotten, as Linux marks the pages clean after reporting the
+ * error once: no later flush makes them durable, and a crash brings their
+ * old contents back whole (with crash torn too).  A later write of one of
+ * their bytes is volatile as any write, and durable after the next flush.
+ * Without the volatile layer there is nothing to forget: the writes are
+ * on the backing already, as durable as the host makes them.
+ * @return 0, or -ENOMEM (then some writes are not forgotten).
+ */
+int dev_volatile_forget(struct device *d, uint64_t ino);
 
 /**
  * dev_volatile_crash() - the power failure on @d: every range not yet

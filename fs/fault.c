@@ -93,6 +93,12 @@ void fault_set_layer(struct fault_set *s, size_t i, bool on)
 	}
 }
 
+void fault_set_size(struct fault_set *s, size_t i, uint64_t bytes)
+{
+	if (i < 64)
+		s->sizes[i] = bytes;
+}
+
 void fault_set_release(struct fault_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -229,9 +235,13 @@ int fault_rule_set(struct fault_rule *r, const char *key, const char *value, cha
 		allowed = "read, write, flush, trim or any, several joined by ',' (':' in -o)";
 		break;
 	case K_FILE:
+		/* the mount root's "/x" is "x": sync-report prints paths with the '/' */
+		if (*value == '/')
+			value++;
 		if (!*value) {
 			rc = -EINVAL;
-			allowed = "a glob (fnmatch(3)) on the path relative to the mount root";
+			allowed = "a glob (fnmatch(3)) on the path relative to the mount root "
+				  "(a leading '/' is the root's)";
 		} else if (!(r->file = strdup(value))) {
 			rc = -ENOMEM;
 		}
@@ -330,6 +340,7 @@ int fault_rule_set(struct fault_rule *r, const char *key, const char *value, cha
 int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 {
 	const char *n = r->name;
+	r->blame = NULL;
 	if (!r->error && !r->delay_ms && !r->bitflip && !r->torn && !r->flush) {
 		seterr(err, errlen,
 		       "fault '%s' has no effect; give error, delay_ms, corrupt, torn or flush", n);
@@ -340,26 +351,31 @@ int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 		       "fault '%s': file and device exclude each other (a file range is logical, "
 		       "a device range is on the device)",
 		       n);
+		r->blame = "device";
 		return -EINVAL;
 	}
 	if (r->has_range && !r->file && !r->device) {
 		seterr(err, errlen, "fault '%s': range needs file or device", n);
+		r->blame = "range";
 		return -EINVAL;
 	}
 	if (r->flush) {
 		if (r->ops != FAULT_FLUSH) {
 			seterr(err, errlen, "fault '%s': flush = %s needs op = flush", n,
 			       flush_names[r->flush]);
+			r->blame = "flush";
 			return -EINVAL;
 		}
 		if (r->bitflip || r->torn) {
 			seterr(err, errlen, "fault '%s': flush = %s takes no corrupt or torn", n,
 			       flush_names[r->flush]);
+			r->blame = "flush";
 			return -EINVAL;
 		}
 		if (r->flush == FAULT_FLUSH_IGNORE && r->error) {
 			seterr(err, errlen,
 			       "fault '%s': flush = ignore reports success; it takes no error", n);
+			r->blame = "error";
 			return -EINVAL;
 		}
 		if (r->flush != FAULT_FLUSH_IGNORE && !r->error)
@@ -368,10 +384,12 @@ int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 	if (r->bitflip && (r->ops & ~(unsigned)(FAULT_READ | FAULT_WRITE))) {
 		seterr(err, errlen, "fault '%s': corrupt = bitflip needs op = read, write or both",
 		       n);
+		r->blame = "corrupt";
 		return -EINVAL;
 	}
 	if (r->torn && r->ops != FAULT_WRITE) {
 		seterr(err, errlen, "fault '%s': torn needs op = write", n);
+		r->blame = "torn";
 		return -EINVAL;
 	}
 	if (r->bitflip && (r->torn || r->error)) {
@@ -379,12 +397,19 @@ int fault_rule_check(struct fault_rule *r, char *err, size_t errlen)
 		       "fault '%s': corrupt = bitflip is a success with wrong data; it takes no "
 		       "error or torn",
 		       n);
+		r->blame = "corrupt";
 		return -EINVAL;
 	}
 	if (r->has_range && (r->ops & FAULT_FLUSH)) {
 		seterr(err, errlen,
 		       "fault '%s': a flush has no range; write op = without flush, or no range",
 		       n);
+		r->blame = "range";
+		return -EINVAL;
+	}
+	if ((r->seen_ops & (1u << K_SECTOR_SIZE)) && !r->torn) {
+		seterr(err, errlen, "fault '%s': sector_size goes with torn = true", n);
+		r->blame = "sector_size";
 		return -EINVAL;
 	}
 	return 0;
@@ -423,6 +448,18 @@ int fault_set_add(struct fault_set *s, struct fault_rule *r, char *err, size_t e
 			       "device '%s' has no fault layer; name faults in its layers "
 			       "(such as layers = accounting, faults, timing, base)",
 			       r->device);
+			fault_rule_free(r);
+			return -EINVAL;
+		}
+		if (r->has_range && i < 64 && s->sizes[i] &&
+		    (r->range_off >= s->sizes[i] || r->range_len > s->sizes[i] - r->range_off)) {
+			char a[32], b[32], z[32];
+			seterr(err, errlen,
+			       "key 'range': %s+%s ends past the end of device '%s'; allowed: "
+			       "OFFSET+LENGTH within 0+%s",
+			       format_size(r->range_off, a, sizeof a),
+			       format_size(r->range_len, b, sizeof b), r->device,
+			       format_size(s->sizes[i], z, sizeof z));
 			fault_rule_free(r);
 			return -EINVAL;
 		}
@@ -484,6 +521,7 @@ int fault_set_load(struct fault_set *s, const struct config_fault *f, size_t n, 
 			return -EINVAL;
 		}
 		r->line = f[i].line;
+		r->file_name = f[i].file;
 		for (size_t k = 0; k < f[i].nkv; k++) {
 			const struct config_fault_kv *kv = &f[i].kv[k];
 			int rc = fault_rule_set(r, kv->key, kv->value, msg, sizeof msg);
@@ -495,13 +533,27 @@ int fault_set_load(struct fault_set *s, const struct config_fault *f, size_t n, 
 			}
 		}
 		int rc = fault_rule_check(r, msg, sizeof msg);
-		if (!rc)
+		const char *blame = r->blame;
+		if (!rc) {
 			rc = fault_set_add(s, r, msg, sizeof msg);
-		else
+			blame = NULL;
+		} else {
 			fault_rule_free(r);
+		}
 		if (rc) {
-			seterr(err, errlen, "%s:%u: [fault \"%s\"]: %s", f[i].file, f[i].line,
-			       f[i].name, msg);
+			/* the line of the key at fault ("key 'range': ..."), else the section's */
+			unsigned line = f[i].line;
+			size_t bl = blame ? strlen(blame) : 0;
+			if (!blame && strncmp(msg, "key '", 5) == 0) {
+				blame = msg + 5;
+				bl = strcspn(blame, "'");
+			}
+			for (size_t k = 0; blame && k < f[i].nkv; k++)
+				if (strlen(f[i].kv[k].key) == bl &&
+				    strncmp(f[i].kv[k].key, blame, bl) == 0)
+					line = f[i].kv[k].line;
+			seterr(err, errlen, "%s:%u: [fault \"%s\"]: %s", f[i].file, line, f[i].name,
+			       msg);
 			return rc;
 		}
 	}
@@ -524,51 +576,98 @@ static void put_value(FILE *out, const char *v)
 	fputc('"', out);
 }
 
+/*
+ * Key @k of a rule: " key=value" (a `fault add` word, quoted by put_value())
+ * or, with @ini, "key = value" on a line of its own (an INI value is
+ * taken as it stands up to the end of the line).
+ */
+static void put_key(FILE *out, bool ini, int k, const char *v)
+{
+	if (ini) {
+		fprintf(out, "%s = %s\n", key_names[k], v);
+		return;
+	}
+	fprintf(out, " %s=", key_names[k]);
+	put_value(out, v);
+}
+
+/* The keys of @r that differ from the defaults, in key_names' order. */
+static void rule_keys(const struct fault_rule *r, FILE *out, bool ini)
+{
+	char a[32], b[32], v[96];
+	if (r->ops != FAULT_ANY) {
+		v[0] = '\0';
+		for (unsigned i = 0; i < 4; i++)
+			if (r->ops & (1u << i))
+				snprintf(v + strlen(v), sizeof v - strlen(v), "%s%s", v[0] ? "," : "",
+					 op_names[i]);
+		put_key(out, ini, K_OP, v);
+	}
+	if (r->file)
+		put_key(out, ini, K_FILE, r->file);
+	if (r->device)
+		put_key(out, ini, K_DEVICE, r->device);
+	if (r->has_range) {
+		snprintf(v, sizeof v, "%s+%s", format_size(r->range_off, a, sizeof a),
+			 format_size(r->range_len, b, sizeof b));
+		put_key(out, ini, K_RANGE, v);
+	}
+	if (r->after) {
+		snprintf(v, sizeof v, "%" PRIu64, r->after);
+		put_key(out, ini, K_AFTER, v);
+	}
+	if (r->count) {
+		snprintf(v, sizeof v, "%" PRIu64, r->count);
+		put_key(out, ini, K_COUNT, v);
+	}
+	if (r->probability != 1.0) {
+		snprintf(v, sizeof v, "%.17g", r->probability);
+		put_key(out, ini, K_PROBABILITY, v);
+	}
+	if (r->seen_ops & (1u << K_SEED)) {
+		snprintf(v, sizeof v, "%" PRIu64, r->seed);
+		put_key(out, ini, K_SEED, v);
+	}
+	if (r->error)
+		put_key(out, ini, K_ERROR, strerrorname_np(r->error));
+	if (r->delay_ms) {
+		snprintf(v, sizeof v, "%" PRIu32, r->delay_ms);
+		put_key(out, ini, K_DELAY_MS, v);
+	}
+	if (r->bitflip)
+		put_key(out, ini, K_CORRUPT, "bitflip");
+	if (r->torn)
+		put_key(out, ini, K_TORN, "true");
+	if (r->sector_size != FAULT_SECTOR_DEFAULT)
+		put_key(out, ini, K_SECTOR_SIZE, format_size(r->sector_size, a, sizeof a));
+	if (r->flush)
+		put_key(out, ini, K_FLUSH, flush_names[r->flush]);
+}
+
 static void list_rule(const struct fault_rule *r, FILE *out)
 {
-	char a[32], b[32];
-	fprintf(out, "%s", r->name);
-	if (r->ops != FAULT_ANY) {
-		fputs(" op=", out);
-		bool first = true;
-		for (unsigned i = 0; i < 4; i++)
-			if (r->ops & (1u << i)) {
-				fprintf(out, "%s%s", first ? "" : ",", op_names[i]);
-				first = false;
-			}
-	}
-	if (r->file) {
-		fputs(" file=", out);
-		put_value(out, r->file);
-	}
-	if (r->device) {
-		fputs(" device=", out);
-		put_value(out, r->device);
-	}
-	if (r->has_range)
-		fprintf(out, " range=%s+%s", format_size(r->range_off, a, sizeof a),
-			format_size(r->range_len, b, sizeof b));
-	if (r->after)
-		fprintf(out, " after=%" PRIu64, r->after);
-	if (r->count)
-		fprintf(out, " count=%" PRIu64, r->count);
-	if (r->probability != 1.0)
-		fprintf(out, " probability=%.17g", r->probability);
-	if (r->seen_ops & (1u << K_SEED))
-		fprintf(out, " seed=%" PRIu64, r->seed);
-	if (r->error)
-		fprintf(out, " error=%s", strerrorname_np(r->error));
-	if (r->delay_ms)
-		fprintf(out, " delay_ms=%" PRIu32, r->delay_ms);
-	if (r->bitflip)
-		fputs(" corrupt=bitflip", out);
-	if (r->torn)
-		fputs(" torn=true", out);
-	if (r->sector_size != FAULT_SECTOR_DEFAULT)
-		fprintf(out, " sector_size=%s", format_size(r->sector_size, a, sizeof a));
-	if (r->flush)
-		fprintf(out, " flush=%s", flush_names[r->flush]);
+	fputs(r->name, out);
+	rule_keys(r, out, false);
 	fprintf(out, " matched=%" PRIu64 " fired=%" PRIu64 "\n", r->matched, r->fired);
+}
+
+void fault_set_write_ini(struct fault_set *s, FILE *out)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct fault_rule *r = s->v[i];
+		fputc('\n', out);
+		if (r->line)
+			fprintf(out, "# from %s:%u", r->file_name ? r->file_name : "?", r->line);
+		else
+			fputs("# added through .scatterfs/control", out);
+		fprintf(out,
+			"; as it stands: matched=%" PRIu64 " fired=%" PRIu64
+			" (loaded back, it counts anew)\n[fault \"%s\"]\n",
+			r->matched, r->fired, r->name);
+		rule_keys(r, out, true);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 void fault_set_list(struct fault_set *s, FILE *out)
@@ -648,6 +747,10 @@ bool fault_set_match(struct fault_set *s, const struct fault_io *io, struct faul
 		r->matched++;
 		if (fired)
 			continue;
+		if (r->pass_next) { /* flush = linux: the flush after a failed one passes */
+			r->pass_next = false;
+			continue;
+		}
 		bool fire;
 		if (r->stuck)
 			fire = true;
@@ -672,6 +775,8 @@ bool fault_set_match(struct fault_set *s, const struct fault_io *io, struct faul
 			hit->flush = r->flush;
 			if (r->flush == FAULT_FLUSH_KEEP_DIRTY)
 				r->stuck = true;
+			if (r->flush == FAULT_FLUSH_LINUX)
+				r->pass_next = true;
 		}
 		if (r->bitflip && len) {
 			hit->bitflip = true;

@@ -58,7 +58,9 @@ enum fault_flush {
 	/*
 	 * Linux write-back error semantics (fsyncgate): the flush fails once
 	 * with the rule's error; what it should have made durable is
-	 * forgotten (never made durable), and the next flush succeeds
+	 * forgotten (never made durable: dev_volatile_forget()), and the next
+	 * matching flush passes without firing (and without counting towards
+	 * after or drawing); the one after may fire again
 	 */
 	FAULT_FLUSH_LINUX,
 	/* fails with the rule's error, and so does every later flush of the device */
@@ -98,7 +100,10 @@ struct fault_rule {
 	uint64_t matched;  /* operations whose target matched */
 	uint64_t fired;	   /* of them, the ones it broke */
 	bool stuck;	   /* keep-dirty: it fired once, every later flush fails */
+	bool pass_next;	   /* linux: it fired; the next matching flush passes without firing */
 	unsigned seen_ops; /* which keys were written: see fault_rule_set() */
+	const char *blame; /* the key fault_rule_check() refused, or NULL (the section) */
+	const char *file_name; /* the configuration file of its section (not owned), or NULL */
 	unsigned line;	   /* where its section began in @file_name (0: the control channel) */
 };
 
@@ -136,6 +141,7 @@ struct fault_set {
 	const char *const *devices; /* names a device = key may take (not owned) */
 	size_t ndevices;
 	uint64_t layer_mask; /* bit i: device i has the fault layer (fault_set_layer()) */
+	uint64_t sizes[64];  /* bytes of device i (fault_set_size()); 0 = not known */
 };
 
 /**
@@ -181,7 +187,9 @@ int fault_rule_set(struct fault_rule *r, const char *key, const char *value, cha
  * keys are set: it has an effect; range goes with file or device, and
  * file and device are not both given; flush = only with op = flush and no
  * other effect but delay_ms; corrupt only for reads and writes, torn only
- * for writes; error with flush = ignore is refused (ignore reports success).
+ * for writes, sector_size only with torn; error with flush = ignore is
+ * refused (ignore reports success).  On an error, @r->blame names the key
+ * at fault (fault_set_load() cites its line).
  * Fills in the defaults that depend on other keys (flush = linux or
  * keep-dirty without error: EIO).
  * @return 0, or -EINVAL with one phrase in @err.
@@ -206,6 +214,16 @@ int fault_set_del(struct fault_set *s, const char *name);
  * '\' in double quotes with '\' escapes), then " matched=M fired=F".
  */
 void fault_set_list(struct fault_set *s, FILE *out);
+
+/**
+ * fault_set_write_ini() - writes each rule of @s, in order, as a
+ * [fault "NAME"] section that loads back to the same rule (its keys as
+ * fault_set_list() gives them, one "KEY = VALUE" line each), below a
+ * comment saying where it came from (the configuration's line, or
+ * .scatterfs/control) and its matched and fired counts: a rule loaded
+ * back starts counting anew.  Each section begins with an empty line.
+ */
+void fault_set_write_ini(struct fault_set *s, FILE *out);
 
 /**
  * fault_set_match() - asks the rules about one device I/O: every rule
@@ -233,6 +251,12 @@ bool fault_layer_on(const struct device *d);
  * has the layer: it could never fire.
  */
 void fault_set_layer(struct fault_set *s, size_t i, bool on);
+
+/**
+ * fault_set_size() - says that device @i is @bytes long: a rule whose
+ * device range ends past it is refused (it names bytes no I/O reaches).
+ */
+void fault_set_size(struct fault_set *s, size_t i, uint64_t bytes);
 
 /**
  * fault_set_load() - adds the rules of the @n [fault "NAME"] sections of

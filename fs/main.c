@@ -1013,6 +1013,7 @@ static int build_stacks(struct start *s)
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		fs->fault_layer |= fault_layer_on(fs->dev[i]);
 		fault_set_layer(&fs->faults, i, fault_layer_on(fs->dev[i]));
+		fault_set_size(&fs->faults, i, fs->dev[i]->size);
 	}
 	if (fault_set_load(&fs->faults, fs->cfg.faults, fs->cfg.nfaults, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);

@@ -133,6 +133,137 @@ int undo_apply(struct undo *u, undo_write_fn wr, void *ctx, uint64_t *rng, uint3
 	return err;
 }
 
+/* A new entry: [@off, +@len) of @e, with its own copy of the old bytes and path. */
+static int piece(const struct undo_ent *e, uint64_t off, uint64_t len, struct undo_ent *out)
+{
+	void *old = NULL;
+	if (posix_memalign(&old, 4096, len ? len : 1))
+		return -ENOMEM;
+	*out = *e;
+	out->off = off;
+	out->len = len;
+	out->old = old;
+	memcpy(out->old, e->old + (off - e->off), len);
+	if (e->logical != UINT64_MAX)
+		out->logical = e->logical + (off - e->off);
+	out->path = NULL;
+	if (e->path && !(out->path = strdup(e->path))) {
+		free(old);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ent_free(struct undo_ent *e)
+{
+	free(e->old);
+	free(e->path);
+}
+
+/* Room for @n entries in @u, so that insert() cannot fail. */
+static int reserve(struct undo *u, size_t n)
+{
+	if (n <= u->cap)
+		return 0;
+	struct undo_ent *v = realloc(u->v, n * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	u->v = v;
+	u->cap = n;
+	return 0;
+}
+
+int undo_subtract(struct undo *u, const struct undo *b)
+{
+	if (!u->n || !b->n)
+		return 0;
+	/* each entry of @b splits at most one of @u in two */
+	struct undo out = {.max = u->max};
+	if (reserve(&out, u->n + b->n))
+		return -ENOMEM;
+	int err = 0;
+	for (size_t i = 0; i < u->n; i++) {
+		struct undo_ent *e = &u->v[i];
+		uint64_t at = e->off, end = e->off + e->len;
+		size_t j = first_after(b, at);
+		if (err || j == b->n || b->v[j].off >= end) {
+			insert(&out, out.n, e); /* untouched, or no memory to cut it */
+			continue;
+		}
+		size_t first = out.n;
+		/* the pieces of [at, end) between @b's entries */
+		for (; at < end; j++) {
+			uint64_t cut = j < b->n && b->v[j].off < end ? b->v[j].off : end;
+			struct undo_ent p;
+			if (cut > at) {
+				if ((err = piece(e, at, cut - at, &p)) != 0)
+					break;
+				insert(&out, out.n, &p);
+			}
+			if (cut == end)
+				break;
+			at = b->v[j].off + b->v[j].len;
+		}
+		if (err) { /* keeps @e whole instead of its pieces */
+			while (out.n > first) {
+				out.bytes -= out.v[--out.n].len;
+				ent_free(&out.v[out.n]);
+			}
+			insert(&out, out.n, e);
+			continue;
+		}
+		ent_free(e);
+	}
+	free(u->v);
+	*u = out;
+	return err;
+}
+
+int undo_take(struct undo *dst, struct undo *src, uint64_t ino)
+{
+	struct undo moved = {0}, kept = {.max = src->max};
+	if (reserve(&moved, src->n) || reserve(&kept, src->n) || reserve(dst, 2 * dst->n + src->n)) {
+		free(moved.v);
+		free(kept.v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < src->n; i++) {
+		struct undo *to = !ino || src->v[i].ino == ino ? &moved : &kept;
+		insert(to, to->n, &src->v[i]);
+	}
+	free(src->v);
+	*src = kept;
+	int err = undo_subtract(&moved, dst);
+	/* both sorted and disjoint now; cutting adds at most one entry per entry of @dst */
+	size_t at = 0;
+	for (size_t i = 0; i < moved.n; i++) {
+		struct undo_ent *e = &moved.v[i];
+		while (at < dst->n && dst->v[at].off < e->off)
+			at++;
+		if (err && ((at < dst->n && dst->v[at].off < e->off + e->len) ||
+			    (at > 0 && dst->v[at - 1].off + dst->v[at - 1].len > e->off))) {
+			/* not cut for want of memory: back where it was, whole */
+			size_t k = first_after(src, e->off);
+			insert(src, k, e);
+			continue;
+		}
+		insert(dst, at++, e);
+	}
+	free(moved.v);
+	return err;
+}
+
+void undo_overlay(const struct undo *u, void *buf, uint64_t len, uint64_t off)
+{
+	uint64_t end = off + len;
+	for (size_t j = first_after(u, off); j < u->n && u->v[j].off < end; j++) {
+		const struct undo_ent *e = &u->v[j];
+		uint64_t lo = e->off > off ? e->off : off;
+		uint64_t hi = e->off + e->len < end ? e->off + e->len : end;
+		memcpy((unsigned char *)buf + (lo - off), e->old + (lo - e->off), hi - lo);
+	}
+}
+
 void undo_free(struct undo *u)
 {
 	undo_clear(u);

@@ -70,6 +70,28 @@ int undo_apply(struct undo *u, undo_write_fn wr, void *ctx, uint64_t *rng, uint3
 /** undo_torn_keep() - the bytes crash torn keeps of [@off, +@len) (see undo_apply()). */
 uint64_t undo_torn_keep(uint64_t off, uint64_t len, uint32_t sector, uint64_t *rng);
 
+/**
+ * undo_subtract() - removes from @u every byte that an entry of @b
+ * covers (an entry partly covered keeps its uncovered pieces, each with
+ * its own copy of the old bytes).  @return 0 or -ENOMEM (then an entry
+ * it could not cut stays whole: no byte is lost).
+ */
+int undo_subtract(struct undo *u, const struct undo *b);
+
+/**
+ * undo_take() - moves the entries of @src that file @ino made (every
+ * entry when @ino is 0) to @dst, less the bytes @dst covers already
+ * (@dst's old bytes are the older ones).  @return 0 or -ENOMEM (then an
+ * entry that could not be cut stays in @src: no byte is lost).
+ */
+int undo_take(struct undo *dst, struct undo *src, uint64_t ino);
+
+/**
+ * undo_overlay() - copies into @buf, which holds [@off, +@len) as read,
+ * the old bytes of every entry of @u that overlaps that range.
+ */
+void undo_overlay(const struct undo *u, void *buf, uint64_t len, uint64_t off);
+
 /** undo_free() - frees the entries. */
 void undo_free(struct undo *u);
 

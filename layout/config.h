@@ -414,6 +414,16 @@ const struct file_params *config_for_path(const struct sfs_config *c, const char
  */
 char *config_write_ini(const struct sfs_config *c);
 
+/**
+ * config_write_ini_faults() - config_write_ini(), whose text ends with the
+ * [fault "NAME"] sections as the files wrote them; with @faults false
+ * without them (.scatterfs/config writes the mount's rules as they stand
+ * instead, fault_set_write_ini()).  A key of a device layer that the
+ * device's stack does not have is written as a comment.
+ * @return a malloc'd string, NULL on ENOMEM.
+ */
+char *config_write_ini_faults(const struct sfs_config *c, bool faults);
+
 /** config_free() - frees everything @c owns. */
 void config_free(struct sfs_config *c);
 

@@ -95,6 +95,21 @@ static void write_params(FILE *f, const struct sfs_config *c, const struct file_
 	}
 }
 
+/*
+ * Whether key @e is a key of a layer that @stack does not have: it is then
+ * written as a comment, since loading it back would be refused (a key of
+ * a layer not in the stack does nothing).
+ */
+static bool other_layer(FILE *f, const struct key_entry *e, const struct config_layers *stack,
+			const char *v)
+{
+	if (!e->layer || config_layers_have(stack, e->layer->name))
+		return false;
+	fprintf(f, "# %s = %s (only the %s layer reads it; not in layers)\n", e->row->name, v,
+		e->layer->name);
+	return true;
+}
+
 /* [device "NAME"] section @i: its backing, then every key it can set, with their origins. */
 static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 {
@@ -122,6 +137,8 @@ static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 		} else {
 			config_format_field(k, (const char *)d + e->dev_offset, v, sizeof(v));
 		}
+		if (other_layer(f, e, &d->layers, v))
+			continue;
 		if (ds && (ds->set & BIT(k))) {
 			text = strdup(ds->kfile[k]);
 			if (text)
@@ -133,7 +150,30 @@ static void write_device(FILE *f, const struct sfs_config *c, size_t i)
 	}
 }
 
+/* The [fault "NAME"] sections as the files wrote them, key by key. */
+static void write_faults(FILE *f, const struct sfs_config *c)
+{
+	for (size_t i = 0; i < c->nfaults; i++) {
+		const struct config_fault *r = &c->faults[i];
+		char *file = strdup(r->file ? r->file : "?");
+
+		if (file)
+			config_one_line(file);
+		fprintf(f, "\n# set at %s:%u\n[fault \"%s\"]\n", file ? file : "?", r->line,
+			r->name);
+		for (size_t k = 0; k < r->nkv; k++)
+			fprintf(f, "# set at %s:%u\n%s = %s\n", file ? file : "?", r->kv[k].line,
+				r->kv[k].key, r->kv[k].value);
+		free(file);
+	}
+}
+
 char *config_write_ini(const struct sfs_config *c)
+{
+	return config_write_ini_faults(c, true);
+}
+
+char *config_write_ini_faults(const struct sfs_config *c, bool faults)
 {
 	char *out = NULL, v[CONFIG_LINE_MAX];
 	size_t len = 0, i;
@@ -183,6 +223,8 @@ char *config_write_ini(const struct sfs_config *c)
 			} else {
 				config_format_value(c, &c->defaults, k, v, sizeof(v));
 			}
+			if (other_layer(f, config_key(k), &c->device.layers, v))
+				continue;
 			write_origin(f, c, -1, k);
 			fprintf(f, "%s = %s\n", config_key(k)->row->name, v);
 		}
@@ -229,6 +271,8 @@ char *config_write_ini(const struct sfs_config *c)
 		fprintf(f, "\n[file \"%s\"]\n", r->glob);
 		write_params(f, c, &r->params, (long)i, false);
 	}
+	if (faults)
+		write_faults(f, c);
 	if (fclose(f) != 0) {
 		free(out);
 		return NULL;

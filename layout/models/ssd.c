@@ -68,7 +68,7 @@ static const struct config_key ssd_keys[] = {
 static int ssd_model_create(const void *params, uint64_t capacity, void **out, char *err,
 			    size_t errlen)
 {
-	char why[256];
+	char why[512]; /* the geometry's refusal runs to some 300 characters */
 	int rc = ssd_create(params, capacity, (struct ssd **)out, why, sizeof(why));
 	if (rc == -EINVAL)
 		snprintf(err, errlen, "[disk] model = ssd: %s", why);

@@ -173,8 +173,8 @@ static int geometry(const struct ssd_params *p, uint64_t capacity, uint64_t *use
 	if (p->gc_free_blocks < 1 || p->gc_free_blocks > 65535)
 		BAD("gc_free_blocks = %u: allowed 1 to 65535", p->gc_free_blocks);
 	if (p->write_cache && (p->cache_size < p->page_size || p->cache_size > (UINT64_C(1) << 40)))
-		BAD("cache_size = %llu: allowed one page (page_size = %u) to 1 TiB with "
-		    "write_cache = true",
+		BAD("write_buffer_size = %llu: allowed one page (page_size = %u) to 1 TiB with "
+		    "write_buffer = true",
 		    (unsigned long long)p->cache_size, p->page_size);
 	if (capacity == 0)
 		BAD("capacity 0: the device has no bytes to model");

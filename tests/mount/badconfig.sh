@@ -66,6 +66,9 @@ case_ capacity-below-device "capacity" '[disk]\nmodel = hdd\ncapacity = 1M\n'
 case_ metadata-past-disk "metadata_offset = 1073741824 is not below the main disk's size \\(67108864 bytes\\); allowed: 0 to 67108863, or metadata_io = false" '[disk]\nmodel = hdd\nmetadata_offset = 1G\n'
 case_ zero-cache-size "cache_size" '[disk]\nmodel = hdd\ncache_size = 0\n'
 case_ bad-write-cache "write_cache.*sometimes" - "disk.write_cache=sometimes"
+# The ssd's refusals: whole (it was cut at 256 bytes) and in its own keys (it named hdd's).
+case_ ssd-gc-free-blocks "lower pages_per_block or gc_free_blocks, or a capacity of at least [0-9]+ bytes\\)$" '[disk]\nmodel = ssd\ngc_free_blocks = 1000\n'
+case_ ssd-small-buffer ": write_buffer_size = 1024: allowed one page \\(page_size = 4096\\) to 1 TiB with write_buffer = true$" '[disk]\nmodel = ssd\nwrite_buffer_size = 1K\n'
 case_ negative-prefetch "negative-prefetch.ini:3: \\[disk\\] prefetch = -1: must be >= 0" '[disk]\nmodel = hdd\nprefetch = -1\n'
 case_ bad-prefetch-max "prefetch_max.*lots" - "disk.prefetch_max=lots"
 case_ unknown-layer "unknown-layer.ini:2: \\[device\\] layers = accounting,cache,base: unknown layer 'cache'; allowed: accounting, faults, timing, volatile, base, top first" '[device]\nlayers = accounting,cache,base\n'

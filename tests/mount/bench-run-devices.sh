@@ -68,7 +68,7 @@ done
 SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous --disk hdd-7200 --runs 1 --size 256M \
 	--load 'dd if=/dev/urandom of="$SCATTERFS_MOUNT/f1" bs=1M count=1 status=none' --workload 'cat "$SCATTERFS_MOUNT/f1" >/dev/null' \
 	>"$SFS_TMP/text.out" 2>/dev/null </dev/null || fail "bench/run (text) exited $?"
-grep -qx "model_s: the disk model's latency (model_us) summed over the workload's reads, per run: time in queue and service, which exceeds the wall time when reads overlap; DEVICE_busy_s: the modelled head's busy time per run; DEVICE_util_pct: busy time over wall time (iostat's %util); DEVICE_aqu_sz: the device I/Os' summed time in flight over wall time, the mean number in flight (iostat's aqu-sz)" \
+grep -qx "model_s: the disk model's latency (model_us) summed over the workload's reads, per run: time in queue and service, which exceeds the wall time when reads overlap; DEVICE_busy_s: the modelled head's busy time per run; DEVICE_util_pct: busy time over wall time (iostat's %util); DEVICE_aqu_sz: the device I/Os' summed time in flight over wall time, the mean number in flight (iostat's aqu-sz); with time_dilation N (shown when a row has one), min_s, median_s and max_s are the clock's (N times the drive's, the workload's CPU time not stretched), model_s and busy_s the drive's, and util_pct and aqu_sz compare them with the wall time / N" \
 	"$SFS_TMP/text.out" || fail "the text output does not say what model_s is: $(cat "$SFS_TMP/text.out")"
 
 for k in 1 2; do

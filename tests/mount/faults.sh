@@ -71,6 +71,27 @@ exec 3>&-
 echo "fault del boot" >"$M/.scatterfs/control"
 assert_eq "$(ctl "$M" "fault list")" ok "after echo 'fault del boot' > control"
 
+# file = /PATH is the mount root's PATH (sync-report writes paths so):
+# before, it was accepted and never matched.  A device range past the
+# device's end and sector_size without torn are refused (were accepted).
+mkdir -p "$M/data"
+got=$(ctl "$M" "fault add sl op=write file=/data/x error=ENOSPC" \
+	"fault add far op=read device=main range=31M+2M error=EIO" \
+	"fault add ss op=write sector_size=4K error=EIO" "fault list")
+assert_eq "$got" "ok
+error: fault add far: key 'range': 31M+2M ends past the end of device 'main'; allowed: OFFSET+LENGTH within 0+32M
+error: fault add: fault 'ss': sector_size goes with torn = true
+sl op=write file=data/x error=ENOSPC matched=0 fired=0
+ok" "file = /data/x, a range past the end, sector_size without torn"
+assert_eq "$(python3 -c '
+import errno, os, sys
+try:
+    with open(sys.argv[1], "wb", buffering=0) as f: f.write(b"x" * 4096); os.fsync(f.fileno())
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$M/data/x")" ENOSPC "a write of data/x under file = /data/x"
+ctl "$M" "fault del sl" >/dev/null
+
 # A 4,000-byte path as a target (components of 99 bytes).
 long=$(python3 -c 'print("/".join(["d%02d" % i + "x" * 96 for i in range(40)])[:3999] + "z")')
 assert_eq "${#long}" 4000 "length of the long path"
@@ -226,4 +247,17 @@ if "$SFS_BIN" "$B" "$M" -f -o "config=$T/bad.ini" >"$T/bad.out" 2>&1; then
 fi
 assert_eq "$(cat "$T/bad.out")" "scatterfs: $T/bad.ini:3: [fault \"x\"] key 'error': 'EIOO' is not valid; allowed: an errno name (such as EIO, ENOSPC, EROFS)" \
 	"the refusal"
+
+# A cross-key error names the key's line (before: the section's); a
+# device range past the end refuses the mount.
+printf '[fault "r"]\nop = read\nerror = EIO\nrange = 0+4K\n' >"$T/bad2.ini"
+printf '[fault "r"]\nop = read\ndevice = main\nrange = 1G+4K\nerror = EIO\n' >"$T/bad3.ini"
+for f in bad2 bad3; do
+	if "$SFS_BIN" "$B" "$M" -f -o "config=$T/$f.ini,device.layers=accounting:faults:timing:base" >"$T/$f.out" 2>&1; then
+		fail "a mount with $f.ini was not refused"
+	fi
+done
+assert_eq "$(cat "$T/bad2.out" "$T/bad3.out")" "scatterfs: $T/bad2.ini:4: [fault \"r\"]: fault 'r': range needs file or device
+scatterfs: $T/bad3.ini:4: [fault \"r\"]: key 'range': 1G+4K ends past the end of device 'main'; allowed: OFFSET+LENGTH within 0+32M" \
+	"the refusals name the range key's line"
 note "a bad [fault] section refuses the mount"

@@ -11,6 +11,9 @@
 #     lost at the next crash (the file reads as the zeros it held before);
 #   - crash torn keeps exactly the prefix that the seed gives
 #     (splitmix64, as undo_apply() says), and the daemon says so;
+#   - flush = linux fails once, the next fsync passes, and the failed
+#     fsync's writes are forgotten: a crash loses them (sync-report marks
+#     them "forgotten");
 #   - commands without volatile, and malformed ones, get one error line.
 # TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -71,10 +74,11 @@ assert_eq "$(grep -v '^catalog ' "$T/report")" \
 	"sync-report after an fsynced file's overwrite and a new file"
 grep -Eq '^catalog [1-9][0-9]*$' "$T/report" || fail "sync-report: no catalog bytes pending: $rep"
 assert_eq "$(ctl "$M" 'sync-report now')" "error: sync-report takes no arguments" "sync-report with an argument"
-assert_eq "$(ctl "$M" 'crash seed=3' 'crash torn seed=x' 'crash bogus')" \
+assert_eq "$(ctl "$M" 'crash seed=3' 'crash torn seed=x' 'crash bogus' 'crash torn torn')" \
 	"error: crash: seed= and sector_size= go with torn
 error: crash: seed=x: not a number from 0 to 2^64-1
-error: crash: unknown or repeated argument 'bogus'; allowed: torn, seed=N, sector_size=N" \
+error: crash: unknown or repeated argument 'bogus'; allowed: torn, seed=N, sector_size=N
+error: crash: unknown or repeated argument 'torn'; allowed: torn, seed=N, sector_size=N" \
 	"malformed crash commands"
 
 # 3. Crash, remount: synced data there, unsynced gone.
@@ -152,4 +156,42 @@ assert_eq "$(python3 -c '
 import sys; d = open(sys.argv[1], "rb").read(); k = int(sys.argv[2])
 print(len(d), d[:k] == b"F" * k, d[k:] == b"E" * (65536 - k))' "$M/d" "$keep")" \
 	"65536 True True" "d after crash torn: the seed's prefix new, the rest old"
+
+# 6. flush = linux (fsyncgate): the failed fsync fails once, and the
+# file's writes it should have made durable are forgotten: the next fsync
+# succeeds and still a crash loses them (before the fix every fsync
+# failed, and the next successful one made them durable).  A forgotten
+# range written again is durable after the next fsync; another file's
+# pending write is not forgotten.
+write "$M/e" 0 8192 49 fsync
+write "$M/g" 0 4096 49 fsync
+e_dev=$(first_extent e)
+assert_eq "$(ctl "$M" 'fault add lx op=flush file=e flush=linux')" "ok" "fault add lx"
+assert_eq "$(python3 - "$M/e" "$M/g" <<'PYEOF'
+import errno, os, sys
+e, g = os.open(sys.argv[1], os.O_RDWR), os.open(sys.argv[2], os.O_RDWR)
+def fsync(fd):
+    try:
+        os.fsync(fd)
+        return "ok"
+    except OSError as x:
+        return errno.errorcode[x.errno]
+os.pwrite(e, b"2" * 8192, 0)
+os.pwrite(g, b"2" * 4096, 0)
+r = [fsync(e)]
+os.pwrite(e, b"3" * 4096, 4096)
+r += [fsync(e), fsync(e)]
+print(*r)
+PYEOF
+)" "EIO ok EIO" "three fsyncs of e under flush = linux"
+assert_eq "$(ctl "$M" 'fault list')" "lx op=flush file=e error=EIO flush=linux matched=3 fired=2
+ok" "lx's counters: the fsync after each failed one passes"
+assert_eq "$(ctl "$M" sync-report | grep '^file ')" "file /e range 0+4096 device main $e_dev+4096 forgotten" \
+	"sync-report: e's forgotten range"
+crash "$M" crash
+sfs_mount "$B" "$M" "$OPTS"
+assert_eq "$(python3 -c '
+import sys; e = open(sys.argv[1], "rb").read(); g = open(sys.argv[2], "rb").read()
+print(e == b"1" * 4096 + b"3" * 4096, g == b"2" * 4096)' "$M/e" "$M/g")" \
+	"True True" "e and g after the crash: the forgotten write lost, the rest durable"
 sfs_umount "$M"
