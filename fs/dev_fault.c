@@ -187,8 +187,9 @@ static int fault_flush(struct dev_layer *l, struct dev_req *r)
 	case FAULT_FLUSH_IGNORE:
 		return 0; /* reports success; nothing below is asked to make anything durable */
 	case FAULT_FLUSH_LINUX:
-		/* the failed write-back is forgotten: never made durable */
-		dev_volatile_forget(l->dev, r->ino);
+		/* the failed write-back is forgotten: never made durable (the
+		 * daemon's own flush, @r NULL, covered every file's writes) */
+		dev_volatile_forget(l->dev, r ? r->ino : 0);
 		return hit.error;
 	case FAULT_FLUSH_KEEP_DIRTY:
 		return hit.error;
