@@ -529,3 +529,32 @@ Test(fault, cross_key_errors_name_the_key_line)
 	cr_assert_str_eq(err, "FILE:2: [fault \"d\"]: key 'range': 1M+1 ends past the end of "
 			      "device 'main'; allowed: OFFSET+LENGTH within 0+1M");
 }
+
+Test(fault, write_ini_sections_load_back)
+{
+	ok("fault add w op=write file=pg_wal/* after=2 torn=true sector_size=4K seed=9");
+	ok("fault add \"q\" \"file=a ;b\" error=EIO");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	fault_set_write_ini(&set, f);
+	fclose(f);
+	cr_assert_str_eq(buf, "\n# added through .scatterfs/control; as it stands: matched=0 "
+			      "fired=0 (loaded back, it counts anew)\n"
+			      "[fault \"w\"]\nop = write\nfile = pg_wal/*\nafter = 2\nseed = 9\n"
+			      "torn = true\nsector_size = 4K\n"
+			      "\n# fault 'q' (added through control) is left out: its file or "
+			      "device value has a blank at an end or a ';' after a blank, which "
+			      "an INI value cannot hold; as a command:\n"
+			      "# fault add q file=\"a ;b\" error=EIO matched=0 fired=0\n");
+	/* it loads back to the same rule w, and q's comment is a comment */
+	fault_set_del(&set, "w");
+	fault_set_del(&set, "q");
+	char err[1024] = "";
+	cr_assert_eq(load_ini(buf, err, sizeof err), 0, "%s", err);
+	char *l = run("fault list");
+	cr_assert_str_eq(l, "w op=write file=pg_wal/* after=2 seed=9 torn=true sector_size=4K "
+			    "matched=0 fired=0\nok\n");
+	free(l);
+	free(buf);
+}
