@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ static bool tracking, crashed;
 static sqlite3_vfs *unix_vfs;
 static sqlite3_vfs shim;
 static sqlite3_io_methods methods;
+static _Atomic(int (*)(void *)) before_sync;
+static _Atomic(void *) before_sync_ctx;
 
 static int real_read(void *ctx, void *buf, uint64_t len, uint64_t off)
 {
@@ -119,6 +122,12 @@ static int x_truncate(sqlite3_file *f, sqlite3_int64 size)
 static int x_sync(sqlite3_file *f, int flags)
 {
 	struct vfile *v = (struct vfile *)f;
+	/* What the rows point at first (catalog_vfs_before_sync()); not under mu. */
+	int (*fn)(void *) = atomic_load(&before_sync);
+	if (catalog_vfs_crashed())
+		return SQLITE_IOERR;
+	if (fn && fn(atomic_load(&before_sync_ctx)))
+		return SQLITE_IOERR_FSYNC;
 	pthread_mutex_lock(&mu);
 	int rc = crashed ? SQLITE_IOERR : v->real->pMethods->xSync(v->real, flags);
 	if (rc == SQLITE_OK && tracking) {
@@ -269,6 +278,12 @@ int catalog_vfs_crash(void)
 	__atomic_store_n(&crashed, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mu);
 	return err;
+}
+
+void catalog_vfs_before_sync(int (*fn)(void *ctx), void *ctx)
+{
+	atomic_store(&before_sync_ctx, ctx);
+	atomic_store(&before_sync, fn);
 }
 
 bool catalog_vfs_crashed(void)

@@ -31,6 +31,16 @@ uint64_t catalog_vfs_unsynced(void);
 int catalog_vfs_crash(void);
 
 /**
+ * catalog_vfs_before_sync() - has every xSync of a catalog file call
+ * @fn(@ctx) first and fail (SQLITE_IOERR_FSYNC) when it returns nonzero:
+ * every point where catalog rows become durable (a commit with synchronous
+ * = FULL, a checkpoint, the close's) then comes after what @fn makes
+ * durable (the data the rows point at: sfs_flush_ordered()).  @fn NULL
+ * removes it.  Called under the catalog's lock.
+ */
+void catalog_vfs_before_sync(int (*fn)(void *ctx), void *ctx);
+
+/**
  * catalog_vfs_crashed() - true once catalog_vfs_crash() has run: the
  * catalog's errors from then on are the power failure's, not faults to
  * report (the daemon ends within 200 ms, ctl.c).

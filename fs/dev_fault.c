@@ -177,18 +177,19 @@ static int fault_flush(struct dev_layer *l, struct dev_req *r)
 {
 	struct fault_hit hit;
 	/*
-	 * Only a request's flush (an fsync, fdatasync or O_SYNC write of a
-	 * file): the background sync's, and the other devices' flushes of
-	 * an fsync, which no request owns, pass.
+	 * Every flush, the daemon's own too (@r NULL: the background sync's,
+	 * the one before a catalog sync, before reusing freed space), which
+	 * only a rule without a file glob can match (it has no path).
 	 */
-	if (!r || !ask(l, r, FAULT_FLUSH, 0, 0, DEV_NO_LOGICAL, &hit))
+	if (!ask(l, r, FAULT_FLUSH, 0, 0, DEV_NO_LOGICAL, &hit))
 		return dev_layer_flush(l->next, r);
 	switch (hit.flush) {
 	case FAULT_FLUSH_IGNORE:
 		return 0; /* reports success; nothing below is asked to make anything durable */
 	case FAULT_FLUSH_LINUX:
-		/* the failed write-back is forgotten: never made durable */
-		dev_volatile_forget(l->dev, r->ino);
+		/* the failed write-back is forgotten: never made durable (the
+		 * daemon's own flush, @r NULL, covered every file's writes) */
+		dev_volatile_forget(l->dev, r ? r->ino : 0);
 		return hit.error;
 	case FAULT_FLUSH_KEEP_DIRTY:
 		return hit.error;

@@ -116,8 +116,8 @@ static int timing_zero(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
  * The drive's SYNCHRONIZE CACHE: @r waits until the model has destaged
  * every dirty byte of this device (at once for a model without a flush).
  * A flush no request owns (@r NULL: the syncer's periodic one, which makes
- * the backing durable before the catalog, or the one before reusing freed
- * space) is scatterfs's own bookkeeping, not the workload's: it is not
+ * the backing durable before the catalog, the one before a catalog
+ * sync (sfs_flush_ordered()), or the one before reusing freed space) is scatterfs's own bookkeeping, not the workload's: it is not
  * charged, or every mount would model a drive whose cache is flushed every
  * SYNC_INTERVAL_S seconds.
  */

@@ -509,6 +509,17 @@ struct device {
 	 * when it began (under alloc_lock).
 	 */
 	uint64_t pending_released;
+	/*
+	 * Ordered data (ext4's data=ordered): new_data_gen counts the writes
+	 * of data that catalog rows not yet durable will point at (a new
+	 * extent, an unwritten one turned written, a zero-fill), each counted
+	 * once it has reached the device (dev_note_new_data()); flushed_gen is
+	 * new_data_gen as it was when the last successful flush began.  A
+	 * catalog sync first flushes every device where they differ
+	 * (sfs_flush_ordered()), so no durable row points at bytes that a
+	 * crash can still take back.
+	 */
+	atomic_uint_fast64_t new_data_gen, flushed_gen;
 
 	struct dev_layer *top;  /* the stack's top: what the I/O path calls */
 	struct dev_layer *base; /* the bottom layer */
@@ -641,9 +652,29 @@ static inline int dev_zero(struct device *d, struct dev_req *r, uint64_t len, ui
 	return dev_layer_zero(d->top, r, len, off, mode);
 }
 
+/**
+ * dev_flush() - makes every write on @d that completed before the call
+ * durable (the stack's flush, top first), and records that for
+ * sfs_flush_ordered() (struct device's new_data_gen).  @r: the request
+ * that owns it, or NULL for the daemon's own.  @return 0 or -errno.
+ */
 static inline int dev_flush(struct device *d, struct dev_req *r)
 {
-	return dev_layer_flush(d->top, r);
+	uint_fast64_t g = atomic_load(&d->new_data_gen);
+	int err = dev_layer_flush(d->top, r);
+	uint_fast64_t f = atomic_load(&d->flushed_gen);
+	while (!err && f < g && !atomic_compare_exchange_weak(&d->flushed_gen, &f, g))
+		;
+	return err;
+}
+
+/**
+ * dev_note_new_data() - data that catalog rows will point at anew has
+ * reached @d (called after the write, see struct device's new_data_gen).
+ */
+static inline void dev_note_new_data(struct device *d)
+{
+	atomic_fetch_add(&d->new_data_gen, 1);
 }
 
 /**

@@ -285,6 +285,20 @@ int sfs_sync(struct sfs *fs, struct inode *held)
 	return 0;
 }
 
+int sfs_flush_ordered(struct sfs *fs, struct dev_req *r)
+{
+	int err = 0;
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct device *d = fs->dev[i];
+		if (atomic_load(&d->new_data_gen) == atomic_load(&d->flushed_gen))
+			continue;
+		int e = dev_flush(d, r);
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
 int sfs_flush_devices(struct sfs *fs, struct device *mine, struct dev_req *r)
 {
 	int err = 0;

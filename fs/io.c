@@ -537,6 +537,9 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 		atomic_fetch_add(&fs->stats.bytes_written, size);
 	}
 out:
+	/* (new extents whose rows are not durable: the catalog's next sync flushes first) */
+	if (inode_extents_dirty(in))
+		dev_note_new_data(inode_device(fs, in));
 	dev_req_wait(&r);
 	io_note_reply(fs, &r); /* the caller replies at once */
 	if (reqlog_wants(fs->log, LOG_WRITE))
@@ -657,6 +660,8 @@ int io_fallocate(struct sfs *fs, struct inode *in, int mode, uint64_t off, uint6
 			in->attr.size = off + len;
 		touch_times(in, kind != 0);
 	}
+	if (inode_extents_dirty(in)) /* a zero-fill the catalog will point at */
+		dev_note_new_data(inode_device(fs, in));
 	dev_req_wait(&r);
 	dev_req_release(&r);
 	return err;
@@ -700,8 +705,10 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 		      (datasync ? in->attr.size != in->stored_size : in->attr_dirty);
 	if (commit) {
 		/* Data and zero-fill first, then the catalog that points at them,
-		 * under the lock: no write may add extents in between. */
-		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
+		 * under the lock: no write may add extents in between.  Only the
+		 * file's device: the catalog's sync flushes first any other that
+		 * holds new data its rows point at (sfs_flush_ordered()). */
+		err = dev_flush(inode_device(fs, in), &r);
 		if (!err)
 			err = inode_store(fs, in, !datasync || in->attr.size != in->stored_size, true);
 		pthread_rwlock_unlock(&in->lock);
@@ -714,8 +721,9 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 		 * not yet.
 		 */
 		uint64_t seq = datasync ? in->data_seq : UINT64_MAX;
+		struct device *d = inode_device(fs, in);
 		pthread_rwlock_unlock(&in->lock);
-		err = sfs_flush_devices(fs, inode_device(fs, in), &r);
+		err = dev_flush(d, &r);
 		if (!err)
 			err = catalog_sync_upto(fs->cat, seq);
 	}
@@ -730,6 +738,31 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 	if (reqlog_wants(fs->log, LOG_FSYNC))
 		io_log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);
 	pthread_rwlock_unlock(&in->lock);
+	dev_req_release(&r);
+	return err;
+}
+
+int io_fsyncdir(struct sfs *fs, struct inode *in, bool datasync)
+{
+	struct dev_req r;
+	io_req_file(fs, &r, mono_ns(), DEV_OP_FSYNC, in);
+	/*
+	 * The data that the catalog's rows point at first, charged to this
+	 * request and with no lock held (the catalog's own hook then finds
+	 * nothing left, unless a write came in between).
+	 */
+	int err = sfs_flush_ordered(fs, &r);
+	/* The entries were committed as they changed; fdatasync, as ext4's,
+	 * leaves a new mtime in memory (so SQLite's directory sync after it
+	 * creates its journal finds nothing left to commit). */
+	if (!err && !datasync) {
+		inode_wrlock(in);
+		err = inode_store(fs, in, true, true);
+		pthread_rwlock_unlock(&in->lock);
+	} else if (!err) {
+		err = catalog_sync(fs->cat);
+	}
+	dev_req_wait(&r);
 	dev_req_release(&r);
 	return err;
 }

@@ -1130,6 +1130,12 @@ static int mount_fs(struct start *s)
 	return 0;
 }
 
+/* The catalog's xSync hook: the data its rows point at is made durable first. */
+static int flush_before_catalog(void *fs)
+{
+	return sfs_flush_ordered(fs, NULL);
+}
+
 /*
  * Step 8: serves requests until the file system is unmounted (or a
  * signal), with the sync thread and queued reads around it.  The loop's
@@ -1149,6 +1155,7 @@ static int run_loop(struct start *s)
 	    s->loop, opts->max_threads && opts->max_threads <= 100000 ? opts->max_threads : 64);
 	for (unsigned i = 0; i < fs->ndev; i++)
 		fs->volatile_on |= dev_volatile_on(fs->dev[i]);
+	catalog_vfs_before_sync(flush_before_catalog, fs);
 	if (fs->volatile_on) {
 		/* What the mount wrote so far is durable; from now on a crash decides. */
 		if (sfs_flush_devices(fs, NULL, NULL) == 0)
@@ -1208,6 +1215,7 @@ static int teardown(struct start *s, int ret)
 	}
 	if (fs->cat)
 		catalog_close(fs->cat);
+	catalog_vfs_before_sync(NULL, NULL); /* the devices go next */
 	/* A mount that never happened leaves no new files behind. */
 	if (ret && s->cat_created && !s->mounted)
 		unlink(fs->meta_path);

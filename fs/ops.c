@@ -846,7 +846,22 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		n = kill_priv(fs, req, in, true);
 	if (n == 0)
 		n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
+	bool direct = in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
+	/*
+	 * A write with O_DSYNC (an open's, or pwritev2's RWF_DSYNC) is
+	 * durable before its reply, as fdatasync(2); with O_SYNC (RWF_SYNC)
+	 * as fsync(2): the kernel puts them in the WRITE's flags
+	 * (fuse_write_flags()).  Only for direct I/O (cache.mode = none): in
+	 * kernel mode the kernel's generic_write_sync() sends an FSYNC after
+	 * the write, and a write-back from the page cache owes nothing.  The
+	 * flush is an fsync's: fault rules, stats and the log see it so.
+	 */
+	if (n > 0 && direct && fi && !fi->writepage && (fi->flags & O_DSYNC)) {
+		int e = io_fsync(fs, in, fuse_req_ctx(req)->pid, (fi->flags & O_SYNC) != O_SYNC);
+		if (e)
+			n = e;
+	}
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -1092,17 +1107,7 @@ static void sfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 {
 	struct sfs *fs = fuse_req_userdata(req);
 	struct inode *in = inode_find(fs, ino);
-	int err = 0;
-	/* The entries were committed as they changed; fdatasync, as ext4's,
-	 * leaves a new mtime in memory (so SQLite's directory sync after it
-	 * creates its journal finds nothing left to commit). */
-	if (in && !datasync) {
-		inode_wrlock(in);
-		err = inode_store(fs, in, true, true);
-		pthread_rwlock_unlock(&in->lock);
-	} else {
-		err = catalog_sync(fs->cat);
-	}
+	int err = in ? io_fsyncdir(fs, in, datasync) : catalog_sync(fs->cat);
 	fuse_reply_err(req, -err);
 }
 

@@ -252,11 +252,21 @@ void sfs_defer_free(struct device *d, uint64_t off, uint64_t len, const struct f
  */
 void sfs_pending_release(struct device *d);
 /**
- * sfs_flush_devices() - flushes every device (dev_flush()), so that data
- * and zero-fill are durable before the catalog that points at them (a
- * catalog sync makes every file's new extents durable, not one file's).
- * Only @mine's flush is @r's (its modelled time and the log); @mine and
- * @r may be NULL.  @return 0, or the first -errno.
+ * sfs_flush_ordered() - flushes every device that holds new data (new
+ * extents, zero-fill) written since its last flush (struct device's
+ * new_data_gen), as ext4's data=ordered journal commit writes such data
+ * first: called before every catalog sync (the catalog VFS's hook, set
+ * at mount), so no durable catalog row points at bytes a crash can take
+ * back.  @r: the request the flushes are charged to, or NULL (the
+ * daemon's own: not charged by a disk model, seen by fault rules).
+ * @return 0, or the first -errno.
+ */
+int sfs_flush_ordered(struct sfs *fs, struct dev_req *r);
+/**
+ * sfs_flush_devices() - flushes every device (dev_flush()): the
+ * background sync and the mount's start.  Only @mine's flush is @r's (its
+ * modelled time and the log); @mine and @r may be NULL.  @return 0, or the
+ * first -errno.
  */
 int sfs_flush_devices(struct sfs *fs, struct device *mine, struct dev_req *r);
 /** inode_extents_dirty() - whether @in has extents or gaps the catalog does not hold yet. */
@@ -362,6 +372,13 @@ void io_read(struct sfs *fs, fuse_req_t req, struct inode *in, uint64_t off, siz
 int io_queue_start(struct sfs *fs);
 /** io_queue_stop() - answers the reads still in flight, then stops the stacks' threads. */
 void io_queue_stop(struct sfs *fs);
+/**
+ * io_fsyncdir() - fsync(2) (@datasync false) or fdatasync(2) of directory
+ * @in: the devices' new data (sfs_flush_ordered(), charged to the
+ * request), then the catalog durable with @in's attributes (fsync) or as
+ * it is (fdatasync).  @return 0 or -errno.
+ */
+int io_fsyncdir(struct sfs *fs, struct inode *in, bool datasync);
 /**
  * io_write() - writes @size bytes from @buf at @off of @in, allocating
  * through the pattern.  Caller holds in->lock for writing.

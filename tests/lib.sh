@@ -385,6 +385,46 @@ sfs_bytes_are() {
 	[[ $got == 0 ]]
 }
 
+# --- simulated power failure ([device] volatile = true) ---------------------
+
+# sfs_ctl M CMD... - sends each command on one open control file, prints the replies
+sfs_ctl() {
+	python3 - "$1/.scatterfs/control" "${@:2}" <<'PYEOF'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+for cmd in sys.argv[2:]:
+    os.write(fd, (cmd + "\n").encode())
+out = b""
+while True:
+    b = os.read(fd, 65536)
+    if not b:
+        break
+    out += b
+os.close(fd)
+sys.stdout.write(out.decode())
+PYEOF
+}
+
+# sfs_crash M ARGS... - sends crash ARGS and waits for the daemon to end; the write
+# of the command succeeds (its reply is never read: the power is off)
+sfs_crash() {
+	local mnt=$1 pid=${SFS_PID[$1]} t
+	shift
+	python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.write(fd, (" ".join(sys.argv[2:]) + "\n").encode())' "$mnt/.scatterfs/control" "$@" ||
+		fail "the write of 'crash $*' failed"
+	for ((t = 0; t < 100; t++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && fail "daemon $pid still runs 10 s after crash"
+	wait "$pid" || fail "daemon $pid exited with status $? after crash"
+	unset "SFS_PID[$mnt]"
+	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt" || fail "cannot unmount $mnt"
+}
+
 # --- the catalog against the mount ----------------------------------------
 
 # sfs_remount_killed MNT BACKING OPTS CAT PHASE - after the daemon of MNT

@@ -21,22 +21,7 @@ M=$T/mnt
 B=$T/backing
 
 # ctl M CMD... - sends each command on one open control file, prints the replies
-ctl() {
-	python3 - "$1/.scatterfs/control" "${@:2}" <<'PYEOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-for cmd in sys.argv[2:]:
-    os.write(fd, (cmd + "\n").encode())
-out = b""
-while True:
-    b = os.read(fd, 65536)
-    if not b:
-        break
-    out += b
-os.close(fd)
-sys.stdout.write(out.decode())
-PYEOF
-}
+ctl() { sfs_ctl "$@"; }
 
 cat >"$T/f.ini" <<'INI'
 [fault "boot"]

@@ -25,43 +25,8 @@ M=$T/mnt
 B=$T/backing
 OPTS="size=32M,device.block_size=4K,device.layers=accounting:faults:timing:volatile:base,device.volatile=true"
 
-# ctl M CMD... - sends each command on one open control file, prints the replies
-ctl() {
-	python3 - "$1/.scatterfs/control" "${@:2}" <<'PYEOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-for cmd in sys.argv[2:]:
-    os.write(fd, (cmd + "\n").encode())
-out = b""
-while True:
-    b = os.read(fd, 65536)
-    if not b:
-        break
-    out += b
-os.close(fd)
-sys.stdout.write(out.decode())
-PYEOF
-}
-
-# crash M - sends crash ARGS and waits for the daemon to end; the write
-# of the command succeeds (its reply is never read: the power is off)
-crash() {
-	local mnt=$1 pid=${SFS_PID[$1]} t
-	shift
-	python3 -c '
-import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-os.write(fd, (" ".join(sys.argv[2:]) + "\n").encode())' "$mnt/.scatterfs/control" "$@" ||
-		fail "the write of 'crash $*' failed"
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && fail "daemon $pid still runs 10 s after crash"
-	wait "$pid" || fail "daemon $pid exited with status $? after crash"
-	unset "SFS_PID[$mnt]"
-	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt" || fail "cannot unmount $mnt"
-}
+ctl() { sfs_ctl "$@"; }
+crash() { sfs_crash "$@"; }
 
 # write FILE OFFSET LEN BYTE [fsync] - writes LEN bytes of BYTE (an int) at OFFSET
 write() {
