@@ -27,8 +27,8 @@
  *              a crash loses them, whatever flush comes later), the next
  *              matching flush passes on; keep-dirty: fails every time from
  *              then on, and the writes stay volatile (a flush that no
- *              request owns, such as the background sync's, still makes
- *              them durable)
+ *              request owns, such as the allocator's to reuse freed
+ *              space, still makes them durable)
  *
  * The rule's name goes in the request (dev_req_fault()), and so in the
  * request log's fault column, whose row names the file and the logical

@@ -651,12 +651,39 @@ static void list_rule(const struct fault_rule *r, FILE *out)
 	fprintf(out, " matched=%" PRIu64 " fired=%" PRIu64 "\n", r->matched, r->fired);
 }
 
+/*
+ * Whether an INI line "key = @v" reads back as @v: the reader strips blanks
+ * around a value and ends it at a ';' after a blank (config_ini.c).
+ */
+static bool ini_holds(const char *v)
+{
+	size_t n = strlen(v);
+	if (!n)
+		return true;
+	if (isspace((unsigned char)v[0]) || isspace((unsigned char)v[n - 1]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (v[i] == ';' && (v[i - 1] == ' ' || v[i - 1] == '\t'))
+			return false;
+	return true;
+}
+
 void fault_set_write_ini(struct fault_set *s, FILE *out)
 {
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct fault_rule *r = s->v[i];
 		fputc('\n', out);
+		if ((r->file && !ini_holds(r->file)) || (r->device && !ini_holds(r->device))) {
+			/* a glob added through control may hold what INI cannot */
+			fprintf(out,
+				"# fault '%s' (added through control) is left out: its file or device value "
+				"has a blank at an end or a ';' after a blank, which an INI "
+				"value cannot hold; as a command:\n# fault add ",
+				r->name);
+			list_rule(r, out);
+			continue;
+		}
 		if (r->line)
 			fprintf(out, "# from %s:%u", r->file_name ? r->file_name : "?", r->line);
 		else

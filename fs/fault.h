@@ -221,7 +221,10 @@ void fault_set_list(struct fault_set *s, FILE *out);
  * fault_set_list() gives them, one "KEY = VALUE" line each), below a
  * comment saying where it came from (the configuration's line, or
  * .scatterfs/control) and its matched and fired counts: a rule loaded
- * back starts counting anew.  Each section begins with an empty line.
+ * back starts counting anew.  Each section begins with an empty line.  A
+ * rule whose file or device value an INI line cannot hold (a blank at
+ * an end, a ';' after a blank: only `fault add` can give one) is written
+ * as a comment instead, with its `fault add` command.
  */
 void fault_set_write_ini(struct fault_set *s, FILE *out);
 

@@ -471,3 +471,90 @@ Test(fault, ini_errors_name_file_line_and_key)
 	cr_assert_neq(load_ini("[fault]\nerror = EIO\n", err, sizeof err), 0);
 	cr_assert_str_eq(err, "FILE:1: [fault] needs a name in double quotes: [fault \"NAME\"]");
 }
+
+Test(fault, linux_fails_once_then_lets_the_next_flush_through)
+{
+	/* before: without count it failed every flush, as keep-dirty does */
+	ok("fault add lx op=flush flush=linux");
+	struct fault_hit h;
+	struct fault_io f = {.op = FAULT_FLUSH, .device = "main"};
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(fault_set_match(&set, &f, &h), i % 2 == 0, "flush %d", i);
+	char *l = run("fault list");
+	cr_assert_str_eq(l, "lx op=flush error=EIO flush=linux matched=4 fired=2\nok\n");
+	free(l);
+}
+
+Test(fault, leading_slash_is_the_mount_root)
+{
+	ok("fault add s op=read file=/data/* error=EIO");
+	struct fault_hit h;
+	struct fault_io io = rd("data/x", 0, 0, 4096);
+	cr_assert(fault_set_match(&set, &io, &h));
+	char *l = run("fault list");
+	cr_assert_str_eq(l, "s op=read file=data/* error=EIO matched=1 fired=1\nok\n");
+	free(l);
+}
+
+Test(fault, device_range_within_the_device_and_sector_size_with_torn)
+{
+	fault_set_size(&set, 0, 32 << 20);
+	refused("fault add far op=read device=main range=31M+2M error=EIO",
+		"error: fault add far: key 'range': 31M+2M ends past the end of device 'main'; "
+		"allowed: OFFSET+LENGTH within 0+32M\n");
+	refused("fault add far op=read device=main range=32M+4K error=EIO",
+		"error: fault add far: key 'range': 32M+4K ends past the end of device 'main'; "
+		"allowed: OFFSET+LENGTH within 0+32M\n");
+	ok("fault add near op=read device=main range=31M+1M error=EIO");
+	ok("fault add other op=read device=fast range=1G+4K error=EIO"); /* size not known */
+	refused("fault add ss op=write sector_size=4K error=EIO",
+		"error: fault add: fault 'ss': sector_size goes with torn = true\n");
+	ok("fault add ss op=write sector_size=4K torn=true");
+}
+
+Test(fault, cross_key_errors_name_the_key_line)
+{
+	char err[1024] = "";
+	cr_assert_eq(load_ini("[fault \"r\"]\nop = read\nerror = EIO\nrange = 0+4K\n", err,
+			      sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "FILE:4: [fault \"r\"]: fault 'r': range needs file or device");
+	cr_assert_eq(load_ini("[fault \"t\"]\ntorn = true\nop = read\n", err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "FILE:2: [fault \"t\"]: fault 't': torn needs op = write");
+	fault_set_size(&set, 0, 1 << 20);
+	cr_assert_eq(load_ini("[fault \"d\"]\nrange = 1M+1\nop = read\ndevice = main\nerror = EIO\n",
+			      err, sizeof err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "FILE:2: [fault \"d\"]: key 'range': 1M+1 ends past the end of "
+			      "device 'main'; allowed: OFFSET+LENGTH within 0+1M");
+}
+
+Test(fault, write_ini_sections_load_back)
+{
+	ok("fault add w op=write file=pg_wal/* after=2 torn=true sector_size=4K seed=9");
+	ok("fault add \"q\" \"file=a ;b\" error=EIO");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	fault_set_write_ini(&set, f);
+	fclose(f);
+	cr_assert_str_eq(buf, "\n# added through .scatterfs/control; as it stands: matched=0 "
+			      "fired=0 (loaded back, it counts anew)\n"
+			      "[fault \"w\"]\nop = write\nfile = pg_wal/*\nafter = 2\nseed = 9\n"
+			      "torn = true\nsector_size = 4K\n"
+			      "\n# fault 'q' (added through control) is left out: its file or "
+			      "device value has a blank at an end or a ';' after a blank, which "
+			      "an INI value cannot hold; as a command:\n"
+			      "# fault add q file=\"a ;b\" error=EIO matched=0 fired=0\n");
+	/* it loads back to the same rule w, and q's comment is a comment */
+	fault_set_del(&set, "w");
+	fault_set_del(&set, "q");
+	char err[1024] = "";
+	cr_assert_eq(load_ini(buf, err, sizeof err), 0, "%s", err);
+	char *l = run("fault list");
+	cr_assert_str_eq(l, "w op=write file=pg_wal/* after=2 seed=9 torn=true sector_size=4K "
+			    "matched=0 fired=0\nok\n");
+	free(l);
+	free(buf);
+}
