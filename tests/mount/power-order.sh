@@ -54,11 +54,7 @@ what() {
 	python3 -c '
 import sys
 d = open(sys.argv[1], "rb").read()
-seen = []
-for b in d:
-    if b not in seen:
-        seen.append(b)
-        if len(seen) > 3: break
+seen = sorted(set(d), key=d.index)
 print(len(d), bytes(seen).replace(b"\0", b"0").decode())' "$1"
 }
 
