@@ -63,7 +63,10 @@ run() {
 	fi
 	cat "$M/.scatterfs/stats" >/dev/null # flushes the log
 	sfs_umount "$M"
-	sfs_log_rows "$T/$name.csv" read wal/f | sfs_log_awk "$T/$name.csv" '{ print $f_model_us }' >"$T/$name.us"
+	# in the order the reads were issued (ts_us): the log's rows of
+	# requests answered on different threads need not be in that order
+	sfs_log_rows "$T/$name.csv" read wal/f | sfs_log_awk "$T/$name.csv" '{ print $f_ts_us, $f_model_us }' |
+		sort -n -k 1,1 | cut -d' ' -f2 >"$T/$name.us"
 	sfs_log_rows "$T/$name.csv" read data/f | sfs_log_awk "$T/$name.csv" '$f_model_us > 0 { n++ } END { print n + 0 }' >"$T/$name.main"
 }
 
