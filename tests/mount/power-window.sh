@@ -30,7 +30,6 @@ for i in (1, 2, 3):
     fd = os.open(sys.argv[1] + "/synced%d" % i, os.O_RDONLY); os.fsync(fd); os.close(fd)
 fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.close(fd)' "$M/d"
 
-pid=${SFS_PID[$M]}
 # The writer runs until its requests fail (ENOTCONN once the daemon is gone).
 python3 - "$M" >"$T/writer.out" 2>&1 <<'PY' &
 import errno, os, sys, time
@@ -56,19 +55,9 @@ print("ok", ok, "failed", failed)
 PY
 wpid=$!
 sleep 0.5
-python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY); os.write(fd, b"crash\n")' "$M/.scatterfs/control" ||
-	fail "the write of crash failed"
-for ((t = 0; t < 100; t++)); do
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$pid" 2>/dev/null && fail "daemon $pid still runs 10 s after crash"
-wait "$pid" || fail "daemon $pid exited with status $? after crash"
-unset "SFS_PID[$M]"
+sfs_crash "$M" crash
 wait "$wpid"
 note "writer: $(cat "$T/writer.out")"
-fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "cannot unmount $M"
 grep -qF "scatterfs: crash: " "$SFS_LAST_DLOG" || fail "the daemon did not report the crash"
 if grep -E 'scatterfs: catalog:|malformed' "$SFS_LAST_DLOG"; then
 	fail "catalog errors in the daemon's log after the crash (above)"
