@@ -93,20 +93,7 @@ rm "$M/p"
 wait_trims "removing p" "5 2097152 / 1 2097152"
 
 # The trims carried their files: tp saw p's four, tt t/r's one, nothing q's.
-got=$(python3 - "$M/.scatterfs/control" <<'PYEOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-os.write(fd, b"fault list\n")
-out = b""
-while True:
-    b = os.read(fd, 65536)
-    if not b:
-        break
-    out += b
-os.close(fd)
-sys.stdout.write(out.decode())
-PYEOF
-)
+got=$(sfs_ctl "$M" "fault list")
 assert_eq "$got" "tp op=trim file=p delay_ms=1 matched=4 fired=4
 tt op=trim file=t/* delay_ms=1 matched=1 fired=1
 ok" "the trim rules' counts"
