@@ -5,9 +5,10 @@
 #   psql_val SQL           one query's result (rows |-separated)
 #   pg_start PHASE / pg_stop PHASE / pg_kill
 #                          the server, its postmaster's pid in pm_pid
+#   pg_down                pg_kill, then the writer and pgbench
+#                          (writer_pid, bench_pid) reaped
 #   crash_daemon           kill -9 of the daemon of mount $M (its pid left
-#                          in dpid), then pg_kill, then the writer and
-#                          pgbench (writer_pid, bench_pid) reaped
+#                          in dpid), then pg_down
 #   $T/writer.sh           the client that inserts one row per transaction
 #                          into acked and appends each acknowledged id to
 #                          $T/ack (a CHECKPOINT every PG_CHECKPOINT_EVERY
@@ -40,43 +41,32 @@ pg_stop() {
 # (SIGQUIT) of the postmaster, SIGKILL after 10 s; waits for the postmaster
 # and the children it had.
 pg_kill() {
-	local kids p t
+	local kids
 	[[ -n $pm_pid ]] || return 0
 	kids=$(ps -o pid= --ppid "$pm_pid" || true)
 	kill -QUIT "$pm_pid" 2>/dev/null || true
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$pm_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$pm_pid" 2>/dev/null || true
-	for p in $kids; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-	done
+	# shellcheck disable=SC2086 # one pid a word
+	sfs_reap -9 "$pm_pid" $kids
 	pm_pid=
 }
 
+# pg_down - after the file system died under PostgreSQL: pg_kill, then
+# the writer and pgbench (writer_pid, bench_pid) reaped
+pg_down() {
+	pg_kill
+	# shellcheck disable=SC2086 # empty when not running
+	sfs_reap -9 $writer_pid $bench_pid
+	writer_pid='' bench_pid=''
+}
+
 # crash_daemon - the file system dies under PostgreSQL: kill -9 of M's
-# daemon (pid in dpid), then what is left of PostgreSQL and the clients.
+# daemon (pid in dpid), then pg_down.
 crash_daemon() {
-	local p t
 	dpid=${SFS_PID[$M]}
 	kill -9 "$dpid"
 	wait "$dpid" 2>/dev/null || true
 	unset "SFS_PID[$M]"
-	pg_kill
-	for p in $writer_pid $bench_pid; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	writer_pid='' bench_pid=''
+	pg_down
 }
 
 # The client: one psql session, one INSERT per transaction; an id is

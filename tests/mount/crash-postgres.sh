@@ -48,17 +48,8 @@ PG_CHECKPOINT_EVERY=100
 
 sfs_mount "$B" "$M" "$opts"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
-	fail "initdb on the mount: $out"
-cat >>"$D/postgresql.conf" <<EOF
-fsync = on
-synchronous_commit = on
-full_page_writes = on
-shared_buffers = 4MB
-min_wal_size = 32MB
-max_wal_size = 48MB
-checkpoint_timeout = 30s
-EOF
+sfs_pg_initdb "$D" "initdb on the mount" -k -- "fsync = on" "synchronous_commit = on" "full_page_writes = on" \
+	"shared_buffers = 4MB" "min_wal_size = 32MB" "max_wal_size = 48MB" "checkpoint_timeout = 30s"
 pg_start "setup"
 psql_val 'CREATE TABLE acked (id bigint PRIMARY KEY, pad text NOT NULL); CREATE EXTENSION amcheck;' >/dev/null
 out=$("$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -i -s 1 postgres 2>&1) || fail "pgbench -i -s 1: $out"

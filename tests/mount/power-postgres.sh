@@ -60,28 +60,9 @@ PYEOF
 # power_fail - the control file's crash, then what is left of PostgreSQL
 # and the clients; the dead mount unmounted
 power_fail() {
-	local p t
-	dpid=${SFS_PID[$M]}
-	python3 -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY), b"crash\n")' \
-		"$M/.scatterfs/control" || fail "the crash command's write failed"
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$dpid" 2>/dev/null && fail "daemon $dpid still runs 10 s after crash"
-	wait "$dpid" || fail "daemon $dpid exited with status $? after crash"
-	unset "SFS_PID[$M]"
-	pg_kill
-	for p in $writer_pid $bench_pid; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	writer_pid='' bench_pid=''
-	fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "cannot unmount $M"
+	sfs_power_fail "$M" crash
+	pg_down
+	sfs_umount_dead "$M"
 }
 
 # run_round R - pgbench and the client, crashed at a random moment
@@ -106,17 +87,8 @@ run_round() {
 
 sfs_mount "$B" "$M" "$opts"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
-	fail "initdb on the mount: $out"
-cat >>"$D/postgresql.conf" <<EOF
-fsync = on
-synchronous_commit = on
-full_page_writes = on
-shared_buffers = 4MB
-min_wal_size = 32MB
-max_wal_size = 48MB
-checkpoint_timeout = 30s
-EOF
+sfs_pg_initdb "$D" "initdb on the mount" -k -- "fsync = on" "synchronous_commit = on" "full_page_writes = on" \
+	"shared_buffers = 4MB" "min_wal_size = 32MB" "max_wal_size = 48MB" "checkpoint_timeout = 30s"
 sync "$D/postgresql.conf"
 pg_start "setup"
 psql_val 'CREATE TABLE acked (id bigint PRIMARY KEY, pad text NOT NULL); CREATE EXTENSION amcheck;' >/dev/null
