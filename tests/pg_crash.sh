@@ -9,6 +9,10 @@
 #                          (writer_pid, bench_pid) reaped
 #   crash_daemon           kill -9 of the daemon of mount $M (its pid left
 #                          in dpid), then pg_down
+#   pg_round R DELAY_MS WHAT
+#                          pgbench and the writer started for round R,
+#                          DELAY_MS of load (before: the last id
+#                          acknowledged until then, ack_last)
 #   $T/writer.sh           the client that inserts one row per transaction
 #                          into acked and appends each acknowledged id to
 #                          $T/ack (a CHECKPOINT every PG_CHECKPOINT_EVERY
@@ -69,6 +73,25 @@ crash_daemon() {
 	pg_down
 }
 
+# pg_round R DELAY_MS WHAT - round R's load: pgbench (2 clients) and the
+# writer in the background (bench_pid, writer_pid), from acknowledged id
+# before+1 (before set); after DELAY_MS, fails when the writer has already
+# stopped ("... before WHAT").
+pg_round() {
+	local r=$1 delay_ms=$2
+	before=$(ack_last)
+	"$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -n -c 2 -T 120 postgres >"$T/pgbench.$r.log" 2>&1 &
+	bench_pid=$!
+	bash "$T/writer.sh" >"$T/writer.$r.log" 2>&1 &
+	writer_pid=$!
+	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
+	kill -0 "$writer_pid" 2>/dev/null ||
+		fail "round $r: the client stopped before $3: $(cat "$T/writer.$r.log")"
+}
+
+# ack_last - the last id the writer saw acknowledged (0 before any)
+ack_last() { if [[ -s $T/ack ]]; then tail -n 1 "$T/ack"; else echo 0; fi; }
+
 # The client: one psql session, one INSERT per transaction; an id is
 # acknowledged once its RETURNING line came back (the COMMIT returned).
 cat >"$T/writer.sh" <<EOF
@@ -93,8 +116,8 @@ EOF
 
 # check_db PHASE - acknowledged ids, payloads, pgbench balances
 check_db() {
-	local ack=0 out cnt mx bad a b t h nh
-	[[ -s $T/ack ]] && ack=$(tail -n 1 "$T/ack")
+	local ack out cnt mx bad a b t h nh
+	ack=$(ack_last)
 	out=$(psql_val 'SELECT count(*), coalesce(max(id), 0),
 		count(*) FILTER (WHERE pad IS DISTINCT FROM repeat(md5(id::text), 1 + (id % 16)::int)) FROM acked') ||
 		fail "$1: querying acked: $out"

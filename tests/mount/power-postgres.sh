@@ -42,20 +42,7 @@ PG_CHECKPOINT_EVERY=100
 . "$SFS_ROOT/tests/pg_crash.sh"
 
 # ctl CMD - one command on the control file, its reply printed
-ctl() {
-	python3 - "$M/.scatterfs/control" "$1" <<'PYEOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-os.write(fd, (sys.argv[2] + "\n").encode())
-out = b""
-while True:
-    b = os.read(fd, 65536)
-    if not b:
-        break
-    out += b
-sys.stdout.write(out.decode())
-PYEOF
-}
+ctl() { sfs_ctl "$M" "$1"; }
 
 # power_fail - the control file's crash, then what is left of PostgreSQL
 # and the clients; the dead mount unmounted
@@ -69,18 +56,9 @@ power_fail() {
 run_round() {
 	local r=$1 delay_ms
 	delay_ms=$((500 + RANDOM % 2500))
-	before=0
-	[[ -s $T/ack ]] && before=$(tail -n 1 "$T/ack")
-	"$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -n -c 2 -T 120 postgres >"$T/pgbench.$r.log" 2>&1 &
-	bench_pid=$!
-	bash "$T/writer.sh" >"$T/writer.$r.log" 2>&1 &
-	writer_pid=$!
-	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
-	kill -0 "$writer_pid" 2>/dev/null ||
-		fail "round $r: the client stopped before the crash: $(cat "$T/writer.$r.log")"
+	pg_round "$r" "$delay_ms" "the crash"
 	power_fail
-	after=0
-	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
+	after=$(ack_last)
 	note "round $r: crash after ${delay_ms} ms, ids $((before + 1))..$after acknowledged; $(grep -o 'crash: [0-9]* bytes.*dropped' "$SFS_LAST_DLOG" | tail -n 1)"
 	sfs_mount "$B" "$M" "$opts"
 }
