@@ -1,5 +1,6 @@
 #!/bin/bash
-# TIMEOUT: 120
+# TIMEOUT: 180
+# (62 s at load 5, 105 s at load 11 on the 2 shared cores, 2026-12-03)
 # bench/run's hooks for an experiment's definition: --param n=1,2 sweeps a
 # dimension of the experiment's own (no -o override: the commands see
 # SCATTERFS_PARAM_n, the rows get a column n, and each row's baseline has
@@ -10,7 +11,18 @@
 # n x 64 KiB / 16 KiB + 1 (dd's last read, at the end of the file, returns
 # 0 bytes), bytes_read n x 64 KiB.  A SCATTERFS_COLUMNS line that is not NAME=VALUE,
 # or that names one of bench/run's own columns, fails its row with a
-# message naming the line.
+# message naming the line.  --read-size readahead with --set
+# cache.readahead=16K,32K in kernel mode: each row's dominant read size is
+# its own readahead (dd reads 4 KiB at a time, the readahead makes the
+# requests); --counter stats_bytes=bytes_read (a counter of .scatterfs/stats)
+# per counted run equals the log's bytes_read, 256 KiB, and a --counter of a
+# key the stats lack is 0; --discard 1 of --runs 2: the JSON's times_s has
+# both runs' times, the discarded first.  --path f counts only file f's
+# rows (of a workload that reads f and g, 64 KiB each, 16 KiB at a time,
+# then writes 16 KiB twice to f and 4 KiB to g): reads 5, bytes_read
+# 65536, and the --log-count columns r16=read:16384 5, w=write 2,
+# w4k=write:4096 0 (g's write is not f's); the same --log-count on a mount
+# whose log.ops leaves write out fails its row, saying so.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -47,4 +59,41 @@ bad() {
 }
 bad "Index pages" "SCATTERFS_COLUMNS line 1: 'Index pages': expected NAME=VALUE (NAME: lower-case letters, digits and _)"
 bad "reads=3" "SCATTERFS_COLUMNS line 1: reads is one of bench/run's own columns"
+
+"$RUN" --layouts contiguous --set cache.mode=kernel --set cache.readahead=16K,32K --read-size readahead \
+	--runs 2 --discard 1 --size 64M --format json --counter stats_bytes=bytes_read --counter none_here=no.such.key \
+	--load 'dd if=/dev/zero of="$SCATTERFS_MOUNT/f" bs=64K count=4 status=none' \
+	--workload 'dd if="$SCATTERFS_MOUNT/f" of=/dev/null bs=4K status=none' >"$SFS_TMP/ra.json" 2>"$SFS_TMP/ra.err" </dev/null ||
+	fail "bench/run --read-size readahead exited $?: $(tail -5 "$SFS_TMP/ra.err")"
+sfs_add_log "$SFS_TMP/ra.err"
+sfs_add_log "$SFS_TMP/ra.json"
+python3 - "$SFS_TMP/ra.json" >"$SFS_TMP/got" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    print(r["cache.readahead"], r["readahead"], r["dominant_read_size"], r["bytes_read"], r["stats_bytes"],
+          r["none_here"], len(r["times_s"]), r["times_s"][1] == r["min_s"], r["error"] or "-")
+PY
+assert_eq "$(cat "$SFS_TMP/got")" "16K 16384 16384 262144 262144 0 2 True -
+32K 32768 32768 262144 262144 0 2 True -" "--read-size readahead, --counter, times_s"
+
+# --path and --log-count
+two='for x in f g; do dd if=/dev/zero of="$SCATTERFS_MOUNT/$x" bs=64K count=1 status=none || exit 1; done'
+rw='for x in f g; do dd if="$SCATTERFS_MOUNT/$x" of=/dev/null bs=16K status=none || exit 1; done
+dd if=/dev/zero of="$SCATTERFS_MOUNT/f" bs=16K count=2 conv=notrunc status=none &&
+dd if=/dev/zero of="$SCATTERFS_MOUNT/g" bs=4K count=1 conv=notrunc status=none'
+counts=(--log-count r16=read:16K --log-count w=write --log-count w4k=write:4096)
+"$RUN" --layouts contiguous --runs 1 --size 64M --format csv --set log.ops=read:write --path f "${counts[@]}" \
+	--load "$two" --workload "$rw" >"$SFS_TMP/path.csv" 2>"$SFS_TMP/path.err" </dev/null ||
+	fail "bench/run --path --log-count exited $?: $(tail -5 "$SFS_TMP/path.err")"
+cat "$SFS_TMP/path.csv"
+assert_eq "$(python3 -c 'import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+print(*(r[c] for c in ("reads", "bytes_read", "r16", "w", "w4k", "error")))' "$SFS_TMP/path.csv")" "5 65536 5 2 0 " \
+	"--path f: reads, bytes_read, r16, w, w4k, error"
+"$RUN" --layouts contiguous --runs 1 --size 64M --format csv --path f "${counts[@]}" \
+	--load "$two" --workload "$rw" >"$SFS_TMP/path.csv" 2>"$SFS_TMP/path.err" </dev/null &&
+	fail "bench/run --log-count w=write accepted on a mount that does not log writes"
+assert_eq "$(python3 -c 'import csv, sys; print(list(csv.DictReader(open(sys.argv[1])))[0]["error"])' "$SFS_TMP/path.csv")" \
+	"--log-count w=write: the mount does not log write (log.ops = read,extend); add it with --set log.ops=..." \
+	"the row of --log-count w=write without writes in the log"
 note ok
