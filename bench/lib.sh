@@ -305,19 +305,6 @@ dominant() {
 	printf '%s\n' "$@" | awk -F: '$2 > c { c = $2; s = $1 } END { print s }'
 }
 
-# bench_undersampled N P... - the percentiles P (50, 90, 99, 99.9) that N
-# samples are too few for, as "p90;p99" (p99.9 as p99_9; empty when none):
-# the p-th needs 100/(100-p) samples, or it is the largest value or near
-# it and says nothing of the tail it names.
-bench_undersampled() {
-	local n=$1
-	shift
-	printf '%s\n' "$@" | awk -v n="$n" '
-		{ need = 100 / (100 - $1); need = need - int(need) > 1e-6 ? int(need) + 1 : int(need)
-		  if (n < need) { p = "p" $1; sub(/\./, "_", p); out = out (out == "" ? "" : ";") p } }
-		END { print out }'
-}
-
 # stats3 X... - "min avg max" of the numbers, 3 decimals
 stats3() {
 	printf '%s\n' "$@" | awk '
