@@ -241,17 +241,6 @@ bench_readahead_ok() {
 	return 1
 }
 
-# bench_read_size_ok WHAT WANT GOT - 0 when GOT, the dominant (most common)
-# read size measured in the log, is WANT, the read size the row asked for;
-# else says so on stderr, naming WHAT, and returns 1.  An experiment redoes
-# such a row once and then reports it failed, never with its figures: a
-# row measured at another read size than its label says is a wrong row.
-bench_read_size_ok() {
-	[[ $3 == "$2" ]] && return 0
-	echo "$(basename "$0") [$(date +%T)] $1: dominant read size ${3:-none} bytes, asked for $2" >&2
-	return 1
-}
-
 now_us() { date +%s%6N; }
 
 # bench_model_stats MNT - "busy_ms reads pages collisions collision_wait_ns
@@ -284,32 +273,6 @@ mount_start_us() {
 	sed -n 's/.*"mount_start_us": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats"
 }
 
-# log_window LOG PATH FROM_US TO_US - "reads device_ios size:count ..." for
-# the read rows of PATH whose ts_us lies in [FROM_US, TO_US]: the number of
-# read requests, of device I/Os they became, and their sizes by count.
-log_window() {
-	sfs_log_awk "$1" -v p="$2" -v lo="$3" -v hi="$4" '
-		NR > 1 && $f_op == "read" && $f_path == p && $f_ts_us >= lo && $f_ts_us <= hi {
-			reads++; size[$f_size]++
-			if ($f_device_io != "") ios += split($f_device_io, x, ";")
-		}
-		END {
-			printf "%d %d", reads, ios
-			for (s in size) printf " %s:%d", s, size[s]
-			printf "\n"
-		}' "$1"
-}
-
-# dominant SIZE:COUNT... - the size with the highest count
-dominant() {
-	printf '%s\n' "$@" | awk -F: '$2 > c { c = $2; s = $1 } END { print s }'
-}
-
-# stats3 X... - "min avg max" of the numbers, 3 decimals
-stats3() {
-	printf '%s\n' "$@" | awk '
-		{ s += $1; if (NR == 1 || $1 < mn) mn = $1; if (NR == 1 || $1 > mx) mx = $1 }
-		END { printf "%.3f %.3f %.3f\n", mn, s / NR, mx }'
 }
 
 # print_table FORMAT < CSV - CSV as is (csv) or as aligned columns (text)
@@ -519,17 +482,6 @@ bench_configs() {
 			fi
 		done
 	done
-}
-
-# bench_baseline_text - the baseline for a table's title
-bench_baseline_text() {
-	local -a w
-	IFS=, read -r -a w <<<"$bench_baseline_want"
-	local out=${w[0]} j
-	for j in "${!bench_set_keys[@]}"; do
-		[[ ${w[j + 1]} == "*" ]] || out+=" ${bench_set_keys[j]}=${w[j + 1]}"
-	done
-	echo "$out"
 }
 
 # bench_each_config METRIC ARGS... - for an experiment that runs its whole

@@ -5,7 +5,8 @@
 # file that does not exist, an unknown layout name, a --baseline that is
 # none of the layouts, a --disk file that does not exist, a --size the
 # daemon would refuse (its own message), a --param with a bad name or
-# given twice, a --read-size of 0 or a fraction, a --baseline of a value the --param does not have, --merge,
+# given twice, a --read-size of 0 or a fraction, a --counter with a bad
+# name or path or the name of a column bench/run has, a --baseline of a value the --param does not have, --merge,
 # --result or --jobs with what they do not go with.  Each exits 2
 # with exactly one line on stderr, the expected message (for a --set, the
 # daemon's own message for the same -o override, taken from the daemon),
@@ -67,6 +68,9 @@ check "--param n given twice" "${ok[@]}" --param n=1 --param n=2,3
 check "--read-size must be more than 0 bytes, not '0'" "${ok[@]}" --read-size 0
 check "--read-size 1.5K: not a size: no fractions (use a smaller unit: 1536, not 1.5K)" "${ok[@]}" --read-size 1.5K
 check "--baseline n=4: 4 is not one of 1,2" "${ok[@]}" --param n=1,2 --baseline n=4
+check "--counter 'Busy=busy_ms': expected NAME=PATH (NAME: lower-case letters, digits and _; PATH: keys of .scatterfs/stats joined by '.')" "${ok[@]}" --counter Busy=busy_ms
+check "--counter 'busy=devices..busy_ms': expected NAME=PATH (NAME: lower-case letters, digits and _; PATH: keys of .scatterfs/stats joined by '.')" "${ok[@]}" --counter busy=devices..busy_ms
+check "--counter reads: a column of that name is there already" "${ok[@]}" --counter reads=reads
 check "--merge takes the sweep from its result files: --layouts, --load, --workload does not go with it (only --format, --plot, --workdir and --keep do)" "${ok[@]}" --merge "$T/afile"
 check "--result FILE goes with --only KEY (the file of that configuration's result)" "${ok[@]}" --result "$T/r.json"
 check "--jobs does not go with --dask: the cluster's workers decide what runs side by side" "${ok[@]}" --dask tcp://127.0.0.1:1 --jobs 2

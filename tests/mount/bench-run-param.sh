@@ -1,5 +1,6 @@
 #!/bin/bash
-# TIMEOUT: 120
+# TIMEOUT: 180
+# (62 s at load 5, 105 s at load 11 on the 2 shared cores, 2026-12-03)
 # bench/run's hooks for an experiment's definition: --param n=1,2 sweeps a
 # dimension of the experiment's own (no -o override: the commands see
 # SCATTERFS_PARAM_n, the rows get a column n, and each row's baseline has
@@ -10,7 +11,13 @@
 # n x 64 KiB / 16 KiB + 1 (dd's last read, at the end of the file, returns
 # 0 bytes), bytes_read n x 64 KiB.  A SCATTERFS_COLUMNS line that is not NAME=VALUE,
 # or that names one of bench/run's own columns, fails its row with a
-# message naming the line.
+# message naming the line.  --read-size readahead with --set
+# cache.readahead=16K,32K in kernel mode: each row's dominant read size is
+# its own readahead (dd reads 4 KiB at a time, the readahead makes the
+# requests); --counter stats_bytes=bytes_read (a counter of .scatterfs/stats)
+# per counted run equals the log's bytes_read, 256 KiB, and a --counter of a
+# key the stats lack is 0; --discard 1 of --runs 2: the JSON's times_s has
+# both runs' times, the discarded first.
 # --mount-config: with --param place=main,two, a command prints for place
 # two a [device "two"] section (backing two.img, relative) and a [file
 # "g"] rule, its preset (SCATTERFS_DISK, the --disk file) in the run
@@ -59,6 +66,22 @@ bad() {
 }
 bad "Index pages" "SCATTERFS_COLUMNS line 1: 'Index pages': expected NAME=VALUE (NAME: lower-case letters, digits and _)"
 bad "reads=3" "SCATTERFS_COLUMNS line 1: reads is one of bench/run's own columns"
+
+"$RUN" --layouts contiguous --set cache.mode=kernel --set cache.readahead=16K,32K --read-size readahead \
+	--runs 2 --discard 1 --size 64M --format json --counter stats_bytes=bytes_read --counter none_here=no.such.key \
+	--load 'dd if=/dev/zero of="$SCATTERFS_MOUNT/f" bs=64K count=4 status=none' \
+	--workload 'dd if="$SCATTERFS_MOUNT/f" of=/dev/null bs=4K status=none' >"$SFS_TMP/ra.json" 2>"$SFS_TMP/ra.err" </dev/null ||
+	fail "bench/run --read-size readahead exited $?: $(tail -5 "$SFS_TMP/ra.err")"
+sfs_add_log "$SFS_TMP/ra.err"
+sfs_add_log "$SFS_TMP/ra.json"
+python3 - "$SFS_TMP/ra.json" >"$SFS_TMP/got" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    print(r["cache.readahead"], r["readahead"], r["dominant_read_size"], r["bytes_read"], r["stats_bytes"],
+          r["none_here"], len(r["times_s"]), r["times_s"][1] == r["min_s"], r["error"] or "-")
+PY
+assert_eq "$(cat "$SFS_TMP/got")" "16K 16384 16384 262144 262144 0 2 True -
+32K 32768 32768 262144 262144 0 2 True -" "--read-size readahead, --counter, times_s"
 
 # shellcheck disable=SC2016 # bench/run's sh -c expands them
 mcfg='[ "$SCATTERFS_PARAM_place" = two ] || exit 0
