@@ -273,8 +273,6 @@ mount_start_us() {
 	sed -n 's/.*"mount_start_us": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats"
 }
 
-}
-
 # print_table FORMAT < CSV - CSV as is (csv) or as aligned columns (text)
 print_table() {
 	if [[ $1 == csv ]]; then
