@@ -6,7 +6,9 @@
 # none of the layouts, a --disk file that does not exist, a --size the
 # daemon would refuse (its own message), a --param with a bad name or
 # given twice, a --read-size of 0 or a fraction, a --counter with a bad
-# name or path or the name of a column bench/run has, a --baseline of a value the --param does not have, --merge,
+# name or path or the name of a column bench/run has, a --baseline of a value the --param does not have,
+# a --log-count with a bad name, an op the log does not know (the daemon's
+# message), a name of bench/run's own or a fraction of a size, --merge,
 # --result or --jobs with what they do not go with.  Each exits 2
 # with exactly one line on stderr, the expected message (for a --set, the
 # daemon's own message for the same -o override, taken from the daemon),
@@ -65,6 +67,11 @@ check "--baseline single-extent: not one of the layouts (contiguous,equi-fragmen
 check "--disk $T/nodisk.ini: no such file" "${ok[@]}" --disk "$T/nodisk.ini"
 check "--param 'Page=1': expected NAME=V1,V2,... (NAME: lower-case letters, digits and _)" "${ok[@]}" --param Page=1
 check "--param n given twice" "${ok[@]}" --param n=1 --param n=2,3
+badop=$(daemon_says log.ops=bogus)
+check "--log-count 'Writes=write': expected NAME=OP or NAME=OP:BYTES (NAME: lower-case letters, digits and _)" "${ok[@]}" --log-count Writes=write
+check "--log-count w=bogus: $badop" "${ok[@]}" --log-count w=bogus
+check "--log-count reads: a column of that name is in the table already" "${ok[@]}" --log-count reads=read
+check "--log-count w=write:1.5K: 1.5K: not a size: no fractions (use a smaller unit: 1536, not 1.5K)" "${ok[@]}" --log-count w=write:1.5K
 check "--read-size must be more than 0 bytes, not '0'" "${ok[@]}" --read-size 0
 check "--read-size 1.5K: not a size: no fractions (use a smaller unit: 1536, not 1.5K)" "${ok[@]}" --read-size 1.5K
 check "--baseline n=4: 4 is not one of 1,2" "${ok[@]}" --param n=1,2 --baseline n=4

@@ -17,7 +17,12 @@
 # requests); --counter stats_bytes=bytes_read (a counter of .scatterfs/stats)
 # per counted run equals the log's bytes_read, 256 KiB, and a --counter of a
 # key the stats lack is 0; --discard 1 of --runs 2: the JSON's times_s has
-# both runs' times, the discarded first.
+# both runs' times, the discarded first.  --path f counts only file f's
+# rows (of a workload that reads f and g, 64 KiB each, 16 KiB at a time,
+# then writes 16 KiB twice to f and 4 KiB to g): reads 5, bytes_read
+# 65536, and the --log-count columns r16=read:16384 5, w=write 2,
+# w4k=write:4096 0 (g's write is not f's); the same --log-count on a mount
+# whose log.ops leaves write out fails its row, saying so.
 # --mount-config: with --param place=main,two, a command prints for place
 # two a [device "two"] section (backing two.img, relative) and a [file
 # "g"] rule, its preset (SCATTERFS_DISK, the --disk file) in the run
@@ -82,6 +87,27 @@ for r in json.load(open(sys.argv[1]))["rows"]:
 PY
 assert_eq "$(cat "$SFS_TMP/got")" "16K 16384 16384 262144 262144 0 2 True -
 32K 32768 32768 262144 262144 0 2 True -" "--read-size readahead, --counter, times_s"
+
+# --path and --log-count
+two='for x in f g; do dd if=/dev/zero of="$SCATTERFS_MOUNT/$x" bs=64K count=1 status=none || exit 1; done'
+rw='for x in f g; do dd if="$SCATTERFS_MOUNT/$x" of=/dev/null bs=16K status=none || exit 1; done
+dd if=/dev/zero of="$SCATTERFS_MOUNT/f" bs=16K count=2 conv=notrunc status=none &&
+dd if=/dev/zero of="$SCATTERFS_MOUNT/g" bs=4K count=1 conv=notrunc status=none'
+counts=(--log-count r16=read:16K --log-count w=write --log-count w4k=write:4096)
+"$RUN" --layouts contiguous --runs 1 --size 64M --format csv --set log.ops=read:write --path f "${counts[@]}" \
+	--load "$two" --workload "$rw" >"$SFS_TMP/path.csv" 2>"$SFS_TMP/path.err" </dev/null ||
+	fail "bench/run --path --log-count exited $?: $(tail -5 "$SFS_TMP/path.err")"
+cat "$SFS_TMP/path.csv"
+assert_eq "$(python3 -c 'import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+print(*(r[c] for c in ("reads", "bytes_read", "r16", "w", "w4k", "error")))' "$SFS_TMP/path.csv")" "5 65536 5 2 0 " \
+	"--path f: reads, bytes_read, r16, w, w4k, error"
+"$RUN" --layouts contiguous --runs 1 --size 64M --format csv --path f "${counts[@]}" \
+	--load "$two" --workload "$rw" >"$SFS_TMP/path.csv" 2>"$SFS_TMP/path.err" </dev/null &&
+	fail "bench/run --log-count w=write accepted on a mount that does not log writes"
+assert_eq "$(python3 -c 'import csv, sys; print(list(csv.DictReader(open(sys.argv[1])))[0]["error"])' "$SFS_TMP/path.csv")" \
+	"--log-count w=write: the mount does not log write (log.ops = read,extend); add it with --set log.ops=..." \
+	"the row of --log-count w=write without writes in the log"
 
 # shellcheck disable=SC2016 # bench/run's sh -c expands them
 mcfg='[ "$SCATTERFS_PARAM_place" = two ] || exit 0
