@@ -474,7 +474,11 @@ sfs_space_verdict() {
 $(printf '  %s\n' "${SFS_SPACE_ERRORS[@]}")"
 }
 
-as_pg() { runuser -u postgres -- "$@"; }
+# as_pg CMD... - CMD as user postgres (directly when this shell is postgres
+# already: a step of an experiment that bench/run runs --as postgres)
+as_pg() {
+	if [[ $(id -un) == postgres ]]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
 
 # sfs_pg_setup PORT - for a test that runs PostgreSQL: skips the test
 # unless it is installed with its user postgres; sets PORT, S (the socket directory) and PGLOG (the server log,
