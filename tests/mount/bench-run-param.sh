@@ -1,6 +1,6 @@
 #!/bin/bash
-# TIMEOUT: 180
-# (62 s at load 5, 105 s at load 11 on the 2 shared cores, 2026-12-03)
+# TIMEOUT: 300
+# (62 s at load 5, 105 s at load 11, 172 s at load 14 on the 2 shared cores, 2026-12-03)
 # bench/run's hooks for an experiment's definition: --param n=1,2 sweeps a
 # dimension of the experiment's own (no -o override: the commands see
 # SCATTERFS_PARAM_n, the rows get a column n, and each row's baseline has
