@@ -273,19 +273,6 @@ mount_start_us() {
 	sed -n 's/.*"mount_start_us": *\([0-9]*\).*/\1/p' "$1/.scatterfs/stats"
 }
 
-# bench_undersampled N P... - the percentiles P (50, 90, 99, 99.9) that N
-# samples are too few for, as "p90;p99" (p99.9 as p99_9; empty when none):
-# the p-th needs 100/(100-p) samples, or it is the largest value or near
-# it and says nothing of the tail it names.
-bench_undersampled() {
-	local n=$1
-	shift
-	printf '%s\n' "$@" | awk -v n="$n" '
-		{ need = 100 / (100 - $1); need = need - int(need) > 1e-6 ? int(need) + 1 : int(need)
-		  if (n < need) { p = "p" $1; sub(/\./, "_", p); out = out (out == "" ? "" : ";") p } }
-		END { print out }'
-}
-
 # print_table FORMAT < CSV - CSV as is (csv) or as aligned columns (text)
 print_table() {
 	if [[ $1 == csv ]]; then

@@ -317,6 +317,8 @@ static char *stats_json(struct sfs *fs)
 			json_object_set_new(dj, "reserved", json_integer((json_int_t)reserved[i]));
 			json_object_set_new(dj, "enospc",
 					    json_integer((json_int_t)atomic_load(&d->enospc)));
+			json_object_set_new(dj, "backing_leased",
+					    json_boolean(atomic_load(&d->backing_leased)));
 		}
 		layer_counters(fs, i, json_object_get(devs, d->name));
 	}

@@ -537,11 +537,14 @@ struct device {
 	 * base layer checks device I/Os against.  shrinks counts the times it
 	 * was seen smaller than before (each reported once), past_end the
 	 * device I/Os failed with EIO because they reached past its end.
+	 * backing_leased: the base layer holds a write lease on the backing,
+	 * so no other process can have changed its size (dev_base.c).
 	 */
 	bool blockdev; /* a block device: its size is BLKGETSIZE64's, not st_size */
 	uint64_t opened_bytes;
 	atomic_uint_fast64_t backing_bytes;
 	atomic_uint_fast64_t shrinks, past_end;
+	atomic_bool backing_leased;
 	/*
 	 * Allocations on this device refused with ENOSPC (one a request), and
 	 * whether the first has been reported (one message a mount).

@@ -405,24 +405,51 @@ sys.stdout.write(out.decode())
 PYEOF
 }
 
-# sfs_crash M ARGS... - sends crash ARGS and waits for the daemon to end; the write
-# of the command succeeds (its reply is never read: the power is off)
-sfs_crash() {
-	local mnt=$1 pid=${SFS_PID[$1]} t
+# sfs_power_fail M ARGS... - sends the control command ARGS (crash ...) to
+# M's daemon and waits up to 10 s for it to end (status 0); the write of the
+# command succeeds (its reply is never read: the power is off).  The dead
+# mount stays: the caller stops what still has files open there, then
+# sfs_umount_dead.  Fails naming M's daemon when any of it does not hold.
+sfs_power_fail() {
+	local mnt=$1 pid=${SFS_PID[$1]}
 	shift
 	python3 -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 os.write(fd, (" ".join(sys.argv[2:]) + "\n").encode())' "$mnt/.scatterfs/control" "$@" ||
-		fail "the write of 'crash $*' failed"
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && fail "daemon $pid still runs 10 s after crash"
-	wait "$pid" || fail "daemon $pid exited with status $? after crash"
+		fail "the write of '$*' to $mnt/.scatterfs/control failed"
+	sfs_reap "$pid"
+	kill -0 "$pid" 2>/dev/null && fail "daemon $pid still runs 10 s after '$*'"
+	wait "$pid" || fail "daemon $pid exited with status $? after '$*'"
 	unset "SFS_PID[$mnt]"
-	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt" || fail "cannot unmount $mnt"
+}
+
+# sfs_crash M ARGS... - sfs_power_fail, then sfs_umount_dead
+sfs_crash() {
+	sfs_power_fail "$@"
+	sfs_umount_dead "$1"
+}
+
+# sfs_umount_dead M [PHASE] - unmounts M, whose daemon has ended (lazily
+# while something still has it open); fails naming PHASE when it cannot.
+sfs_umount_dead() {
+	fusermount3 -u "$1" 2>/dev/null || fusermount3 -u -z "$1" || fail "${2:+$2: }cannot unmount $1"
+}
+
+# sfs_reap [-9] PID... - waits up to 10 s for each PID to end; with -9, one
+# still running then gets SIGKILL and is reaped (a child of this shell).
+sfs_reap() {
+	local kill= p t
+	[[ ${1:-} == -9 ]] && { kill=1; shift; }
+	for p in "$@"; do
+		for ((t = 0; t < 100; t++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		[[ -n $kill ]] || continue
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 }
 
 # --- the catalog against the mount ----------------------------------------
@@ -433,7 +460,7 @@ os.write(fd, (" ".join(sys.argv[2:]) + "\n").encode())' "$mnt/.scatterfs/control
 # the check).
 sfs_remount_killed() {
 	local mnt=$1 backing=$2 opts=$3 cat=$4 phase=$5
-	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt" || fail "$phase: cannot unmount $mnt"
+	sfs_umount_dead "$mnt" "$phase"
 	sfs_catalog_orphans "$cat"
 	sfs_mount "$backing" "$mnt" "$opts"
 	sfs_check_space "$mnt" "$cat" "$phase after remount"
@@ -447,7 +474,11 @@ sfs_space_verdict() {
 $(printf '  %s\n' "${SFS_SPACE_ERRORS[@]}")"
 }
 
-as_pg() { runuser -u postgres -- "$@"; }
+# as_pg CMD... - CMD as user postgres (directly when this shell is postgres
+# already: a step of an experiment that bench/run runs --as postgres)
+as_pg() {
+	if [[ $(id -un) == postgres ]]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
 
 # sfs_pg_setup PORT - for a test that runs PostgreSQL: skips the test
 # unless it is installed with its user postgres; sets PORT, S (the socket directory) and PGLOG (the server log,
@@ -473,6 +504,24 @@ sfs_pg_setup() {
 # PostgreSQL.  SFS_PG_UP is the data directory of the running server, empty
 # when none runs.
 SFS_PG_UP=
+
+# sfs_pg_initdb DATADIR PHASE [INITDB_ARG...] [-- SETTING...] - initdb of
+# DATADIR as postgres (user postgres, trust, UTF8, no locale, and the
+# INITDB_ARGs), then each SETTING ("name = value") appended to its
+# postgresql.conf; fails naming PHASE, with initdb's output.
+sfs_pg_initdb() {
+	local d=$1 phase=$2 args=() out
+	shift 2
+	while (($#)) && [[ $1 != -- ]]; do
+		args+=("$1")
+		shift
+	done
+	(($#)) && shift
+	out=$(as_pg "$PGBIN/initdb" -D "$d" -U postgres --auth=trust -E UTF8 --no-locale "${args[@]}" 2>&1) ||
+		fail "$phase: initdb: $out"
+	(($#)) && printf '%s\n' "$@" >>"$d/postgresql.conf"
+	return 0
+}
 
 # sfs_pg_start DATADIR PHASE [-c NAME=VALUE]... - pg_ctl start on S and
 # PORT (sfs_pg_setup), logging to PGLOG, with the given server settings

@@ -5,9 +5,14 @@
 #   psql_val SQL           one query's result (rows |-separated)
 #   pg_start PHASE / pg_stop PHASE / pg_kill
 #                          the server, its postmaster's pid in pm_pid
+#   pg_down                pg_kill, then the writer and pgbench
+#                          (writer_pid, bench_pid) reaped
 #   crash_daemon           kill -9 of the daemon of mount $M (its pid left
-#                          in dpid), then pg_kill, then the writer and
-#                          pgbench (writer_pid, bench_pid) reaped
+#                          in dpid), then pg_down
+#   pg_round R DELAY_MS WHAT
+#                          pgbench and the writer started for round R,
+#                          DELAY_MS of load (before: the last id
+#                          acknowledged until then, ack_last)
 #   $T/writer.sh           the client that inserts one row per transaction
 #                          into acked and appends each acknowledged id to
 #                          $T/ack (a CHECKPOINT every PG_CHECKPOINT_EVERY
@@ -40,44 +45,52 @@ pg_stop() {
 # (SIGQUIT) of the postmaster, SIGKILL after 10 s; waits for the postmaster
 # and the children it had.
 pg_kill() {
-	local kids p t
+	local kids
 	[[ -n $pm_pid ]] || return 0
 	kids=$(ps -o pid= --ppid "$pm_pid" || true)
 	kill -QUIT "$pm_pid" 2>/dev/null || true
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$pm_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$pm_pid" 2>/dev/null || true
-	for p in $kids; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-	done
+	# shellcheck disable=SC2086 # one pid a word
+	sfs_reap -9 "$pm_pid" $kids
 	pm_pid=
 }
 
+# pg_down - after the file system died under PostgreSQL: pg_kill, then
+# the writer and pgbench (writer_pid, bench_pid) reaped
+pg_down() {
+	pg_kill
+	# shellcheck disable=SC2086 # empty when not running
+	sfs_reap -9 $writer_pid $bench_pid
+	writer_pid='' bench_pid=''
+}
+
 # crash_daemon - the file system dies under PostgreSQL: kill -9 of M's
-# daemon (pid in dpid), then what is left of PostgreSQL and the clients.
+# daemon (pid in dpid), then pg_down.
 crash_daemon() {
-	local p t
 	dpid=${SFS_PID[$M]}
 	kill -9 "$dpid"
 	wait "$dpid" 2>/dev/null || true
 	unset "SFS_PID[$M]"
-	pg_kill
-	for p in $writer_pid $bench_pid; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	writer_pid='' bench_pid=''
+	pg_down
 }
+
+# pg_round R DELAY_MS WHAT - round R's load: pgbench (2 clients) and the
+# writer in the background (bench_pid, writer_pid), from acknowledged id
+# before+1 (before set); after DELAY_MS, fails when the writer has already
+# stopped ("... before WHAT").
+pg_round() {
+	local r=$1 delay_ms=$2
+	before=$(ack_last)
+	"$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -n -c 2 -T 120 postgres >"$T/pgbench.$r.log" 2>&1 &
+	bench_pid=$!
+	bash "$T/writer.sh" >"$T/writer.$r.log" 2>&1 &
+	writer_pid=$!
+	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
+	kill -0 "$writer_pid" 2>/dev/null ||
+		fail "round $r: the client stopped before $3: $(cat "$T/writer.$r.log")"
+}
+
+# ack_last - the last id the writer saw acknowledged (0 before any)
+ack_last() { if [[ -s $T/ack ]]; then tail -n 1 "$T/ack"; else echo 0; fi; }
 
 # The client: one psql session, one INSERT per transaction; an id is
 # acknowledged once its RETURNING line came back (the COMMIT returned).
@@ -103,8 +116,8 @@ EOF
 
 # check_db PHASE - acknowledged ids, payloads, pgbench balances
 check_db() {
-	local ack=0 out cnt mx bad a b t h nh
-	[[ -s $T/ack ]] && ack=$(tail -n 1 "$T/ack")
+	local ack out cnt mx bad a b t h nh
+	ack=$(ack_last)
 	out=$(psql_val 'SELECT count(*), coalesce(max(id), 0),
 		count(*) FILTER (WHERE pad IS DISTINCT FROM repeat(md5(id::text), 1 + (id % 16)::int)) FROM acked') ||
 		fail "$1: querying acked: $out"

@@ -4,7 +4,8 @@
 # checkpoints and stops it; --before starts the server with pg_ctl on each
 # run's fresh mount and --after stops it; the workload is a full scan
 # (count(*)).  Each of the 2 runs of both layouts counts 50000 rows as user
-# postgres; both rows have no error and 2 runs; a cold scan read at least
+# postgres, who can read the request log (its header); both rows have no
+# error and 2 runs; a cold scan read at least
 # the table's file from the mount (bytes_read >= its size, taken in the
 # load); the interleaved layout's scans became more device I/Os than the
 # contiguous one's (ios_vs_baseline > 1, baseline contiguous).
@@ -25,7 +26,8 @@ $start || exit 1
 $sql -c \"CREATE TABLE t (id int, pad text); INSERT INTO t SELECT x, repeat('x', 100) FROM generate_series(1, $ROWS) x; CHECKPOINT;\" &&
 $sql -c \"SELECT pg_relation_size('t')\" >$S/size.$tag || { $stop; exit 1; }
 $stop"
-workload="$sql -c 'SELECT count(*) FROM t' >$S/count.$tag.\$SCATTERFS_RUN && id -un >$S/user.$tag.\$SCATTERFS_RUN"
+workload="$sql -c 'SELECT count(*) FROM t' >$S/count.$tag.\$SCATTERFS_RUN && id -un >$S/user.$tag.\$SCATTERFS_RUN &&
+head -1 \"\$SCATTERFS_LOG\" | cut -d, -f1-2 >$S/log.$tag.\$SCATTERFS_RUN"
 
 out=$SFS_TMP/out.csv
 sfs_add_log "$SFS_TMP/err"
@@ -47,6 +49,7 @@ for layout in contiguous equi-fragmented; do
 	for r in 1 2; do
 		assert_eq "$(cat "$S/count.config$k.$r")" "$ROWS" "$layout run $r: rows counted"
 		assert_eq "$(cat "$S/user.config$k.$r")" postgres "$layout run $r: the workload's user"
+		assert_eq "$(cat "$S/log.config$k.$r")" ts_us,op "$layout run $r: the request log's header, read by the workload"
 	done
 done
 awk -v r="$(col ios_vs_baseline equi-fragmented)" 'BEGIN { exit !(r > 1) }' ||

@@ -1,28 +1,31 @@
 #!/bin/bash
 # TIMEOUT: 600
-# bench/wal at a tiny scale (pgbench scale 1, 2 clients, 3 s runs, a fixed
-# rate of 10 transactions/s): bad options stop it with exit 2 and a message
-# naming them.  --layouts contiguous,equi-fragmented runs it once per
-# layout: a layout column first, vs_baseline (tps over contiguous's at the
-# same placement and rate) last, 1.00 for contiguous.  A text table with
-# --disk conf/ssd-nvme.ini exits 0.  Then both placements in one run
-# (--placements shared,own): it prints the CSV header and one row per
-# placement and rate case, max then 10, shared then own, each with
-# transactions > 0, tps > 0, latencies p50 <= p90 <= p99, the number of
-# latency samples, the percentiles those are too few for (undersampled:
-# p90 from 10 samples, p99 from 100, exactly as 100/(100-p) gives them),
-# and device I/Os of the pg_wal files; with pg_wal on a device of its own,
-# bench/wal itself checks from the request log that every pg_wal device
-# I/O went to the device wal and every other one to main.  A scatterfs
-# without several devices refuses the [device "wal"] section, and
-# bench/wal says so before mounting anything: the test then runs pg_wal on
-# the data device alone (--placements shared), checks its rows the same
-# way, and is skipped.  (pg_wal on the data device alone used to run first
-# as well, the same rows as the shared ones here: 30 s of the test.)
+# bench/wal at a tiny scale (pgbench scale 1, 2 clients, 3 or 4 s runs):
+# bad options stop it with exit 2 and a message naming them (bench/run's
+# for a --set the daemon refuses and a missing layout).  pg_wal on a
+# device of its own with --layouts contiguous,equi-fragmented, a fixed
+# rate of 10 transactions/s and --jobs 2 (two configurations side by
+# side, each PostgreSQL on its own port): the CSV header with the layout
+# column first and vs_baseline last, one row per layout, placement and
+# rate case (contiguous first, max then 10), each with transactions > 0,
+# tps > 0, latencies p50 <= p90 <= p99, the number of latency samples, the
+# percentiles those are too few for (undersampled: p90 from 10 samples,
+# p99 from 100, exactly as 100/(100-p) gives them), device I/Os of the
+# pg_wal files, and vs_baseline, tps over contiguous's at the same
+# placement and rate (1.00 for contiguous); bench/wal itself checks from
+# each run's request log that every pg_wal device I/O went to the device
+# wal and every other one to main.  Then pg_wal on the data device
+# (--placements shared) under conf/ssd-nvme.ini, rate auto, as a text
+# table: exit 0, the title names the model, a row as fast as it goes and
+# one at the fixed rate, which is half its tps (rounded down), as stderr
+# says.  A scatterfs without several devices refuses the [device "wal"]
+# section, and bench/wal says so before mounting anything: the test then
+# runs the layouts on the data device alone, checks their rows the same
+# way, and is skipped.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-sfs_pg_setup 54438 # skips without PostgreSQL 15 (bench/wal uses its own port)
+sfs_pg_setup 54438 # skips without PostgreSQL 15 (bench/wal uses its own ports)
 WAL=$SFS_ROOT/bench/wal
 out=$SFS_TMP/out.csv
 err=$SFS_TMP/err
@@ -40,9 +43,11 @@ assert_eq "$rc" 2 "exit status of --placements data"
 assert_eq "$(cat "$err")" "bench/wal: --placements: 'data' is neither shared nor own" "--placements data"
 bench_wal --rate fast
 assert_eq "$(cat "$err")" "bench/wal: --rate must be auto or a positive number of transactions per second, not 'fast'" "--rate fast"
+bench_wal --set log.ops=read
+assert_eq "$(cat "$err")" "bench/wal: --set log.ops: the runs log read, write, extend and fsync (wal_device_ios counts them)" "--set log.ops"
 bench_wal --set layout.pattern=nosuch
 assert_eq "$rc" 2 "exit status of a bad --set"
-grep -q "^wal: --set layout.pattern=nosuch: .*unknown value; allowed: " "$err" || fail "a bad --set: $(cat "$err")"
+grep -q "^bench/run: --set layout.pattern=nosuch: .*unknown value; allowed: " "$err" || fail "a bad --set: $(cat "$err")"
 bench_wal --layouts nosuch
 assert_eq "$rc" 2 "exit status of --layouts nosuch"
 grep -q "no layout 'nosuch' (conf/nosuch.ini)" "$err" || fail "--layouts nosuch: $(cat "$err")"
@@ -50,65 +55,53 @@ bench_wal --help
 assert_eq "$rc" 0 "exit status of --help"
 grep -q '^  bench/wal \[--placements shared,own\]' "$out" || fail "--help: no usage line"
 
-# check_rows PLACEMENT... - a row per placement and rate case, in run order
+# check_rows PLACEMENT - the rows of two layouts at PLACEMENT, max then 10
 check_rows() {
-	local want=placement,rate,transactions,tps,lat_avg_ms,lat_samples,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct,undersampled
-	assert_eq "$(head -n 1 "$out")" "$want" "CSV header"
-	local expect='' p r
-	for r in max 10; do
-		for p in "$@"; do expect+="$p,$r "; done
-	done
-	assert_eq "$(awk -F, 'NR > 1 { printf "%s,%s ", $1, $2 }' "$out")" "$expect" "rows (placement,rate)"
-	awk -F, 'NR > 1 && !($3 > 0 && $4 > 0 && $6 > 0 && $7 <= $8 && $8 <= $9 && $10 > 0) { print; bad = 1 } END { exit bad }' "$out" ||
+	assert_eq "$(head -n 1 "$out")" \
+		"layout,placement,rate,transactions,tps,lat_avg_ms,lat_samples,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct,undersampled,vs_baseline" \
+		"CSV header"
+	assert_eq "$(awk -F, 'NR > 1 { printf "%s,%s,%s ", $1, $2, $3 }' "$out")" \
+		"contiguous,$1,max contiguous,$1,10 equi-fragmented,$1,max equi-fragmented,$1,10 " "rows (layout,placement,rate)"
+	awk -F, 'NR > 1 && !($4 > 0 && $5 > 0 && $7 > 0 && $8 <= $9 && $9 <= $10 && $11 > 0) { print; bad = 1 } END { exit bad }' "$out" ||
 		fail "a row without transactions, tps, samples, ordered percentiles or pg_wal device I/Os: $(cat "$out")"
 	# undersampled: p50 below 2 samples, p90 below 10, p99 below 100
-	awk -F, 'NR > 1 { u = ""; if ($6 < 2) u = "p50"; if ($6 < 10) u = u (u == "" ? "" : ";") "p90"
-			if ($6 < 100) u = u (u == "" ? "" : ";") "p99"
-			if ($12 != u) { print "row " NR - 1 ": " $6 " samples, undersampled \"" $12 "\", expected \"" u "\""; bad = 1 } }
+	awk -F, 'NR > 1 { u = ""; if ($7 < 2) u = "p50"; if ($7 < 10) u = u (u == "" ? "" : ";") "p90"
+			if ($7 < 100) u = u (u == "" ? "" : ";") "p99"
+			if ($13 != u) { print "row " NR - 1 ": " $7 " samples, undersampled \"" $13 "\", expected \"" u "\""; bad = 1 } }
 		END { exit bad }' "$out" || fail "undersampled: $(cat "$out")"
+	awk -F, 'NR > 1 && $1 == "contiguous" { c[$2 "," $3] = $5 }
+		NR > 1 && $14 != sprintf("%.2f", $5 / c[$2 "," $3]) { bad = 1 }
+		END { exit bad }' "$out" || fail "vs_baseline is not tps over contiguous's: $(cat "$out")"
 }
 
-note "once per layout"
-bench_wal --placements shared --layouts contiguous,equi-fragmented --scale 1 --clients 2 --runtime 3 --rate 10 --format csv
-((rc == 0)) || fail "bench/wal --layouts exited $rc"
-cat "$out"
-assert_eq "$(head -n 1 "$out")" \
-	"layout,placement,rate,transactions,tps,lat_avg_ms,lat_samples,lat_p50_ms,lat_p90_ms,lat_p99_ms,wal_device_ios,wal_far_pct,undersampled,vs_baseline" \
-	"--layouts: CSV header"
-assert_eq "$(awk -F, 'NR > 1 { printf "%s,%s,%s ", $1, $2, $3 }' "$out")" \
-	"contiguous,shared,max contiguous,shared,10 equi-fragmented,shared,max equi-fragmented,shared,10 " "--layouts: rows"
-awk -F, 'NR > 1 { split($0, f, ","); c[$2 "," $3] = $1 == "contiguous" ? $5 : c[$2 "," $3] }
-	NR > 1 && $1 == "contiguous" && $14 != "1.00" { bad = 1 }
-	NR > 1 && $1 != "contiguous" && $14 != sprintf("%.2f", $5 / c[$2 "," $3]) { bad = 1 }
-	END { exit bad }' "$out" || fail "--layouts: vs_baseline is not tps over contiguous's"
-
-# The text table on conf/ssd-nvme.ini: exit 0 and both rows.  4 s as fast
-# as it goes and at 60 transactions/s give every percentile its samples
-# (p99 needs 100) unless the machine is very slow: bench/wal used to end
-# with a false `grep -q ... && echo` then and exit 1 after printing the table.
-note "the text table, on the ssd-nvme preset"
-bench_wal --placements shared --scale 1 --clients 2 --runtime 4 --rate 60 --format text \
-	--disk "$SFS_ROOT/conf/ssd-nvme.ini"
-cat "$out"
-((rc == 0)) || fail "bench/wal --format text --disk conf/ssd-nvme.ini exited $rc"
-grep -q 'disk model ssd-nvme.ini on every device' "$out" || fail "the text table's title names no ssd-nvme.ini"
-assert_eq "$(grep -cE '^shared +(max|60) ' "$out")" 2 "rows of the text table"
-grep -q '^\* too few samples' "$out" || note "no percentile undersampled: the table's end ran without the footnote"
-
-# Both placements in one run (shared's rows are checked as a run of shared
-# alone would be); a scatterfs without [device "NAME"] sections: shared
-# alone, then skip.
-note "pg_wal on the data device and on a device of its own"
-bench_wal --placements shared,own --scale 1 --clients 2 --runtime 3 --rate 10 --format csv
+note "pg_wal on a device of its own, once per layout, two configurations at a time"
+layouts=(--layouts contiguous,equi-fragmented --scale 1 --clients 2 --runtime 3 --rate 10 --jobs 2 --format csv)
+bench_wal --placements own "${layouts[@]}"
 if ((rc == 2)) && grep -q 'refuses the two-device configuration.*unknown section \[device "wal"\]' "$err"; then
 	why=$(grep -m 1 '^bench/wal: ' "$err")
 	note "pg_wal on the data device"
-	bench_wal --placements shared --scale 1 --clients 2 --runtime 3 --rate 10 --format csv
+	bench_wal --placements shared "${layouts[@]}"
 	((rc == 0)) || fail "bench/wal --placements shared exited $rc"
 	cat "$out"
 	check_rows shared
 	sfs_skip "the one-device case passed; this scatterfs has no [device \"NAME\"] sections yet ($why)"
 fi
-((rc == 0)) || fail "bench/wal --placements shared,own exited $rc"
+((rc == 0)) || fail "bench/wal --placements own --layouts exited $rc"
 cat "$out"
-check_rows shared own
+check_rows own
+
+# The text table on conf/ssd-nvme.ini at the rate auto: 4 s as fast as it
+# goes and at half that give every percentile its samples (p99 needs 100)
+# unless the machine is very slow: bench/wal used to end with a false
+# `grep -q ... && echo` then and exit 1 after printing the table.
+note "the text table, on the ssd-nvme preset, rate auto"
+bench_wal --placements shared --scale 1 --clients 2 --runtime 4 --format text --disk "$SFS_ROOT/conf/ssd-nvme.ini"
+cat "$out"
+((rc == 0)) || fail "bench/wal --format text --disk conf/ssd-nvme.ini exited $rc"
+grep -q 'disk model ssd-nvme.ini on every device' "$out" || fail "the text table's title names no ssd-nvme.ini"
+tps=$(awk '$1 == "shared" && $2 == "max" { print $4 }' "$out")
+rate=$(awk -v t="$tps" 'BEGIN { print int(t / 2) }')
+assert_eq "$(grep -cE "^shared +(max|$rate) " "$out")" 2 "rows of the text table (max at $tps tps, then $rate)"
+grep -q "fixed rate: $rate transactions/s (half the tps of shared as fast as it goes)" "$err" || fail "no fixed rate $rate on stderr"
+grep -q '^\* too few samples' "$out" || note "no percentile undersampled: the table's end ran without the footnote"
+note "pass"

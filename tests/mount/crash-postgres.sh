@@ -48,17 +48,8 @@ PG_CHECKPOINT_EVERY=100
 
 sfs_mount "$B" "$M" "$opts"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
-	fail "initdb on the mount: $out"
-cat >>"$D/postgresql.conf" <<EOF
-fsync = on
-synchronous_commit = on
-full_page_writes = on
-shared_buffers = 4MB
-min_wal_size = 32MB
-max_wal_size = 48MB
-checkpoint_timeout = 30s
-EOF
+sfs_pg_initdb "$D" "initdb on the mount" -k -- "fsync = on" "synchronous_commit = on" "full_page_writes = on" \
+	"shared_buffers = 4MB" "min_wal_size = 32MB" "max_wal_size = 48MB" "checkpoint_timeout = 30s"
 pg_start "setup"
 psql_val 'CREATE TABLE acked (id bigint PRIMARY KEY, pad text NOT NULL); CREATE EXTENSION amcheck;' >/dev/null
 out=$("$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -i -s 1 postgres 2>&1) || fail "pgbench -i -s 1: $out"
@@ -68,18 +59,9 @@ start=$SECONDS
 total=0
 for ((r = 1; r <= rounds; r++)); do
 	delay_ms=$((1000 + RANDOM % 3000))
-	before=0
-	[[ -s $T/ack ]] && before=$(tail -n 1 "$T/ack")
-	"$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -n -c 2 -T 120 postgres >"$T/pgbench.$r.log" 2>&1 &
-	bench_pid=$!
-	bash "$T/writer.sh" >"$T/writer.$r.log" 2>&1 &
-	writer_pid=$!
-	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
-	kill -0 "$writer_pid" 2>/dev/null ||
-		fail "round $r: the client stopped before the daemon was killed: $(cat "$T/writer.$r.log")"
+	pg_round "$r" "$delay_ms" "the daemon was killed"
 	crash_daemon
-	after=0
-	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
+	after=$(ack_last)
 	total=$((total + after - before))
 	note "round $r: killed daemon $dpid after ${delay_ms} ms, ids $((before + 1))..$after acknowledged; client: $(tail -n 1 "$T/writer.$r.log")"
 	sfs_remount_killed "$M" "$B" "$opts" "$CAT" "round $r"

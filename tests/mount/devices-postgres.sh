@@ -87,16 +87,8 @@ check_placement() {
 
 sfs_mount "$B" "$M" "$opts,size=1G"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
-	fail "initdb on the mount: $out"
-cat >>"$D/postgresql.conf" <<EOF
-fsync = on
-synchronous_commit = on
-shared_buffers = 4MB
-min_wal_size = 32MB
-max_wal_size = 48MB
-checkpoint_timeout = 30s
-EOF
+sfs_pg_initdb "$D" "initdb on the mount" -k -- "fsync = on" "synchronous_commit = on" "shared_buffers = 4MB" \
+	"min_wal_size = 32MB" "max_wal_size = 48MB" "checkpoint_timeout = 30s"
 pg_start "setup"
 psql_val 'CREATE TABLE acked (id bigint PRIMARY KEY, pad text NOT NULL)' >/dev/null
 out=$("$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -i -s 1 postgres 2>&1) || fail "pgbench -i -s 1: $out"
@@ -138,7 +130,7 @@ sleep 3
 kill -0 "$writer_pid" 2>/dev/null || fail "the client stopped before the daemon was killed: $(cat "$T/writer.1.log")"
 crash_daemon
 note "killed daemon $dpid; last acknowledged id $(tail -n 1 "$T/ack")"
-fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "cannot unmount $M after the kill"
+sfs_umount_dead "$M" "after the kill"
 sfs_mount "$B" "$M" "$opts"
 check_dev_space "after the kill, before recovery"
 logpos=$(wc -l <"$PGLOG")

@@ -22,8 +22,7 @@ sfs_on_exit '((pg_running)) && as_pg "$PGBIN/pg_ctl" -D "$D" -w -t 20 -m immedia
 
 sfs_mount "$T/backing" "$M" "allow_other,size=96M"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale 2>&1) ||
-	fail "initdb on a 96 MiB mount with the defaults: $out"
+sfs_pg_initdb "$D" "initdb on a 96 MiB mount with the defaults"
 read -r used size enospc < <(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["devices"]["main"]
 print(d["used"], d["size"], d["enospc"])' "$M/.scatterfs/stats")

@@ -48,13 +48,7 @@ sfs_pg_setup 54443
 
 sfs_mount "$B" "$M" "$load_opts,size=1G"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
-	fail "initdb on the mount: $out"
-cat >>"$D/postgresql.conf" <<EOF
-fsync = on
-synchronous_commit = on
-shared_buffers = 4MB
-EOF
+sfs_pg_initdb "$D" "initdb on the mount" -k -- "fsync = on" "synchronous_commit = on" "shared_buffers = 4MB"
 pg_start "load"
 out=$("$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -i -s 1 postgres 2>&1) || fail "pgbench -i -s 1: $out"
 pg_stop "after the load"

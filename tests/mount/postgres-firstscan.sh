@@ -55,9 +55,7 @@ load() {
 	rm -f "$B" "$B".scatterfs*
 	sfs_mount "$B" "$M" "$BASE"
 	chown postgres:postgres "$M"
-	out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale 2>&1) ||
-		fail "initdb on the mount: $out"
-	echo "shared_buffers = 16MB" >>"$D/postgresql.conf"
+	sfs_pg_initdb "$D" "initdb on the mount" -- "shared_buffers = 16MB"
 	pg_start load
 	psql_val "CREATE TABLE scan_t (seq int, label text, d1 text, d2 text, n1 int, n2 int, note text);
 		INSERT INTO scan_t SELECT x, 'bbbbbbbbbbbbbbbbbbbbbb', '30062002', '15031999', 56, 78,

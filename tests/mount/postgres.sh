@@ -35,8 +35,7 @@ sfs_mount "$B" "$M" "$opts,log=$T/req1.log"
 chown postgres:postgres "$M"
 assert_eq "$(ls -A "$M")" "" "readdir of a new mount (initdb needs an empty directory)"
 
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale 2>&1) ||
-	fail "initdb on the mount: $out"
+sfs_pg_initdb "$D" "initdb on the mount"
 note "initdb done"
 pg_start
 out=$(as_pg "$PGBIN/pgbench" -h "$S" -p "$PORT" -i -s 2 postgres 2>&1) || fail "pgbench -i -s 2: $out"

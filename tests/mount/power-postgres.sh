@@ -42,81 +42,31 @@ PG_CHECKPOINT_EVERY=100
 . "$SFS_ROOT/tests/pg_crash.sh"
 
 # ctl CMD - one command on the control file, its reply printed
-ctl() {
-	python3 - "$M/.scatterfs/control" "$1" <<'PYEOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-os.write(fd, (sys.argv[2] + "\n").encode())
-out = b""
-while True:
-    b = os.read(fd, 65536)
-    if not b:
-        break
-    out += b
-sys.stdout.write(out.decode())
-PYEOF
-}
+ctl() { sfs_ctl "$M" "$1"; }
 
 # power_fail - the control file's crash, then what is left of PostgreSQL
 # and the clients; the dead mount unmounted
 power_fail() {
-	local p t
-	dpid=${SFS_PID[$M]}
-	python3 -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY), b"crash\n")' \
-		"$M/.scatterfs/control" || fail "the crash command's write failed"
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$dpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$dpid" 2>/dev/null && fail "daemon $dpid still runs 10 s after crash"
-	wait "$dpid" || fail "daemon $dpid exited with status $? after crash"
-	unset "SFS_PID[$M]"
-	pg_kill
-	for p in $writer_pid $bench_pid; do
-		for ((t = 0; t < 100; t++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	writer_pid='' bench_pid=''
-	fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "cannot unmount $M"
+	sfs_power_fail "$M" crash
+	pg_down
+	sfs_umount_dead "$M"
 }
 
 # run_round R - pgbench and the client, crashed at a random moment
 run_round() {
 	local r=$1 delay_ms
 	delay_ms=$((500 + RANDOM % 2500))
-	before=0
-	[[ -s $T/ack ]] && before=$(tail -n 1 "$T/ack")
-	"$PGBIN/pgbench" -h "$S" -p "$PORT" -U postgres -n -c 2 -T 120 postgres >"$T/pgbench.$r.log" 2>&1 &
-	bench_pid=$!
-	bash "$T/writer.sh" >"$T/writer.$r.log" 2>&1 &
-	writer_pid=$!
-	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
-	kill -0 "$writer_pid" 2>/dev/null ||
-		fail "round $r: the client stopped before the crash: $(cat "$T/writer.$r.log")"
+	pg_round "$r" "$delay_ms" "the crash"
 	power_fail
-	after=0
-	[[ -s $T/ack ]] && after=$(tail -n 1 "$T/ack")
+	after=$(ack_last)
 	note "round $r: crash after ${delay_ms} ms, ids $((before + 1))..$after acknowledged; $(grep -o 'crash: [0-9]* bytes.*dropped' "$SFS_LAST_DLOG" | tail -n 1)"
 	sfs_mount "$B" "$M" "$opts"
 }
 
 sfs_mount "$B" "$M" "$opts"
 chown postgres:postgres "$M"
-out=$(as_pg "$PGBIN/initdb" -D "$D" -U postgres --auth=trust -E UTF8 --no-locale -k 2>&1) ||
-	fail "initdb on the mount: $out"
-cat >>"$D/postgresql.conf" <<EOF
-fsync = on
-synchronous_commit = on
-full_page_writes = on
-shared_buffers = 4MB
-min_wal_size = 32MB
-max_wal_size = 48MB
-checkpoint_timeout = 30s
-EOF
+sfs_pg_initdb "$D" "initdb on the mount" -k -- "fsync = on" "synchronous_commit = on" "full_page_writes = on" \
+	"shared_buffers = 4MB" "min_wal_size = 32MB" "max_wal_size = 48MB" "checkpoint_timeout = 30s"
 sync "$D/postgresql.conf"
 pg_start "setup"
 psql_val 'CREATE TABLE acked (id bigint PRIMARY KEY, pad text NOT NULL); CREATE EXTENSION amcheck;' >/dev/null

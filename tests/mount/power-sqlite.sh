@@ -38,9 +38,6 @@ quick=${SCATTERFS_QUICK:-}
 seed=${SCATTERFS_CRASH_SEED:-20261203}
 rounds=${SCATTERFS_CRASH_ROUNDS:-$([[ -n $quick || -n ${SCATTERFS_ASAN:-} ]] && echo 4 || echo 20)}
 broken=${SCATTERFS_BROKEN_ROUNDS:-$([[ -n $quick ]] && echo 2 || echo 4)}
-PY=/usr/bin/python3
-[[ -x $PY ]] || PY=$(command -v python3)
-"$PY" -c 'import sqlite3' || fail "$PY has no sqlite3 module"
 RANDOM=$seed
 note "seed $seed (SCATTERFS_CRASH_SEED=$seed replays the same moments), $rounds rounds, $broken broken-flush rounds"
 opts="size=256M,device.layers=accounting:faults:timing:volatile:base,device.volatile=true"
@@ -55,13 +52,8 @@ INI
 # syncs the directory after it only with EXTRA
 # (sqlite.org/pragma.html#pragma_synchronous), so under FULL a power
 # failure right after COMMIT may roll the last transaction back.
-SQLW=$SFS_ROOT/tests/sqlite_commits.py
-
-writer_pid=
-# shellcheck disable=SC2016 # expanded when the hook runs
-sfs_on_exit '[[ -n $writer_pid ]] && kill -9 $writer_pid'
-
-last_ack() { if [[ -s $1 ]]; then tail -n 1 "$1"; else echo 0; fi; }
+# shellcheck source=SCRIPTDIR/../sqlite_crash.sh
+. "$SFS_ROOT/tests/sqlite_crash.sh"
 
 # one_round DB MODE ACK OPTS PHASE - a writer on DB, crashed at a random
 # moment after its first acknowledgement; the mount is back afterwards.
@@ -79,42 +71,14 @@ one_round() {
 	(($(last_ack "$ack") > before)) || fail "$phase: no commit acknowledged in 15 s"
 	sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
 	kill -0 "$writer_pid" 2>/dev/null || fail "$phase: the writer stopped before the crash: $(cat "$T/writer.log")"
-	pid=${SFS_PID[$M]}
-	"$PY" -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY), b"crash\n")' \
-		"$M/.scatterfs/control" || fail "$phase: the crash command's write failed"
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && fail "$phase: daemon $pid still runs 10 s after crash"
-	wait "$pid" || fail "$phase: daemon $pid exited with status $? after crash"
-	unset "SFS_PID[$M]"
-	for ((t = 0; t < 100; t++)); do
-		kill -0 "$writer_pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	sfs_power_fail "$M" crash
+	sfs_reap "$writer_pid"
 	kill -0 "$writer_pid" 2>/dev/null && { kill -9 "$writer_pid"; fail "$phase: the writer still ran 10 s after the crash"; }
 	wait "$writer_pid" 2>/dev/null || true
 	writer_pid=
 	note "$phase: $mode, crash ${delay_ms} ms after the first acknowledgement, ids $((before + 1))..$(last_ack "$ack") acknowledged; $(grep -o 'crash: [0-9]* bytes.*dropped' "$SFS_LAST_DLOG" | tail -n 1)"
-	fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || fail "$phase: cannot unmount $M"
+	sfs_umount_dead "$M" "$phase"
 	sfs_mount "$B" "$M" "$o"
-}
-
-# check_db DB MODE ACK PHASE - integrity, acknowledged ids, payloads
-check_db() {
-	local db=$1 mode=$2 ack=$3 phase=$4 a out ic cnt mx bad jm
-	a=$(last_ack "$ack")
-	out=$("$PY" "$SQLW" check "$db" 2>&1) || fail "$phase: checking $db: $out"
-	IFS='|' read -r ic cnt mx bad jm <<<"$out"
-	assert_eq "$ic" ok "$phase: PRAGMA integrity_check of $db"
-	assert_eq "$jm" "$mode" "$phase: journal_mode of $db"
-	((mx >= a)) || fail "$phase: $db lost acknowledged commits: max(id) = $mx, last acknowledged id = $a"
-	((mx <= a + 1)) || fail "$phase: $db has max(id) = $mx but only $a were acknowledged (at most one in flight)"
-	assert_eq "$cnt" "$mx" "$phase: count(*) of $db (ids 1..max(id) without gaps)"
-	assert_eq "$bad" none "$phase: ids of $db whose payload differs from what was written"
-	((mx > a)) && echo "$mx" >>"$ack"
-	note "$phase: $(basename "$db") ok, $cnt rows (last acknowledged $a)"
 }
 
 start=$SECONDS

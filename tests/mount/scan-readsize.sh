@@ -13,7 +13,8 @@
 # (bench/run --read-size says so), then stops with exit status 1 and a
 # message naming the page size and both read sizes.  A --set of
 # cache.readahead or cache.mode, which would fight --read-sizes and --cache
-# (or --readahead), is refused with exit status 2 before anything runs.
+# (or --readahead), is refused with exit status 2 before anything runs, as
+# is bench/scan --plot (avg_s against the read size) with --cache none.
 # TIMEOUT: 400
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -61,6 +62,7 @@ note "bench/blocksize: the page size at 8192-byte reads redone once, then refuse
 
 for x in "scan --set cache.readahead=32K|--set cache.readahead: the read sizes are --read-sizes" \
 	"scan --set cache.mode=none|--set cache.mode: the cache mode is --cache" \
+	"scan --cache none --plot x.png|--plot draws avg_s against the read size: --cache none has one, app" \
 	"blocksize --set cache.readahead=32K|--set cache.readahead: the read size is --readahead"; do
 	cmd=${x%%|*} want=${x#*|}
 	rc=0

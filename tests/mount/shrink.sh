@@ -9,6 +9,13 @@
 #
 #   - 16 MiB backing, a 12 MiB file 'big' at device [0, 12M), remounted
 #     (an empty page cache), then the backing cut to 4 MiB;
+#   - a regular-file backing is leased (.scatterfs/stats backing_leased
+#     true; a loop device false) until another process opens it: in the
+#     splice cases the cut is truncate(1), whose first O_NONBLOCK open
+#     fails with EAGAIN on the lease and breaks it, and a second truncate
+#     cuts; in the others a plain open for writing breaks it (and waits
+#     for its release), an overwrite at 1 MiB still succeeds, and then
+#     truncate(1) cuts at once; backing_leased is false after either;
 #   - a 64 KiB read at 8 MiB fails with EIO, one at 0 reads the file's
 #     bytes; a 64 KiB overwrite at 9 MiB fails with EIO; a new file 'late'
 #     whose first extent (12 MiB on) must be zero-filled fails with EIO;
@@ -80,6 +87,12 @@ print(*(o.get(k, -1) for o, k in ((s, "backing_shrinks"), (s, "past_end_errors")
       (d, "ios_past_end"), (s, "polled_reads"), (s, "async_reads"))))' "$M/.scatterfs/stats" "$1"
 }
 
+# leased_of DEVICE - DEVICE's backing_leased in .scatterfs/stats (True/False)
+leased_of() {
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["devices"][sys.argv[2]].get("backing_leased"))' "$M/.scatterfs/stats" "$1"
+}
+
 # expect_eio TAG CMD... - CMD fails, saying "Input/output error"
 expect_eio() {
 	local tag=$1 out
@@ -148,8 +161,29 @@ run_case() {
 	sfs_umount "$M"
 	# A fresh mount: nothing of big in the kernel's page cache.
 	sfs_mount "$back" "$M" "$opts"
-	local dlog=$SFS_LAST_DLOG
-	truncate -s 4M "$target"
+	local dlog=$SFS_LAST_DLOG want=False out hold
+	[[ $kind == file ]] && want=True
+	[[ $(leased_of "$devname") == "$want" ]] || problem "$tag: backing_leased $(leased_of "$devname") after the mount, expected $want"
+	if [[ $kind == loop ]]; then
+		truncate -s 4M "$target"
+	elif [[ $io == splice ]]; then
+		# The lease refuses truncate(1)'s O_NONBLOCK open once, and is gone.
+		if out=$(truncate -s 4M "$target" 2>&1); then
+			problem "$tag: the first truncate(1) of the leased backing succeeded, expected EAGAIN"
+		elif [[ $out != *"Resource temporarily unavailable"* ]]; then
+			problem "$tag: the first truncate(1) of the leased backing: '$out', expected EAGAIN"
+		fi
+		[[ $(stat -c %s "$target") == $((16 * MiB)) ]] || problem "$tag: the refused truncate(1) cut the backing"
+		truncate -s 4M "$target"
+	else
+		# A plain open breaks the lease; writes within the backing go on.
+		exec {hold}<>"$target"
+		dd if=/dev/zero of="$M/${P}big" bs=64K seek=16 count=1 conv=notrunc status=none ||
+			problem "$tag: an overwrite at 1 MiB after the lease was broken failed"
+		truncate -s 4M "$target"
+		exec {hold}>&-
+	fi
+	[[ $(leased_of "$devname") == False ]] || problem "$tag: backing_leased $(leased_of "$devname") after another process opened the backing, expected False"
 	[[ -z $loop ]] || losetup -c "$loop"
 	[[ -z $loop ]] || [[ $(blockdev --getsize64 "$loop") == $((4 * MiB)) ]] ||
 		fail "$tag: $loop is $(blockdev --getsize64 "$loop") bytes after losetup -c"
