@@ -239,6 +239,10 @@ void dev_backing_seen(struct device *d, uint64_t bytes)
 		;
 	if (old <= bytes)
 		return;
+	uint_fast64_t floor = atomic_load(&d->shrunk_end);
+	while ((floor == 0 || bytes + 1 < floor) &&
+	       !atomic_compare_exchange_weak(&d->shrunk_end, &floor, bytes + 1))
+		;
 	atomic_fetch_add(&d->shrinks, 1);
 	char line[PATH_MAX_LINE];
 	snprintf(line, sizeof line,
@@ -248,6 +252,12 @@ void dev_backing_seen(struct device *d, uint64_t bytes)
 		 d->name, d->path, (unsigned long long)old, (unsigned long long)bytes,
 		 (unsigned long long)bytes);
 	dev_report(line);
+}
+
+bool dev_past_shrink(struct device *d, uint64_t end)
+{
+	uint_fast64_t floor = atomic_load_explicit(&d->shrunk_end, memory_order_relaxed);
+	return floor && end > floor - 1;
 }
 
 void dev_report(const char *line)

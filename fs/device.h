@@ -544,6 +544,9 @@ struct device {
 	uint64_t opened_bytes;
 	atomic_uint_fast64_t backing_bytes;
 	atomic_uint_fast64_t shrinks, past_end;
+	/* 0: no shrink seen; else 1 + the smallest size a shrink was seen at
+	 * (dev_past_shrink(): it stays even if the backing grows back) */
+	atomic_uint_fast64_t shrunk_end;
 	atomic_bool backing_leased;
 	/*
 	 * Allocations on this device refused with ENOSPC (one a request), and
@@ -597,6 +600,15 @@ int dev_backing_size(int fd, bool blockdev, uint64_t *bytes);
  * that see the same shrink, one reports it.
  */
 void dev_backing_seen(struct device *d, uint64_t bytes);
+
+/**
+ * dev_past_shrink() - whether [.., @end) reaches past the smallest size a
+ * shrink of @d's backing was seen at (dev_backing_seen()).  That end
+ * stays: a backing grown back since (by a write that passed its size check
+ * just before the truncate, or by hand) has zeros where the data was, so an
+ * I/O past it fails with EIO as the shrink's report says.  No system call.
+ */
+bool dev_past_shrink(struct device *d, uint64_t end);
 
 /**
  * dev_backing_poll() - dev_backing_seen() of @d's backing size now (the

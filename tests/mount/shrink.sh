@@ -30,8 +30,11 @@
 #     device's section, is refused with one line naming the device, the
 #     backing, and the files 'big' and 'late', and changes no byte of the
 #     backings and the catalog, and creates no file.
-# Last, seven 1 MiB files on an 8 MiB backing cut to 1 MiB: the refusal
-# names five and "and 1 more".
+# Then seven 1 MiB files on an 8 MiB backing cut to 1 MiB: the refusal
+# names five and "and 1 more".  Last, grown back: a backing cut to 4 MiB,
+# seen, then grown to 16 MiB again (as a write racing the cut grows it):
+# spliced, plain, polled and queued reads at 5 or 8 MiB and an overwrite at
+# 9 MiB still fail with EIO.
 #
 # Every check of every case is made and the failures are listed together,
 # so that a run against the daemon before the fix shows each case failing.
@@ -269,6 +272,41 @@ done
 sfs_umount "$M"
 truncate -s 1M "$C/b"
 refused many "$C" "$C/b" "device 'main': backing $C/b has 1048576 bytes, but catalog $C/b.scatterfs has extents up to byte 7340032 of it, in 6 files: 'f2', 'f3', 'f4', 'f5', 'f6' and 1 more; "
+
+# Grown back: a write that passed its size check just before the cut
+# (or truncate -s by hand) grows the backing again, with zeros where the
+# data was.  Once the shrink is seen, every I/O past the size it was seen
+# at still fails with EIO (spliced, plain, polled and queued reads, an
+# overwrite), as the shrink's report says.
+for io in splice polled queued; do
+	tag=grown/$io C=$T/grown-$io
+	mkdir "$C"
+	opts="layout.pattern=contiguous,layout.extent_size=1M,device.direct=$([[ $io == splice ]] && echo false || echo true)"
+	[[ $io == queued ]] && opts+=",device.poll_us=0,transport=dev"
+	note "case $tag"
+	sfs_mount "$C/b" "$M" "size=16M,$opts"
+	head -c $((12 * MiB)) /dev/urandom >"$M/big"
+	sfs_umount "$M"
+	sfs_mount "$C/b" "$M" "$opts"
+	truncate -s 4M "$C/b" 2>/dev/null || truncate -s 4M "$C/b"
+	expect_eio "$tag: 64 KiB read at 8 MiB" dd if="$M/big" of=/dev/null bs=64K skip=128 count=1 status=none
+	truncate -s 16M "$C/b"
+	expect_eio "$tag: 64 KiB read at 8 MiB, grown back" dd if="$M/big" of=/dev/null bs=64K skip=128 count=1 status=none
+	[[ $io == queued ]] && expect_eio "$tag: 4 parallel reads at 5 MiB, grown back" \
+		python3 -c 'import os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY)
+errs = []
+def rd(i):
+    try: os.pread(fd, 65536, (80 + i) * 65536)
+    except OSError as e: errs.append(e)
+ts = [threading.Thread(target=rd, args=(i,)) for i in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+if errs: sys.exit(str(errs[0]))' "$M/big"
+	expect_eio "$tag: 64 KiB overwrite at 9 MiB, grown back" dd if=/dev/zero of="$M/big" bs=64K seek=144 count=1 conv=notrunc status=none
+	cmp <(dd if="$M/big" bs=64K count=1 status=none) <(dd if="$C/b" bs=64K count=1 status=none) ||
+		problem "$tag: the first 64 KiB of big (within the backing) differ from the backing's"
+	sfs_umount "$M"
+done
 
 ((${#PROBLEMS[@]} == 0)) || fail "${#PROBLEMS[@]} problems:
 $(printf '  %s\n' "${PROBLEMS[@]}")"
