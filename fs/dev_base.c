@@ -78,7 +78,9 @@
  * No lease (the fstat, as above) on a block device, a backing another
  * file description has open (a loop device over it, a second open of the
  * file), one the daemon's fsuid does not own without CAP_LEASE, with
- * /proc/sys/fs/leases-enable 0, or on a file system without leases.
+ * /proc/sys/fs/leases-enable 0, on a file system without leases, or on
+ * one where the file can change without this kernel seeing an open or a
+ * truncate (FUSE, network and cluster file systems: lease_covers()).
  *
  * Neither spins while the kernel holds FUSE requests no thread has taken
  * yet (poll(2) of /dev/fuse, dev_set_yield_fd()): a spinning thread then
@@ -91,6 +93,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/magic.h>
 #include <liburing.h>
 #include <poll.h>
 #include <signal.h>
@@ -99,6 +102,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -356,12 +360,39 @@ static void lease_init(void)
 }
 
 /*
+ * Whether @fd's file is on a local file system, where every open and
+ * truncate of it passes this kernel's break_lease(): ext2/3/4, XFS, Btrfs,
+ * F2FS, tmpfs, ramfs.  Not FUSE (virtiofs, sshfs: the server cuts the file
+ * without breaking our lease, which the kernel grants all the same), NFS,
+ * SMB, 9p, Ceph, GFS2/OCFS2 (another host or node), nor one not known here.
+ */
+static bool lease_covers(int fd)
+{
+	struct statfs sf;
+	if (fstatfs(fd, &sf))
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * Takes a write lease on @b's regular-file backing, if it can (see the top
- * of the file); else leaves b->lease NULL and every I/O checks the size.
+ * of the file) and its file system is local (lease_covers()); else leaves
+ * b->lease NULL and every I/O checks the size.
  */
 static void lease_take(struct dev_base *b)
 {
-	if (b->blockdev || pthread_once(&lease_once, lease_init) || lease_efd < 0)
+	if (b->blockdev || !lease_covers(b->fd) || pthread_once(&lease_once, lease_init) ||
+	    lease_efd < 0)
 		return;
 	pthread_mutex_lock(&lease_lock);
 	unsigned i = atomic_load(&nleases);
