@@ -72,8 +72,11 @@
  * again, for the rest of the mount (the lease is not taken again).  Not
  * covered: the kernel waits for the release lease-break-time seconds
  * (/proc/sys/fs/lease-break-time, 45 by default) and then revokes the
- * lease, so a guarded write still running by then (a device write of 45 s)
- * could meet the truncate; a spliced read (pread_fd) is read by libfuse
+ * lease, so a guarded write still running by then (a device write of 45 s,
+ * or any write of a daemon stopped that long: seen in 3 rounds of 5 with
+ * SIGSTOP and lease-break-time 1) could meet the truncate and grow the
+ * file back; the release then finds no lease (EAGAIN) and lease_revoked()
+ * says so; a spliced read (pread_fd) is read by libfuse
  * after lease_leave(), so it has the fstat's window of one system call.
  * No lease (the fstat, as above) on a block device, a backing another
  * file description has open (a loop device over it, a second open of the
@@ -308,6 +311,24 @@ static void lease_broken(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
+/*
+ * The kernel revoked @d's lease after lease-break-time seconds (the daemon
+ * stopped or starved): the open or truncate it was holding went on while
+ * writes that skipped the size check may have been in progress, and such
+ * a write may have grown a cut backing back.  Said, as a shrink is.
+ */
+static void lease_revoked(struct device *d)
+{
+	char line[512];
+	snprintf(line, sizeof line,
+		 "scatterfs: device '%s': the kernel revoked the lease on backing %s after "
+		 "/proc/sys/fs/lease-break-time (the daemon was stopped or too slow to release "
+		 "it): if another process cut the backing then, writes in progress may have "
+		 "grown it back; check it",
+		 d->name, d->path);
+	dev_report(line);
+}
+
 /* Releases @l once its guard is down and the I/Os that passed it are done. */
 static void lease_release(struct lease *l)
 {
@@ -315,7 +336,9 @@ static void lease_release(struct lease *l)
 	if (l->taken && !atomic_load(&l->guard)) {
 		while (atomic_load(&l->users))
 			nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
-		fcntl(l->fd, F_SETLEASE, F_UNLCK);
+		/* EAGAIN: no lease left to release, the kernel took it away */
+		if (fcntl(l->fd, F_SETLEASE, F_UNLCK) && errno == EAGAIN)
+			lease_revoked(l->dev);
 		l->taken = false;
 		atomic_store(&l->dev->backing_leased, false);
 	}
