@@ -165,16 +165,9 @@ bench_step_end_ticker() {
 # after SECONDS: prints the progress line
 bench_step_end() {
 	bench_step_end_ticker
-	local n=${3:-1} now
-	bench_steps_done=$((bench_steps_done + n))
-	now=$(date +%s%N)
-	awk -v w="$1" -v t="$2" -v d="$bench_steps_done" -v n="$bench_steps_total" \
-		-v el="$(((now - bench_t0) / 1000000))" -v p="$(basename "$0")" -v ts="$(date +%T)" '
-		function f(s) { s = int(s + 0.5)
-			if (s < 60) return s " s"; if (s < 3600) return sprintf("%d:%02d", s / 60, s % 60)
-			return sprintf("%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) }
-		BEGIN { el /= 1000; left = d > 0 ? el / d * (n - d) : 0
-			printf "%s [%s] %s: %.3f s; step %d/%d, elapsed %s, about %s left\n", p, ts, w, t, d, n, f(el), f(left) }' >&2
+	local d=$((bench_steps_done += ${3:-1})) ms=$((($(date +%s%N) - bench_t0) / 1000000))
+	printf '%s [%s] %s: %.3f s; step %d/%d, elapsed %s, about %s left\n' "$(basename "$0")" "$(date +%T)" "$1" "$2" \
+		"$d" "$bench_steps_total" "$(bench_fmt_s "${ms}e-3")" "$(bench_fmt_s "$((d > 0 ? ms * (bench_steps_total - d) / d : 0))e-3")" >&2
 }
 
 # bench_step_skip STEPS - steps that will not run (a configuration failed)
