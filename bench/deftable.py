@@ -35,11 +35,11 @@ def align(lines):
 
 def show(lines, fmt, title=(), after=()):
     """Prints the table LINES (lists of cells, header first): csv as is; text
-    after a blank line and the TITLE lines, followed by the AFTER lines."""
+    after a blank line and the TITLE lines if any, followed by the AFTER lines."""
     if fmt == "csv":
         print("\n".join(",".join(map(str, x)) for x in lines))
         return
-    print("\n".join(["", *title] + align([[str(c) for c in x] for x in lines]) + list(after)))
+    print("\n".join((["", *title] if title else []) + align([[str(c) for c in x] for x in lines]) + list(after)))
 
 
 def seed(n, title):
