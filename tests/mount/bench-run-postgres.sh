@@ -36,12 +36,11 @@ SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous,equi-fragmented --runs 2 
 	--format csv >"$out" 2>"$SFS_TMP/err" </dev/null || fail "bench/run exited $?"
 sfs_add_log "$out"
 cat "$out"
-col() { awk -F, -v c="$1" -v l="$2" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next } $1 == l { print $k[c] }' "$out"; }
+col() { sfs_csv_col "$out" "$@"; }
+sfs_bench_rows_ok "$out" 2 contiguous equi-fragmented
 k=0
 for layout in contiguous equi-fragmented; do
 	k=$((k + 1))
-	assert_eq "$(col error $layout)" "" "$layout: error"
-	assert_eq "$(col runs $layout)" 2 "$layout: runs"
 	size=$(cat "$S/size.config$k")
 	((size >= ROWS * 100)) || fail "$layout: table of $size bytes, less than the rows' $((ROWS * 100))"
 	(($(col bytes_read $layout | cut -d. -f1) >= size)) ||
