@@ -486,14 +486,21 @@ sfs_csv_col() {
 	awk -F, -v c="$2" -v l="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next } $1 == l { print $k[c] }' "$1"
 }
 
-# sfs_bench_rows_ok FILE RUNS LAYOUT... - bench/run's CSV table FILE has a
-# row per LAYOUT, without error and with RUNS counted runs
-sfs_bench_rows_ok() {
-	local f=$1 runs=$2 l
-	shift 2
-	for l in "$@"; do
-		assert_eq "$(sfs_csv_col "$f" error "$l")" "" "$l: error"
-		assert_eq "$(sfs_csv_col "$f" runs "$l")" "$runs" "$l: runs"
+# sfs_bench_run OUT ARGS... - bench/run --layouts contiguous,equi-fragmented
+# --runs 2 --size 1G ARGS --format csv into OUT (printed; its stderr in
+# $SFS_TMP/err, both in the logs); fails unless it exits 0 with a row per
+# layout, each without error and with 2 counted runs
+sfs_bench_run() {
+	local out=$1 l
+	shift
+	sfs_add_log "$SFS_TMP/err"
+	SCATTERFS_BUILD=$SFS_BUILD "$SFS_ROOT/bench/run" --layouts contiguous,equi-fragmented --runs 2 --size 1G "$@" \
+		--format csv >"$out" 2>"$SFS_TMP/err" </dev/null || fail "bench/run exited $?"
+	sfs_add_log "$out"
+	cat "$out"
+	for l in contiguous equi-fragmented; do
+		assert_eq "$(sfs_csv_col "$out" error "$l")" "" "$l: error"
+		assert_eq "$(sfs_csv_col "$out" runs "$l")" 2 "$l: runs"
 	done
 }
 

@@ -13,7 +13,6 @@
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
 
-RUN=$SFS_ROOT/bench/run
 sfs_pg_setup 54437
 ROWS=50000
 pgopts="-p $PORT -k $S -c listen_addresses='' -c shared_buffers=128kB"
@@ -30,14 +29,9 @@ workload="$sql -c 'SELECT count(*) FROM t' >$S/count.$tag.\$SCATTERFS_RUN && id 
 head -1 \"\$SCATTERFS_LOG\" | cut -d, -f1-2 >$S/log.$tag.\$SCATTERFS_RUN"
 
 out=$SFS_TMP/out.csv
-sfs_add_log "$SFS_TMP/err"
-SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous,equi-fragmented --runs 2 --size 1G --as postgres \
-	--set cache.mode=kernel --load "$load" --before "$start" --after "$stop" --workload "$workload" \
-	--format csv >"$out" 2>"$SFS_TMP/err" </dev/null || fail "bench/run exited $?"
-sfs_add_log "$out"
-cat "$out"
+sfs_bench_run "$out" --as postgres --set cache.mode=kernel --load "$load" --before "$start" --after "$stop" \
+	--workload "$workload"
 col() { sfs_csv_col "$out" "$@"; }
-sfs_bench_rows_ok "$out" 2 contiguous equi-fragmented
 k=0
 for layout in contiguous equi-fragmented; do
 	k=$((k + 1))
