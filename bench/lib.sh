@@ -183,7 +183,6 @@ SCATTERFS_BUILDDIR=$bench_build "$root/tools/setup" >&2 || { echo "$(basename "$
 export SCATTERFS_BUILD=$bench_build
 # shellcheck source=../tests/lib.sh
 source "$root/tests/lib.sh"
-BENCH_REPORT=$bench_build/bench/scatterfs-report
 # Progress goes to stderr: stdout is the table (clean CSV with --format csv).
 note() { echo "[$SFS_NAME $(date +%T)] $*" >&2; }
 
@@ -219,12 +218,8 @@ drop_caches() {
 }
 
 # bench_readahead_ok MNT BYTES WHAT - 0 when the mount's readahead (its
-# bdi's read_ahead_kb) is BYTES; else says so on stderr, naming WHAT, and
-# returns 1.  Checked after the mount answered (sfs_mount waits for it)
-# and before the first read, so that a row does not run at a read size it
-# did not ask for.  The experiments set the read size with cache.readahead
-# at mount, where the daemon writes it before the kernel lets any file be
-# opened.
+# bdi's read_ahead_kb, set by cache.readahead at mount) is BYTES; else says
+# so on stderr, naming WHAT, and returns 1 (before the first read)
 bench_readahead_ok() {
 	local kb
 	kb=$(sfs_readahead_kb "$1")
@@ -236,12 +231,8 @@ bench_readahead_ok() {
 now_us() { date +%s%6N; }
 
 # bench_model_stats MNT - "busy_ms reads pages collisions collision_wait_ns
-# dies late_replies modelled_replies" of MNT's main device now, from
-# .scatterfs/stats: its modelled busy time, the ssd model's reads, pages
-# read, read collisions and their wait (read_collision_wait_ns), the dies
-# the reads touched summed (read_dies_milli, the mount's average, times
-# the reads), and the mount's late and modelled replies (the emulation
-# floor).  The ssd counters are 0 under another model or none.
+# dies late_replies modelled_replies" of MNT's main device now (.scatterfs/
+# stats; dies: read_dies_milli times the reads; the ssd counters 0 without)
 bench_model_stats() {
 	python3 - "$1/.scatterfs/stats" <<'PY'
 import json, sys
