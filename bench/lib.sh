@@ -14,53 +14,37 @@ if ! declare -p bench_sets >/dev/null 2>&1; then # a second sourcing keeps what 
 	bench_disk=
 fi
 
-# bench_opt ARGS... - when $1 is one of the shared options, takes it (and its
-# value) and sets bench_shift to the words used; else bench_shift=0.
-bench_opt() {
-	bench_shift=0
-	case $1 in
-	--layouts | --baseline | --set | --disk) (($# >= 2)) || bench_die "$1 needs a value (see --help)" ;;
-	*) return 0 ;;
-	esac
-	case $1 in
-	--layouts) bench_layouts=$2 ;;
-	--baseline) bench_baseline=$2 ;;
-	--set) bench_sets+=("$2") ;;
-	--disk) bench_disk=$2 ;;
-	esac
-	bench_shift=2
-}
-
 bench_die() {
 	echo "bench/${0##*/}: $*" >&2
 	SFS_FAILED=1 # the message says it all: no logs from the EXIT trap
 	exit 2
 }
 
-# bench_options 'SPEC...' ARGS... - parses ARGS: the shared options
-# (bench_opt), --help (the script's header comment), and the script's own,
-# each SPEC word --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a
-# DEFAULT of digits asks for a positive integer) or --NAME=A|B|C (one of
-# them, A the default), into the variable NAME (- as _).
+# bench_options 'SPEC...' ARGS... - parses ARGS: --help (the script's header
+# comment), the shared options (into bench_layouts, bench_baseline,
+# bench_disk and the array bench_sets) and the script's own, each SPEC word
+# --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of digits
+# asks for a positive integer) or --NAME=A|B|C (one of them, A the
+# default), into the variable NAME (- as _).
 bench_options() {
-	local spec=$1 w o v
-	local -A kind=()
+	local spec=$1 w v
+	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]==)
 	shift
 	for w in $spec; do
-		o=${w%%=*} v=${o#--}
-		kind[$o]=${w#"$o"}
-		v=${v//-/_}
+		v=${w%%=*} && kind[$v]=${w#"$v"} && v=${v#--} && v=${v//-/_}
 		if [[ $w != *=* ]]; then printf -v "$v" ''; else w=${w#*=}; printf -v "$v" %s "${w%%|*}"; fi
 	done
 	while (($#)); do
-		bench_opt "$@"
-		((bench_shift)) && { shift "$bench_shift"; continue; }
 		[[ $1 == -h || $1 == --help ]] && { sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0"; exit 0; }
 		[[ -n ${kind[$1]+set} ]] || bench_die "unknown option '$1' (see --help)"
-		o=${1#--} v=${1//-/_} v=${v#__}
+		v=${1#--} v=${v//-/_}
 		if [[ -z ${kind[$1]} ]]; then printf -v "$v" 1; shift; continue; fi
 		(($# >= 2)) || bench_die "$1 needs a value (see --help)"
-		printf -v "$v" %s "$2"
+		case $1 in
+		--set) bench_sets+=("$2") ;;
+		--layouts | --baseline | --disk) printf -v "bench_$v" %s "$2" ;;
+		*) printf -v "$v" %s "$2" ;;
+		esac
 		w=${kind[$1]#=}
 		if [[ $w =~ ^[0-9]+$ && ! $2 =~ ^[1-9][0-9]*$ ]]; then
 			bench_die "$1 must be a positive integer, not '$2'"
