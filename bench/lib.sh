@@ -169,55 +169,13 @@ disk_overrides() {
 	printf '%s\n' "$out"
 }
 
-# config_value FILE SECTION.KEY - the key's value in configuration FILE
-# (an INI file or a mount's .scatterfs/config), as scatterfs-plan --dump
-# resolves it; empty when it has none.
-config_value() {
-	local line
-	while IFS= read -r line; do
-		[[ $line == "$2="* ]] && { printf '%s\n' "${line#*=}"; return 0; }
-	done < <("$BENCH_PLAN" --dump "$1")
-}
-
 # drop_caches - write dirty pages and drop the page cache (cold reads)
 drop_caches() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
-# bench_readahead_ok MNT BYTES WHAT - 0 when the mount's readahead (its
-# bdi's read_ahead_kb, set by cache.readahead at mount) is BYTES; else says
-# so on stderr, naming WHAT, and returns 1 (before the first read)
-bench_readahead_ok() {
-	local kb
-	kb=$(sfs_readahead_kb "$1")
-	[[ $kb == "$(($2 / 1024))" ]] && return 0
-	echo "$(basename "$0") [$(date +%T)] $3: the mount's readahead is $kb KiB (read_ahead_kb), not the $(($2 / 1024)) KiB it was mounted with" >&2
-	return 1
-}
-
 now_us() { date +%s%6N; }
-
-# bench_model_stats MNT - "busy_ms reads pages collisions collision_wait_ns
-# dies late_replies modelled_replies" of MNT's main device now (.scatterfs/
-# stats; dies: read_dies_milli times the reads; the ssd counters 0 without)
-bench_model_stats() {
-	python3 - "$1/.scatterfs/stats" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-d = s["devices"]["main"]
-t = d.get("timing", {})
-print(d["busy_ms"], t.get("reads", 0), t.get("read_pages", 0), t.get("read_collisions", 0),
-      t.get("read_collision_wait_ns", 0), t.get("read_dies_milli", 0) * t.get("reads", 0) / 1000,
-      s["late_replies"], s["modelled_replies"])
-PY
-}
-
-# bench_is_ssd FILE - 0 when configuration FILE's [disk] model is ssd (as
-# scatterfs-plan --dump resolves it: a preset = line counts too)
-bench_is_ssd() {
-	[[ -n ${1:-} && $(config_value "$1" disk.model) == ssd ]]
-}
 
 # print_table FORMAT < CSV - CSV as is (csv) or as aligned columns (text)
 print_table() {
@@ -231,37 +189,4 @@ print_table() {
 	fi
 }
 
-# --- configurations: layouts x --set values --------------------------------
 BENCH_PLAN=$bench_build/bench/scatterfs-plan
-
-# bench_plan_check ARGS... - scatterfs-plan --check ARGS; on failure prints
-# the daemon's message (without the tool's name) and returns 1
-bench_plan_check() {
-	local out
-	out=$("$BENCH_PLAN" --check "$@" 2>&1) && return 0
-	echo "${out#scatterfs-plan: }"
-	return 1
-}
-
-# bench_size_bytes VALUE - sets bench_bytes to VALUE in bytes, read as the
-# daemon reads a size (bytes, or a K/M/G/T suffix, powers of 1024, with an
-# optional "iB"), and returns 0; for any other VALUE sets bench_size_error
-# to the daemon's own message for it (KB, fractions, too large: from
-# scatterfs-plan --check) and returns 1.
-bench_size_bytes() {
-	local n shift=0 msg
-	if [[ $1 =~ ^([0-9]{1,18})([KkMmGgTt]([iI][bB])?)?$ ]]; then
-		n=$((10#${BASH_REMATCH[1]}))
-		case ${BASH_REMATCH[2]:0:1} in K | k) shift=10 ;; M | m) shift=20 ;; G | g) shift=30 ;; T | t) shift=40 ;; esac
-		if ((n <= (0x7fffffffffffffff >> shift))); then
-			bench_bytes=$((n << shift))
-			return 0
-		fi
-	fi
-	if msg=$(bench_plan_check --parse-only --set "device.size=$1"); then
-		bench_size_error="'$1' is not a size (bytes, or a K/M/G/T suffix)"
-	else
-		bench_size_error=${msg##*"size = $1: "}
-	fi
-	return 1
-}
