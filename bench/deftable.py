@@ -50,13 +50,15 @@ def seed(n, title):
     return ["", title] + align(rows if n == "000" else rows[1:])
 
 
-def configs(rows, keys, head, cells, vs, stop=None, failed=lambda r: []):
+def configs(rows, keys, head, cells, vs=lambda r: "" if r["vs_baseline"] is None else "%.2f" % r["vs_baseline"],
+            stop=None, failed=lambda r: []):
     """An experiment's table over configurations: with one configuration its
     rows, cells(r) under HEAD; with several, each prefixed with the
     configuration's KEYS (layout and the user's --set keys) and ending with
-    vs(r), vs_baseline.  A failed row is FAILED after its failed(r) cells,
-    or with one configuration and STOP, ends it: "FAIL: stop(r): error" on
-    stderr, exit 1.  Returns (lines, the number of failed rows)."""
+    vs(r), vs_baseline (by default bench/run's own, to two decimals).  A
+    failed row is FAILED after its failed(r) cells, or with one
+    configuration and STOP, ends it: "FAIL: stop(r): error" on stderr,
+    exit 1.  Returns (lines, the number of failed rows)."""
     multi = len({tuple(r[k] for k in keys) for r in rows}) > 1
     out, bad = [(keys if multi else []) + head + (["vs_baseline"] if multi else [])], 0
     for r in rows:

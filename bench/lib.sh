@@ -78,6 +78,15 @@ bench_table() {
 	exit "$rc"
 }
 
+# bench_pg_env - in a step bench/run runs as root (tests/lib.sh sourced), what
+# sfs_pg_start and sfs_pg_stop use: PORT (54391 + SCATTERFS_JOB), S (the
+# --socket-dir) and PGLOG (in TMPDIR, postgres's)
+# shellcheck disable=SC2034,SC2154 # tests/lib.sh's; socket_dir: the script's option
+bench_pg_env() {
+	PORT=$((54391 + SCATTERFS_JOB)) S=$socket_dir PGLOG=$TMPDIR/postgres.log
+	[[ -e $PGLOG ]] || { : >"$PGLOG" && chown postgres: "$PGLOG"; }
+}
+
 # --- progress on stderr ----------------------------------------------------
 # One line per step: the step, its time, steps done of all, elapsed, and an
 # estimate of what is left (the mean step time so far times the steps
