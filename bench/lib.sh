@@ -1,23 +1,12 @@
 # bench/lib.sh: what the experiments in bench/ share.  Source it after
-# setting `root` (the project root): it installs and builds what is missing
-# (tools/setup), then sources tests/lib.sh for sfs_mount, sfs_umount, note,
-# fail and the EXIT trap that unmounts and cleans up.  An experiment that
-# takes the shared options sources it twice: first with
-# bench_stage=options, for the options and the progress lines only
-# (nothing else happens, so that --help and bad input need neither root
-# nor a build), then with bench_stage=setup once the options are read.
-#
-# Environment: SCATTERFS_BUILD (build directory, default build/),
-# SCATTERFS_KEEP=1 (keep the work directory).
-
-# --- the options every experiment takes ----------------------------------
-#   --layouts L1,L2,...  names from conf/ or paths to any INI file
-#   --baseline B         the row the ratios are taken against: a layout, a
-#                        SECTION.KEY=VALUE of a --set, or several joined by ','
-#   --set SECTION.KEY=V1,V2,...  (repeatable) sweep a key: every
-#                        combination of the values, with every layout
-#   --disk FILE|none     load FILE's [disk] section over every mount (FILE
-#                        may also be relative to the project, or a conf/ name)
+# setting `root` (the project root), first with bench_stage=options (the
+# options and the progress lines only, so that --help and bad input need
+# neither root nor a build), then with bench_stage=setup: it installs and
+# builds what is missing (tools/setup) and sources tests/lib.sh (sfs_mount,
+# note, fail, SFS_TMP and the EXIT trap that unmounts and cleans up).
+# The shared options: --layouts L1,L2,... (names from conf/ or INI paths),
+# --baseline B, --set SECTION.KEY=V1,V2,... (repeatable), --disk FILE|none,
+# as bench/run takes them (bench/README-run.md).
 if ! declare -p bench_sets >/dev/null 2>&1; then # a second sourcing keeps what was parsed
 	bench_layouts=
 	bench_baseline=
@@ -43,9 +32,66 @@ bench_opt() {
 }
 
 bench_die() {
-	echo "$(basename "$0"): $*" >&2
+	echo "bench/${0##*/}: $*" >&2
 	SFS_FAILED=1 # the message says it all: no logs from the EXIT trap
 	exit 2
+}
+
+# bench_options 'SPEC...' ARGS... - parses ARGS: the shared options
+# (bench_opt), --help (the script's header comment), and the script's own,
+# each SPEC word --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a
+# DEFAULT of digits asks for a positive integer) or --NAME=A|B|C (one of
+# them, A the default), into the variable NAME (- as _).
+bench_options() {
+	local spec=$1 w o v
+	local -A kind=()
+	shift
+	for w in $spec; do
+		o=${w%%=*} v=${o#--}
+		kind[$o]=${w#"$o"}
+		v=${v//-/_}
+		if [[ $w != *=* ]]; then printf -v "$v" ''; else w=${w#*=}; printf -v "$v" %s "${w%%|*}"; fi
+	done
+	while (($#)); do
+		bench_opt "$@"
+		((bench_shift)) && { shift "$bench_shift"; continue; }
+		[[ $1 == -h || $1 == --help ]] && { sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0"; exit 0; }
+		[[ -n ${kind[$1]+set} ]] || bench_die "unknown option '$1' (see --help)"
+		o=${1#--} v=${1//-/_} v=${v#__}
+		if [[ -z ${kind[$1]} ]]; then printf -v "$v" 1; shift; continue; fi
+		(($# >= 2)) || bench_die "$1 needs a value (see --help)"
+		printf -v "$v" %s "$2"
+		w=${kind[$1]#=}
+		if [[ $w =~ ^[0-9]+$ && ! $2 =~ ^[1-9][0-9]*$ ]]; then
+			bench_die "$1 must be a positive integer, not '$2'"
+		elif [[ $w == *'|'* && "|$w|" != *"|$2|"* ]]; then
+			w=${w//|/, }
+			bench_die "$1 must be ${w%, *} or ${w##*, }, not '$2'"
+		fi
+		shift 2
+	done
+}
+
+# bench_sweep OUT ARGS... - bench/run ARGS --format json into OUT, with
+# --baseline, --workdir and --keep; bad input (bench/run said why) or no
+# table ends the experiment with bench/run's status, else bench_rc is it
+bench_sweep() {
+	local out=$1
+	shift
+	bench_rc=0
+	"$root/bench/run" "$@" ${bench_baseline:+--baseline "$bench_baseline"} --workdir "$SFS_TMP" \
+		${keep:+--keep} --format json >"$out" || bench_rc=$?
+	((bench_rc <= 1)) && [[ -s $out ]] || { SFS_FAILED=1; exit "$((bench_rc ? bench_rc : 1))"; }
+}
+
+# bench_table ARGS... < SCRIPT - the experiment's table step, python3 SCRIPT
+# ARGS with bench/deftable.py importable; ends the experiment with its
+# status (1: a failed row, which the table shows: no logs from the EXIT trap)
+bench_table() {
+	local rc=0
+	PYTHONPATH=$root/bench python3 - "$@" || rc=$?
+	((rc == 0)) || SFS_FAILED=1
+	exit "$rc"
 }
 
 # bench_resolve_layout NAME - "label<TAB>file" of a layout: NAME.ini in
@@ -119,71 +165,17 @@ bench_step_end_ticker() {
 # after SECONDS: prints the progress line
 bench_step_end() {
 	bench_step_end_ticker
-	local n=${3:-1} now
-	bench_steps_done=$((bench_steps_done + n))
-	now=$(date +%s%N)
-	awk -v w="$1" -v t="$2" -v d="$bench_steps_done" -v n="$bench_steps_total" \
-		-v el="$(((now - bench_t0) / 1000000))" -v p="$(basename "$0")" -v ts="$(date +%T)" '
-		function f(s) { s = int(s + 0.5)
-			if (s < 60) return s " s"; if (s < 3600) return sprintf("%d:%02d", s / 60, s % 60)
-			return sprintf("%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) }
-		BEGIN { el /= 1000; left = d > 0 ? el / d * (n - d) : 0
-			printf "%s [%s] %s: %.3f s; step %d/%d, elapsed %s, about %s left\n", p, ts, w, t, d, n, f(el), f(left) }' >&2
+	local d=$((bench_steps_done += ${3:-1})) ms=$((($(date +%s%N) - bench_t0) / 1000000))
+	printf '%s [%s] %s: %.3f s; step %d/%d, elapsed %s, about %s left\n' "$(basename "$0")" "$(date +%T)" "$1" "$2" \
+		"$d" "$bench_steps_total" "$(bench_fmt_s "${ms}e-3")" "$(bench_fmt_s "$((d > 0 ? ms * (bench_steps_total - d) / d : 0))e-3")" >&2
 }
 
 # bench_step_skip STEPS - steps that will not run (a configuration failed)
 bench_step_skip() { bench_steps_done=$((bench_steps_done + $1)); }
 
-# seed_departures < ROWS - where bench/scan's results depart from seed
-# 000's, and why; nothing when they agree.  ROWS: CSV lines
-# "layout,name,read_size,avg_s,baseline_avg_s" (layout as in
-# bench/seed-figures.csv, name as printed, the baseline being contiguous
-# at the same read size).  A departure: at a read size the seed measured,
-# one of the two ratios to contiguous above 1.1 and the other below 0.9;
-# or contiguous faster at a read size than at the one nearest 32 KiB (the
-# seed's best) below it, where the seed's contiguous table was slower.
-seed_departures() {
-	{
-		grep -v '^#' "$root/bench/seed-figures.csv" | awk -F, '$1 == "000" { print "seed," $4 "," $3 "," $5 }'
-		sed 's/^/row,/'
-	} | awk -F, '
-		$1 == "seed" { seed[$2, $3] = $4; next }
-		{ label[++n] = $2; name[n] = $3; rs[n] = $4; avg[n] = $5; base[n] = $6 }
-		END {
-			for (i = 1; i <= n; i++) {
-				if (label[i] == "contiguous" || !((label[i], rs[i]) in seed) || !(("contiguous", rs[i]) in seed) || base[i] <= 0)
-					continue
-				ours = avg[i] / base[i]; theirs = seed[label[i], rs[i]] / seed["contiguous", rs[i]]
-				if ((ours > 1.1 && theirs < 0.9) || (ours < 0.9 && theirs > 1.1))
-					out[++m] = sprintf("  %s at %d KiB reads: %.2f times contiguous here, %.2f in the seed (%s s against %s s)",
-						name[i], rs[i] / 1024, ours, theirs, seed[label[i], rs[i]], seed["contiguous", rs[i]])
-			}
-			for (i = 1; i <= n; i++) {
-				if (label[i] != "contiguous" || !(("contiguous", rs[i]) in seed) || rs[i] > 32768) continue
-				if (!(name[i] in ref) || rs[i] > rs[ref[name[i]]]) ref[name[i]] = i
-			}
-			for (i = 1; i <= n; i++) {
-				if (label[i] != "contiguous" || !(name[i] in ref) || !(("contiguous", rs[i]) in seed)) continue
-				r = ref[name[i]]
-				if (rs[i] > rs[r] && avg[i] < avg[r] && seed["contiguous", rs[i]] > seed["contiguous", rs[r]])
-					out[++m] = sprintf("  %s at %d KiB reads: %.3f s here, faster than the %.3f s at %d KiB; the seed %s s, slower than its %s s",
-						name[i], rs[i] / 1024, avg[i], avg[r], rs[r] / 1024, seed["contiguous", rs[i]], seed["contiguous", rs[r]])
-			}
-			if (m == 0) exit
-			print "Where these results depart from the seed:"
-			for (k = 1; k <= m; k++) print out[k]
-			print "Why: the seed'"'"'s scans were Oracle multiblock reads, and a multiblock read ends at an"
-			print "extent boundary: with 70 KiB extents no read moved more than 70 KiB, in one I/O, whatever"
-			print "the multiblock read count, so larger reads helped the fragmented tables as much as the"
-			print "contiguous one.  Here a read is the kernel'"'"'s readahead, which runs on across extent"
-			print "boundaries: on a fragmented table it becomes one device I/O per extent it touches, each"
-			print "paying a seek on the disk model.  And the seed'"'"'s contiguous table slowed down above"
-			print "32 KiB reads (86.71 s at 32 KiB, 105 to 147 s from 64 KiB on), a trait of that 1999"
-			print "system which the disk model does not have: its transfer time only grows with the size."
-		}'
-}
-
 [[ ${bench_stage:-setup} == setup ]] || return 0
+[[ -z ${workdir:-} ]] || { mkdir -p "$workdir" && TMPDIR=$(readlink -f "$workdir") && export TMPDIR; }
+[[ -z ${keep:-} ]] || export SCATTERFS_KEEP=1
 
 ((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }
 bench_build=${SCATTERFS_BUILD:-$root/build}
@@ -283,11 +275,6 @@ print_table() {
 				for (i = 1; i <= n; i++) line = line (i < n ? sprintf("%-*s  ", w[i], c[r, i]) : c[r, i])
 				print line } }'
 	fi
-}
-
-# seed_figures SEED - the seed's own rows from bench/seed-figures.csv
-seed_figures() {
-	grep -v '^#' "$root/bench/seed-figures.csv" | awk -F, -v s="$1" 'NR == 1 || $1 == s'
 }
 
 # --- configurations: layouts x --set values --------------------------------

@@ -480,6 +480,39 @@ as_pg() {
 	if [[ $(id -un) == postgres ]]; then "$@"; else runuser -u postgres -- "$@"; fi
 }
 
+# sfs_csv_col FILE COLUMN FIRST - the cells of COLUMN (a header name) in
+# the rows of CSV table FILE whose first cell is FIRST
+sfs_csv_col() {
+	awk -F, -v c="$2" -v l="$3" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next } $1 == l { print $k[c] }' "$1"
+}
+
+# sfs_bench_run OUT ARGS... - bench/run --layouts contiguous,equi-fragmented
+# --runs 2 --size 1G ARGS --format csv into OUT (printed; its stderr in
+# $SFS_TMP/err, both in the logs); fails unless it exits 0 with a row per
+# layout, each without error and with 2 counted runs
+sfs_bench_run() {
+	local out=$1 l
+	shift
+	sfs_add_log "$SFS_TMP/err"
+	SCATTERFS_BUILD=$SFS_BUILD "$SFS_ROOT/bench/run" --layouts contiguous,equi-fragmented --runs 2 --size 1G "$@" \
+		--format csv >"$out" 2>"$SFS_TMP/err" </dev/null || fail "bench/run exited $?"
+	sfs_add_log "$out"
+	cat "$out"
+	for l in contiguous equi-fragmented; do
+		assert_eq "$(sfs_csv_col "$out" error "$l")" "" "$l: error"
+		assert_eq "$(sfs_csv_col "$out" runs "$l")" 2 "$l: runs"
+	done
+}
+
+# sfs_two_devices - for a test of a mount with a second device wal: T
+# (SFS_TMP), M (the mount point), B and W (main's and wal's backings), CAT
+# (the catalog) and L (the request log); needs sqlite3 and python3
+sfs_two_devices() {
+	sfs_require sqlite3 python3
+	T=$SFS_TMP M=$SFS_TMP/mnt B=$SFS_TMP/main.img W=$SFS_TMP/wal.img
+	CAT=$B.scatterfs L=$SFS_TMP/log.csv
+}
+
 # sfs_pg_setup PORT - for a test that runs PostgreSQL: skips the test
 # unless it is installed with its user postgres; sets PORT, S (the socket directory) and PGLOG (the server log,
 # printed when the test fails), both owned by postgres.

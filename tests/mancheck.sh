@@ -19,8 +19,8 @@
 #   scatterfs-plan(1)'s synopsis and options, every option of
 #   `scatterfs-report --help` in scatterfs-report(1);
 # - every script in bench/: the options its code takes (its case labels,
-#   bench_opt's shared ones, argparse's add_argument) in its --help
-#   synopsis, and every option of that synopsis in a synopsis of it in
+#   bench_options' spec, bench_opt's shared ones, argparse's add_argument)
+#   in its --help synopsis, and every option of that synopsis in a synopsis of it in
 #   README.md or bench/README*.md (a line naming bench/NAME with options,
 #   and its continuation lines);
 # - no man page and no --help output speaks of an issue ("issue 15") or of
@@ -307,7 +307,9 @@ for path in sorted(glob.glob("bench/*")):
     for labels in re.findall(r"^\s*((?:--[a-z][a-z0-9-]*\s*\|\s*)*--[a-z][a-z0-9-]*)\)", code, re.M):
         accepted |= {l.strip() for l in labels.split("|")}
     accepted |= set(re.findall(r"add_argument\(\s*\"(--[a-z][a-z0-9-]*)\"", code))
-    if "bench_opt " in code:
+    for spec in re.findall(r"^bench_options '([^']*)'", code, re.M):
+        accepted |= set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", spec))
+    if "bench_opt " in code or "bench_options '" in code:
         accepted |= {"--layouts", "--baseline", "--set", "--disk"}
     accepted -= {"--help"}
     if not accepted:

@@ -17,15 +17,8 @@
 #     bytes of its extents and gaps in the catalog.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
-sfs_require sqlite3 python3
-
-T=$SFS_TMP
-M=$T/mnt
-B=$T/main.img
-W=$T/wal.img
-CAT=$B.scatterfs
+sfs_two_devices
 D=$M/pgdata
-L=$T/log.csv
 cat >"$T/wal.ini" <<EOF
 [device "wal"]
 backing = wal.img

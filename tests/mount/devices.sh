@@ -16,14 +16,7 @@
 # scatterfs-plan with the same configuration prints the same two maps.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
-sfs_require sqlite3 python3
-
-T=$SFS_TMP
-M=$T/mnt
-B=$T/main.img
-W=$T/wal.img
-CAT=$B.scatterfs
-L=$T/log.csv
+sfs_two_devices
 # 1 MiB extents (not the default auto) keep the extent maps short.
 cat >"$T/two.ini" <<EOF
 [layout]
