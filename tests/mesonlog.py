@@ -169,11 +169,12 @@ def cmd_report(args):
             passed += ok
             skipped += sk
             failed += bad
+            skips = ", %d skipped" % sk if sk else ""
             if bad == 0:
-                out.write("PASS %s: %d tests (%s)\n" % (shown, ok, dur))
+                out.write("PASS %s: %d tests%s (%s)\n" % (shown, ok, skips, dur))
             else:
                 if nok:
-                    out.write("FAIL %s: %d of %d passed (%s)\n" % (shown, ok, ok + nok, dur))
+                    out.write("FAIL %s: %d of %d passed%s (%s)\n" % (shown, ok, ok + nok, skips, dur))
                 else:
                     out.write("FAIL %s: %s, exit %s after %d passed (%s)\n"
                               % (shown, res.lower(), rc, ok, dur))
