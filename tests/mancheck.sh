@@ -19,7 +19,7 @@
 #   scatterfs-plan(1)'s synopsis and options, every option of
 #   `scatterfs-report --help` in scatterfs-report(1);
 # - every script in bench/: the options its code takes (its case labels,
-#   bench_options' spec, bench_opt's shared ones, argparse's add_argument)
+#   bench_options' spec and its shared ones, argparse's add_argument)
 #   in its --help synopsis, and every option of that synopsis in a synopsis of it in
 #   README.md or bench/README*.md (a line naming bench/NAME with options,
 #   and its continuation lines);
@@ -309,7 +309,7 @@ for path in sorted(glob.glob("bench/*")):
     accepted |= set(re.findall(r"add_argument\(\s*\"(--[a-z][a-z0-9-]*)\"", code))
     for spec in re.findall(r"^bench_options '([^']*)'", code, re.M):
         accepted |= set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", spec))
-    if "bench_opt " in code or "bench_options '" in code:
+    if "bench_options '" in code:
         accepted |= {"--layouts", "--baseline", "--set", "--disk"}
     accepted -= {"--help"}
     if not accepted:

@@ -4,7 +4,13 @@
 # whose reply could not be sent is logged with its -errno, never with a
 # positive number that reads as a byte count.  Under the disk model, so
 # that four readers' 1 MiB reads are in flight most of the time, both the
-# synchronous way and queued (direct backing, poll_us = 0).
+# synchronous way and queued (direct backing, poll_us = 0), on /dev/fuse
+# (transport=dev), where a reply that cannot be sent fails at once.
+# On FUSE over io_uring (where the kernel has it on), the same abort: the
+# daemon exits and every read row is its size or -errno, but a read in
+# flight may be logged with its size: its reply is queued on the ring and
+# the kernel's refusal comes with the commit's completion, after the row
+# (fs/transport.c ring_reply), so that case is not required there.
 source "$(dirname "$0")/../lib.sh"
 sfs_require python3
 
@@ -60,9 +66,11 @@ PY
 }
 
 i=0
-for opts in "" ",device.direct=true,device.poll_us=0"; do
+cases=("transport=dev" "transport=dev,device.direct=true,device.poll_us=0")
+[[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] && cases+=("transport=uring")
+for opts in "${cases[@]}"; do
 	log=$T/abort$((++i)).log
-	abort_run ",disk.model=hdd$opts" "$log"
+	abort_run ",disk.model=hdd,$opts" "$log"
 	# (no read reaches the end of the file: each answered one reads all it asked)
 	good=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result == $f_size' | wc -l)
 	failed=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result < 0' | wc -l)
@@ -70,6 +78,7 @@ for opts in "" ",device.direct=true,device.poll_us=0"; do
 	note "options '$opts': $good reads answered, $failed failed with -errno"
 	assert_eq "$other" "" "read rows ($opts) whose result is neither the size nor -errno"
 	((good > 0)) || fail "no read answered before the abort ($opts)"
-	((failed > 0)) || fail "no read in flight at the abort ($opts): the case was not exercised"
+	[[ $opts == *uring* ]] ||
+		((failed > 0)) || fail "no read in flight at the abort ($opts): the case was not exercised"
 done
 note ok

@@ -1,14 +1,16 @@
 #!/bin/bash
 # bench/autoextend at a tiny scale (SQLite, 8 MiB of rows, steps of 1 and
 # 4 MiB, 2 runs, CSV, with a plot), then its numbers against its own
-# request log, in every run:
+# request logs (bench/run's, kept: each kind of file on its own mount), in
+# every run:
 # - the header names the columns in order, one row per step;
 # - the growing file's extend rows: as many as the extends column, each of
 #   exactly one step, and ceil(file size / step) of them (the file starts
 #   empty and grows in whole steps): 9 for 1 MiB and 3 for 4 MiB, since the
 #   8 MiB of rows plus the table's interior pages come to just over 8 MiB;
 # - the static file: 0 extends during its load, and exactly one extend row
-#   in the whole log, its preallocation, of the growing file's allocation;
+#   in each run's log, its preallocation before the load, of the growing
+#   file's allocation;
 # - zero_fill_ms, file_mib and the worst writes equal what the log gives,
 #   per_extension_ms and per_alloc_ms follow from the other columns;
 # - the plot is a PNG.
@@ -26,15 +28,6 @@ assert_eq "$rc" 2 "exit status of bench/autoextend --steps 3K"
 help=$("$AE" --help) || fail "bench/autoextend --help exited $?"
 grep -q -- '--zero-fill' <<<"$help" || fail "bench/autoextend --help does not describe --zero-fill"
 
-# The table's arithmetic, on fixed statistics: 2 runs of 3 extends whose
-# zero-fill times sum to 4050 us, a mean of 0.675 ms. It must round as the
-# log's own mean (sum / rows / 1000) does, 0.68; dividing per run first gave
-# 0.67 (CI failed on that once).
-printf '%s\n' 'g 8 4 1 0.100 3 12582912 2000 700 8400000' 'g 8 4 2 0.094 3 12582912 2050 740 8400000' \
-	's 8 4 1 0.089 0 0 0 150 8400000' 's 8 4 2 0.090 0 0 0 160 8400000' >"$SFS_TMP/stats"
-assert_eq "$(awk -f "$SFS_ROOT/bench/autoextend-rows.awk" "$SFS_TMP/stats")" \
-	"8,4,8.01,0.094,0.089,3,12,0,0.68,1.67,0.99,0.74,0.16" "table row from fixed statistics"
-
 W=$SFS_TMP/work
 out=$SFS_TMP/autoextend.csv
 err=$SFS_TMP/autoextend.err
@@ -43,21 +36,23 @@ sfs_add_log "$err"
 SCATTERFS_BUILD=$SFS_BUILD "$AE" --steps 1M,4M --volumes 8M --runs 2 --format csv --plot "$SFS_TMP/ae.png" \
 	--workdir "$W" --keep >"$out" 2>"$err" </dev/null || fail "bench/autoextend exited $?"
 cat "$out"
-# The experiment's own work directory, kept: its request log and load windows.
-dir=$(echo "$W"/sfs-autoextend.*)
-[[ -d $dir && -f $dir/requests.csv ]] || fail "bench/autoextend --keep left no request log in $W"
-L=$dir/requests.csv
-sfs_log_check_header "$L"
-
+# bench/run's work directory, kept: configuration 1 is step 1 MiB grow, 2
+# step 1 static, 3 step 4 grow, 4 step 4 static; runR.csv their runs' logs.
+dir=$(echo "$W"/sfs-autoextend.*/bench-run.*)
+[[ -f $dir/config1/run1.csv ]] || fail "bench/autoextend --keep left no request log in $W"
+sfs_log_check_header "$dir/config1/run1.csv"
 assert_eq "$(head -n 1 "$out")" \
 	volume_mib,step_mib,file_mib,grow_s,static_s,extends,extend_mib,static_extends,zero_fill_ms,per_extension_ms,per_alloc_ms,worst_write_grow_ms,worst_write_static_ms \
 	"CSV header"
 assert_eq "$(wc -l <"$out")" 3 "CSV lines (header and one row per step)"
 
-declare -A want_extends=([1]=9 [4]=3)
-# rows_of OP STEP KIND - the log rows OP of the files of KIND (g or s) for STEP, all runs
-rows_of() { sfs_log_awk "$L" -v op="$1" -v re="^$3$2M-v8-r[0-9]+[.]db\$" 'NR > 1 && $f_op == op && $f_path ~ re' "$L"; }
+declare -A want_extends=([1]=9 [4]=3) grow=([1]=1 [4]=3)
+# rows_of OP CONFIG - the log rows OP of ae.db in both runs of configuration CONFIG
+rows_of() { cat "$dir/config$2"/run[12].csv | sfs_log_awk "$L" -v op="$1" 'NR > 1 && $f_op == op && $f_path == "ae.db"'; }
+L=$dir/config1/run1.csv
 for step in 1 4; do
+	kg=${grow[$step]}
+	ks=$((kg + 1))
 	row=$(awk -F, -v s=$step 'NR > 1 && $1 == 8 && $2 == s' "$out")
 	[[ -n $row ]] || fail "no CSV row for volume 8, step $step"
 	IFS=, read -r _ _ file_mib grow_s static_s extends extend_mib static_extends zf_ms per_ext per_alloc worst_g worst_s <<<"$row"
@@ -65,27 +60,27 @@ for step in 1 4; do
 	n=${want_extends[$step]}
 	assert_eq "$extends" "$n" "step $step: extends column"
 	for r in 1 2; do
-		g=g${step}M-v8-r$r.db
-		s=s${step}M-v8-r$r.db
-		# The growing file, from the whole log (it exists only during its load).
-		assert_eq "$(sfs_log_count "$L" extend "$g")" "$n" "step $step: extend rows of $g"
-		assert_eq "$(sfs_log_count "$L" extend "$g" "$bytes")" "$n" "step $step: extend rows of $g of exactly one step"
-		end=$(sfs_log_rows "$L" write "$g" | sfs_log_awk "$L" '$f_offset + $f_size > e { e = $f_offset + $f_size } END { print e }')
+		g=$dir/config$kg/run$r.csv
+		s=$dir/config$ks/run$r.csv
+		# The growing file (created empty before the load, as the static one).
+		assert_eq "$(sfs_log_count "$g" extend ae.db)" "$n" "step $step: extend rows of $g"
+		assert_eq "$(sfs_log_count "$g" extend ae.db "$bytes")" "$n" "step $step: extend rows of $g of exactly one step"
+		end=$(sfs_log_rows "$g" write ae.db | sfs_log_awk "$g" '$f_offset + $f_size > e { e = $f_offset + $f_size } END { print e }')
 		assert_eq "$n" $(((end + bytes - 1) / bytes)) "step $step: extends of $g against ceil(file size $end / step)"
 		assert_eq "$file_mib" "$(awk -v e="$end" 'BEGIN { printf "%.2f", e / 1048576 }')" "step $step: file_mib against $g"
 		# The static file: its one extend row is the preallocation, before its load.
-		assert_eq "$(sfs_log_count "$L" extend "$s")" 1 "step $step: extend rows of $s (the preallocation only)"
-		assert_eq "$(sfs_log_rows "$L" extend "$s" | sfs_log_awk "$L" '{ print $f_offset "," $f_size }')" "0,$((n * bytes))" \
-			"step $step: the preallocation of $s covers the growing file's allocation"
-		(($(sfs_log_count "$L" write "$s") > 2000)) || fail "step $step: fewer than 2000 writes of $s in the log"
+		assert_eq "$(sfs_log_count "$s" extend ae.db)" 1 "step $step: extend rows of $s (the preallocation only)"
+		assert_eq "$(sfs_log_rows "$s" extend ae.db | sfs_log_awk "$s" '{ print $f_offset "," $f_size }')" "0,$((n * bytes))" \
+			"step $step: the preallocation in $s covers the growing file's allocation"
+		(($(sfs_log_count "$s" write ae.db) > 2000)) || fail "step $step: fewer than 2000 writes of ae.db in $s"
 	done
 	assert_eq "$extend_mib" $((n * step)) "step $step: extend_mib"
 	assert_eq "$static_extends" 0 "step $step: static_extends"
-	assert_eq "$zf_ms" "$(rows_of extend $step g | sfs_log_awk "$L" '{ t += $f_latency_us } END { printf "%.2f", t / NR / 1000 }')" \
+	assert_eq "$zf_ms" "$(rows_of extend "$kg" | sfs_log_awk "$L" '{ t += $f_latency_us } END { printf "%.2f", t / NR / 1000 }')" \
 		"step $step: zero_fill_ms against the extend rows' latency_us"
-	assert_eq "$worst_g" "$(rows_of write $step g | sfs_log_awk "$L" '$f_latency_us > m { m = $f_latency_us } END { printf "%.2f", m / 1000 }')" \
+	assert_eq "$worst_g" "$(rows_of write "$kg" | sfs_log_awk "$L" '$f_latency_us > m { m = $f_latency_us } END { printf "%.2f", m / 1000 }')" \
 		"step $step: worst_write_grow_ms"
-	assert_eq "$worst_s" "$(rows_of write $step s | sfs_log_awk "$L" '$f_latency_us > m { m = $f_latency_us } END { printf "%.2f", m / 1000 }')" \
+	assert_eq "$worst_s" "$(rows_of write "$ks" | sfs_log_awk "$L" '$f_latency_us > m { m = $f_latency_us } END { printf "%.2f", m / 1000 }')" \
 		"step $step: worst_write_static_ms"
 
 	# The derived columns.
