@@ -221,17 +221,25 @@ sfs_mount() {
 	fail "sfs_mount: $mnt did not appear in /proc/self/mountinfo within 10 s (daemon $pid alive)"
 }
 
+# sfs_fusermount_u MNT WHAT - fusermount3 -u MNT, retried while busy (a
+# file a process just closed can hold the mount for a moment), up to 10 s;
+# then fails naming WHAT
+sfs_fusermount_u() {
+	local t err
+	for ((t = 0; ; t++)); do
+		err=$(fusermount3 -u "$1" 2>&1) && return 0
+		((t < 100)) || fail "$2: fusermount3 -u $1: $err"
+		sleep 0.1
+	done
+}
+
 # sfs_umount MNT - fusermount3 -u (retried while busy, up to 10 s), then wait
 # (up to 30 s) for the daemon to exit, so its catalog and request log are
 # flushed.  The daemon must exit with status 0.
 sfs_umount() {
-	local mnt=$1 pid=${SFS_PID[$1]:-} t rc err
+	local mnt=$1 pid=${SFS_PID[$1]:-} t rc
 	sfs_is_mounted "$mnt" || fail "sfs_umount: $mnt is not mounted (daemon died?)"
-	for ((t = 0; ; t++)); do
-		err=$(fusermount3 -u "$mnt" 2>&1) && break
-		((t < 100)) || fail "sfs_umount: fusermount3 -u $mnt: $err"
-		sleep 0.1
-	done
+	sfs_fusermount_u "$mnt" sfs_umount
 	[[ -n $pid ]] || return 0
 	for ((t = 0; t < 300; t++)); do
 		kill -0 "$pid" 2>/dev/null || break

@@ -131,7 +131,7 @@ timeout 30 "$SFS_BIN" "$B" "$M" >"$T/stale.stdout" 2>"$T/stale.stderr" </dev/nul
 grep -q 'stale mount.*fusermount3 -u' "$T/stale.stderr" || fail "stale-mount: message: $(cat "$T/stale.stderr")"
 assert_eq "$(awk -v m="$M" '$5 == m' /proc/self/mountinfo | wc -l)" 1 "mounts on $M after the refused mount over a stale one"
 note "stale-mount: refused (exit $rc): $(head -n 1 "$T/stale.stderr")"
-fusermount3 -u "$M" || fail "fusermount3 -u of the stale mount failed"
+sfs_fusermount_u "$M" "the stale mount"
 
 # 9. A live mount point: refused with a message naming what is mounted
 # there (fstype and source, escapes of mountinfo undone), nothing created;
@@ -164,7 +164,7 @@ timeout 30 "$SFS_BIN" "$T/new" "$M3" -o size=16M,nonempty >"$T/nonempty.stdout" 
 top=$(grep -F " ${M3// /\\040} " /proc/self/mountinfo | tail -n 1 | sed 's/.* - \([^ ]*\) .*/\1/')
 assert_eq "$top" fuse.scatterfs "nonempty: fstype on top of $M3"
 echo over >"$M3/f" || fail "nonempty: write on the mount over tmpfs"
-fusermount3 -u "$M3" || fail "nonempty: fusermount3 -u $M3"
+sfs_fusermount_u "$M3" nonempty
 [[ ! -e $M3/f ]] || fail "nonempty: the file written on scatterfs is on the tmpfs below"
 umount "$M3" || fail "umount tmpfs $M3"
 note "nonempty: mounted over tmpfs, and unmounted"

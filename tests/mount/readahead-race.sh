@@ -70,7 +70,7 @@ for ((i = 1; i <= 20; i++)); do
 		read -r pid
 		read -r kb
 	} <<<"$out"
-	fusermount3 -u "$M" || fail "round $i: fusermount3 -u"
+	sfs_fusermount_u "$M" "round $i"
 	for ((t = 0; t < 300; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	assert_eq "$kb" 1024 "round $i: read_ahead_kb when the mount first answered"
 	assert_eq "$(dominant_read "$L")" 1048576 "round $i: dominant read size of a file opened at once"
