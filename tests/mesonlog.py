@@ -3,11 +3,11 @@
 
   BUILD is a build directory, or a file with its `meson introspect --tests`.
 
-  mesonlog.py list BUILD SUITE [--not SUITE]... [NAME]...
+  mesonlog.py list BUILD SUITE [NAME]... [--not SUITE]...
       prints the names of BUILD's tests (`meson introspect --tests`) in
       SUITE and in none of the --not suites, highest priority first (meson's
-      order); with NAMEs, only those (in that order; a NAME may end in .sh).
-      A NAME that is not in SUITE is printed on stderr as "missing NAME".
+      order); with NAMEs, only those of them in SUITE (in that order; a
+      NAME may end in .sh).
 
   mesonlog.py report BUILD TESTLOG TALLY [--prefix P] [--per-binary]
                      [--multiplier N] [--cpu-dir DIR]
@@ -33,6 +33,7 @@
       else its last line, at most 300 characters) and per test
       "time WALL CPU_TICKS NAME" (CPU_TICKS -1 when unknown).
 """
+import argparse
 import json
 import os
 import re
@@ -56,22 +57,11 @@ def suites_of(t):
     return {s.rpartition(":")[2] for s in t.get("suite") or []}
 
 
-def cmd_list(args):
-    build, suite, rest = args[0], args[1], args[2:]
-    nots, names = set(), []
-    while rest:
-        if rest[0] == "--not":
-            nots.add(rest[1])
-            rest = rest[2:]
-        else:
-            names.append(re.sub(r"\.sh$", "", os.path.basename(rest[0])))
-            rest = rest[1:]
-    tests = [t for t in introspect(build) if suite in suites_of(t)]
+def cmd_list(a):
+    nots = set(a.nots)
+    names = [re.sub(r"\.sh$", "", os.path.basename(n)) for n in a.names]
+    tests = [t for t in introspect(a.build) if a.suite in suites_of(t)]
     if names:
-        have = {t["name"] for t in tests}
-        for n in names:
-            if n not in have:
-                print("missing", n, file=sys.stderr)
         by_name = {t["name"]: t for t in tests}
         tests = [by_name[n] for n in names if n in by_name]
     else:
@@ -109,21 +99,10 @@ def secs(ticks):
     return "%d.%d" % (ticks // CLK_TCK, ticks % CLK_TCK * 10 // CLK_TCK)
 
 
-def cmd_report(args):
-    build, testlog, tally = args[0], args[1], args[2]
-    prefix, per_binary, mult, cpu_dir = "", False, 1.0, None
-    rest = args[3:]
-    while rest:
-        a = rest.pop(0)
-        if a == "--prefix":
-            prefix = rest.pop(0)
-        elif a == "--per-binary":
-            per_binary = True
-        elif a == "--multiplier":
-            mult = float(rest.pop(0))
-        elif a == "--cpu-dir":
-            cpu_dir = rest.pop(0)
-    info = {t["name"]: t for t in introspect(build)}
+def cmd_report(a):
+    testlog, tally = a.testlog, a.tally
+    prefix, per_binary, mult, cpu_dir = a.prefix, a.per_binary, a.multiplier, a.cpu_dir
+    info = {t["name"]: t for t in introspect(a.build)}
     passed = failed = skipped = 0
     tal = []
     out = sys.stdout
@@ -200,12 +179,26 @@ def cmd_report(args):
 
 
 def main():
-    if len(sys.argv) >= 4 and sys.argv[1] == "list":
-        cmd_list(sys.argv[2:])
-    elif len(sys.argv) >= 5 and sys.argv[1] == "report":
-        cmd_report(sys.argv[2:])
-    else:
-        sys.exit("usage: tests/mesonlog.py list|report ... (see its docstring)")
+    p = argparse.ArgumentParser(prog="tests/mesonlog.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    lp = sub.add_parser("list")
+    lp.add_argument("build")
+    lp.add_argument("suite")
+    lp.add_argument("--not", action="append", default=[], dest="nots", metavar="SUITE")
+    lp.add_argument("names", nargs="*", metavar="NAME")
+    lp.set_defaults(run=cmd_list)
+    rp = sub.add_parser("report")
+    rp.add_argument("build")
+    rp.add_argument("testlog")
+    rp.add_argument("tally")
+    rp.add_argument("--prefix", default="")
+    rp.add_argument("--per-binary", action="store_true")
+    rp.add_argument("--multiplier", type=float, default=1.0)
+    rp.add_argument("--cpu-dir")
+    rp.set_defaults(run=cmd_report)
+    a = p.parse_args()
+    a.run(a)
 
 
 if __name__ == "__main__":

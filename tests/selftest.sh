@@ -27,6 +27,10 @@
 #   - selftest-tap: a TAP test (as the criterion binaries) counts each
 #     case (one passed, one failed, one skipped), and one that dies of a
 #     signal after two of its three cases counts two passed and a failure;
+#   - SCATTERFS_TRANSPORT: tests/run sets the kernel's enable_uring for
+#     its mount pass and, killed with SIGTERM during it, puts back the
+#     value it found (as root where the kernel has the parameter; its
+#     value stays off only a moment, while no mount test runs);
 #   - meson's test list (SCATTERFS_BUILDDIR, default build) has every
 #     tests/mount/*.sh in the suite 'mount', with the limit of its
 #     TIMEOUT line (400 s without one), the EXCLUSIVE ones in 'mount-alone'
@@ -126,6 +130,23 @@ expect "$rc" 1 "exit status, the TAP fixtures"
 has_line "$out" 'FAIL cases: 1 of 2 passed, 1 skipped \([0-9]+ s\)' "a TAP test with a failed case"
 has_line "$out" '    # fixture::fails: expected 1, got 2' "the failed case's output"
 has_line "$out" 'FAIL crash: error, exit -11 after 2 passed \([0-9]+ s\)' "a TAP test that crashed"
+
+P=/sys/module/fuse/parameters/enable_uring
+if [[ -w $P ]]; then
+	was=$(cat "$P")
+	[[ $was == Y ]] && t=dev flip=N || t=uring flip=Y
+	SCATTERFS_TRANSPORT=$t SCATTERFS_MOUNT_SUITE=selftest-timeout tests/run mount >/dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 200; i++)); do [[ $(cat "$P") == "$flip" ]] && break; sleep 0.05; done
+	expect "$(cat "$P")" "$flip" "enable_uring during a mount pass with SCATTERFS_TRANSPORT=$t"
+	kill -TERM "$pid"
+	wait "$pid"
+	expect "$?" 143 "exit status of tests/run after SIGTERM"
+	expect "$(cat "$P")" "$was" "enable_uring after SIGTERM to tests/run during its mount pass"
+	echo "$was" >"$P"
+else
+	echo "selftest: $P not writable (not root, or no FUSE over io_uring): its restore on SIGTERM not checked"
+fi
 
 build=${SCATTERFS_BUILDDIR:-build}
 want=$(for f in tests/mount/*.sh; do
