@@ -4,7 +4,7 @@
 # the same code path) so that the test does not sleep a minute: bench/run
 # with a 15-second workload prints "...run 1/1: still running after 10 s"
 # once (the next would come at 40 s), and the bash experiments' ticker
-# (bench/lib.sh's bench_step_begin/bench_step_end, run at the same time)
+# (bench/tools.sh's bench_step_begin/bench_step_end, run at the same time)
 # does the same for a 15-second step; neither writes to stdout but the
 # table (bench/run) or nothing (the ticker), and the ticker is gone once
 # its step ended.  Without SCATTERFS_TICKER_S the first line comes after
@@ -16,12 +16,14 @@ sfs_require python3
 T=$SFS_TMP
 export SCATTERFS_TICKER_S=10:30
 grep -q 'SCATTERFS_TICKER_S", "60:30"' "$SFS_ROOT/bench/run" || fail "bench/run's ticker default is not 60:30"
-grep -q 'SCATTERFS_TICKER_S:-60:30' "$SFS_ROOT/bench/lib.sh" || fail "bench/lib.sh's ticker default is not 60:30"
+grep -q 'SCATTERFS_TICKER_S:-60:30' "$SFS_ROOT/bench/tools.sh" || fail "bench/tools.sh's ticker default is not 60:30"
 # the bash ticker, in the background while bench/run runs
 (
 	root=$SFS_ROOT bench_stage=options
 	# shellcheck source=../../bench/lib.sh
 	source "$SFS_ROOT/bench/lib.sh"
+	# shellcheck source=../../bench/tools.sh
+	source "$SFS_ROOT/bench/tools.sh"
 	bench_progress_init 1
 	bench_step_begin "the long step"
 	sleep 15
