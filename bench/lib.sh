@@ -6,12 +6,15 @@
 # note, fail, SFS_TMP and the EXIT trap that unmounts and cleans up).
 # The shared options: --layouts L1,L2,... (names from conf/ or INI paths),
 # --baseline B, --set SECTION.KEY=V1,V2,... (repeatable), --disk FILE|none,
-# as bench/run takes them (bench/README-run.md).
+# --jobs N and --dask SCHEDULER, as bench/run takes them
+# (bench/README-run.md).
 if ! declare -p bench_sets >/dev/null 2>&1; then # a second sourcing keeps what was parsed
 	bench_layouts=
 	bench_baseline=
 	bench_sets=()
 	bench_disk=
+	bench_dask=
+	jobs=1
 fi
 
 bench_die() {
@@ -22,13 +25,13 @@ bench_die() {
 
 # bench_options 'SPEC...' ARGS... - parses ARGS: --help (the script's header
 # comment), the shared options (into bench_layouts, bench_baseline,
-# bench_disk and the array bench_sets) and the script's own, each SPEC word
+# bench_disk, bench_dask, jobs and the array bench_sets) and the script's own, each SPEC word
 # --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of digits
 # asks for a positive integer) or --NAME=A|B|C (one of them, A the
 # default), into the variable NAME (- as _).
 bench_options() {
 	local spec=$1 w v
-	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]==)
+	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]== [--dask]== [--jobs]==1)
 	shift
 	for w in $spec; do
 		v=${w%%=*} && kind[$v]=${w#"$v"} && v=${v#--} && v=${v//-/_}
@@ -42,7 +45,7 @@ bench_options() {
 		(($# >= 2)) || bench_die "$1 needs a value (see --help)"
 		case $1 in
 		--set) bench_sets+=("$2") ;;
-		--layouts | --baseline | --disk) printf -v "bench_$v" %s "$2" ;;
+		--layouts | --baseline | --disk | --dask) printf -v "bench_$v" %s "$2" ;;
 		*) printf -v "$v" %s "$2" ;;
 		esac
 		w=${kind[$1]#=}
@@ -96,13 +99,14 @@ bench_set_args() {
 }
 
 # bench_sweep OUT ARGS... - bench/run ARGS --format json into OUT, with
-# --baseline, --workdir and --keep; bad input (bench/run said why) or no
+# --baseline, --jobs, --dask, --workdir and --keep; bad input (bench/run said why) or no
 # table ends the experiment with bench/run's status, else bench_rc is it
 bench_sweep() {
 	local out=$1
 	shift
 	bench_rc=0
-	"$root/bench/run" "$@" ${bench_baseline:+--baseline "$bench_baseline"} --workdir "$SFS_TMP" \
+	"$root/bench/run" "$@" ${bench_baseline:+--baseline "$bench_baseline"} --jobs "$jobs" \
+		${bench_dask:+--dask "$bench_dask"} --workdir "$SFS_TMP" \
 		${keep:+--keep} --format json >"$out" || bench_rc=$?
 	((bench_rc <= 1)) && [[ -s $out ]] || { SFS_FAILED=1; exit "$((bench_rc ? bench_rc : 1))"; }
 }
@@ -124,6 +128,21 @@ bench_table() {
 bench_pg_env() {
 	PORT=$((54391 + SCATTERFS_JOB)) S=$socket_dir PGLOG=$TMPDIR/postgres.log
 	[[ -e $PGLOG ]] || { : >"$PGLOG" && chown postgres: "$PGLOG"; }
+}
+
+# bench_pg_sh PORT SOCKDIR OPTIONS - shell code for bench/run's steps (sh
+# -c, run as user postgres: --as) that defines, for the row's cluster at
+# $SCATTERFS_MOUNT/pgdata on port PORT + SCATTERFS_JOB with its socket in
+# SOCKDIR: sql (psql ARGS... as postgres), start (pg_ctl start with the
+# server OPTIONS, which the step expands when it starts; its log in
+# TMPDIR, the end of it on stderr when it fails) and stop
+bench_pg_sh() {
+	cat <<EOF
+pgdata=\$SCATTERFS_MOUNT/pgdata port=\$(($1 + SCATTERFS_JOB))
+sql() { PGOPTIONS='-c client_min_messages=warning' psql -X -q -At -v ON_ERROR_STOP=1 -h "$2" -p "\$port" -d postgres "\$@"; }
+start() { $PGBIN/pg_ctl -D "\$pgdata" -l "\$TMPDIR/pg.log" -w -t 300 -o "-p \$port -k $2 -c listen_addresses='' $3" start >/dev/null || { tail -20 "\$TMPDIR/pg.log" >&2; exit 1; }; }
+stop() { $PGBIN/pg_ctl -D "\$pgdata" -m fast -w -t 300 stop >/dev/null; }
+EOF
 }
 
 [[ ${bench_stage:-setup} == setup ]] || return 0

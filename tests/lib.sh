@@ -541,9 +541,11 @@ sfs_pg_setup() {
 	SFS_PG_HOOKED=1
 }
 
-# The one place tests and the experiments in bench/ start and stop
-# PostgreSQL.  SFS_PG_UP is the data directory of the running server, empty
-# when none runs.
+# Where tests and the experiments in bench/ start and stop PostgreSQL as
+# root (the server as user postgres); steps that bench/run runs as user
+# postgres (bench/scan, bench/cache) use bench/lib.sh's bench_pg_sh.
+# SFS_PG_UP is the data directory of the running server, empty when none
+# runs.
 SFS_PG_UP=
 
 # sfs_pg_initdb DATADIR PHASE [INITDB_ARG...] [-- SETTING...] - initdb of

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TIMEOUT: 240
+# TIMEOUT: 300
 # bench/run's cluster path on a real local Dask cluster: a dask-scheduler
 # and two dask-worker processes (one thread each) on this machine.  Two
 # configurations (contiguous and equi-fragmented, the HDD model, one run
@@ -14,7 +14,11 @@
 # each configuration ran on its own worker; and bench/run --merge of the
 # result files the Dask run kept prints the Dask run's table byte for
 # byte.  --merge refuses a file of another sweep and reports a missing
-# configuration as a FAILED row; --only out of range is refused.
+# configuration as a FAILED row; --only out of range is refused.  And an
+# experiment over bench/run takes the cluster path too: bench/scan --dask
+# (SQLite, two layouts, one read size) prints the rows of bench/scan
+# --jobs 1 in the columns that do not depend on timing, each layout on
+# its own worker.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3 dask-scheduler dask-worker
@@ -112,4 +116,21 @@ if out=$("$RUN" "${sweep[@]}" --only 3 2>&1); then
 	fail "--only 3 of 2 configurations accepted: $out"
 fi
 assert_eq "$out" "bench/run: --only 3: there are 2 configurations, numbered 1 to 2 (--list)" "--only 3"
+
+# an experiment's sweep on the cluster: bench/scan --dask against --jobs 1
+scan=("$SFS_ROOT/bench/scan" --rows 20000 --read-sizes 16K --runs 2 --layouts contiguous,equi-fragmented
+	--disk none --format csv)
+"${scan[@]}" >"$SFS_TMP/scan-local.csv" 2>"$SFS_TMP/scan-local.err" </dev/null ||
+	fail "bench/scan --jobs 1 exited $?: $(tail -5 "$SFS_TMP/scan-local.err")"
+"${scan[@]}" --dask "$S" >"$SFS_TMP/scan-dask.csv" 2>"$SFS_TMP/scan-dask.err" </dev/null ||
+	fail "bench/scan --dask exited $?: $(tail -5 "$SFS_TMP/scan-dask.err")"
+sfs_add_log "$SFS_TMP/scan-dask.err"
+cat "$SFS_TMP/scan-local.csv" "$SFS_TMP/scan-dask.csv"
+# layout, read_size, runs, device_ios, dominant_read_size, error
+cols() { cut -d, -f1,2,3,8,9,11 "$1"; }
+assert_eq "$(cols "$SFS_TMP/scan-dask.csv")" "$(cols "$SFS_TMP/scan-local.csv")" "bench/scan's rows with --dask against --jobs 1"
+assert_eq "$(cut -d, -f1 "$SFS_TMP/scan-dask.csv" | paste -sd' ')" "layout contiguous equi-fragmented" "bench/scan --dask's layouts"
+for w in w1 w2; do
+	grep -q "on worker $w " "$SFS_TMP/scan-dask.err" || fail "no bench/scan configuration ran on worker $w"
+done
 note ok
