@@ -118,6 +118,7 @@ fi
 assert_eq "$out" "bench/run: --only 3: there are 2 configurations, numbered 1 to 2 (--list)" "--only 3"
 
 # an experiment's sweep on the cluster: bench/scan --dask against --jobs 1
+# shellcheck disable=SC2054 # the layouts: one word
 scan=("$SFS_ROOT/bench/scan" --rows 20000 --read-sizes 16K --runs 2 --layouts contiguous,equi-fragmented
 	--disk none --format csv)
 "${scan[@]}" >"$SFS_TMP/scan-local.csv" 2>"$SFS_TMP/scan-local.err" </dev/null ||
