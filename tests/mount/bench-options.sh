@@ -1,0 +1,50 @@
+#!/bin/bash
+# TIMEOUT: 120
+# The experiments' bad options: each stops with exit status 2 and one
+# line that names the option and the value, before anything is mounted.
+# Sizes and lists go through one parser (bench/lib.sh's bench_bytes and
+# bench_list): an empty item of any list option is refused (bench/scan
+# and bench/blocksize once skipped it and ran the others), a size takes
+# bytes or a K, M or G suffix; a --set of a key the experiment sets itself
+# is refused by name; --jobs is a positive integer on all five, and
+# --dask with --jobs above 1 gets bench/run's refusal.
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+# refused WANT SCRIPT ARGS... - bench/SCRIPT ARGS exits 2 with WANT on stderr
+# (its last line: the set-up's progress may come before it) and nothing on
+# stdout
+refused() {
+	local want=$1 script=$2 rc=0
+	shift 2
+	SCATTERFS_BUILD=$SFS_BUILD TMPDIR=$SFS_TMP timeout 60 "$SFS_ROOT/bench/$script" "$@" \
+		>"$SFS_TMP/out" 2>"$SFS_TMP/err" </dev/null || rc=$?
+	assert_eq "$rc" 2 "exit status of bench/$script $*"
+	assert_eq "$(tail -n 1 "$SFS_TMP/err")" "$want" "bench/$script $*"
+	[[ $want == bench/run:* ]] || assert_eq "$(wc -l <"$SFS_TMP/err")" 1 "lines on stderr of bench/$script $*"
+	assert_eq "$(cat "$SFS_TMP/out")" "" "stdout of bench/$script $*"
+}
+
+refused "bench/scan: --read-sizes: an empty item in '16K,,32K'" scan --read-sizes 16K,,32K
+refused "bench/scan: --read-sizes: an empty item in '16K,'" scan --read-sizes 16K,
+refused "bench/scan: --read-sizes: '0x' is not a size (bytes, or a K, M or G suffix)" scan --read-sizes 16K,0x
+refused "bench/scan: --set cache.mode: the cache mode is --cache" scan --set cache.mode=none
+refused "bench/blocksize: --page-sizes: an empty item in '8K,,16K'" blocksize --page-sizes 8K,,16K
+refused "bench/blocksize: --page-sizes: '3K' is not a SQLite page size (a power of two from 512 to 64K)" \
+	blocksize --page-sizes 8K,3K
+refused "bench/blocksize: --readahead must be a multiple of 4 KiB up to 1M (the kernel's readahead is in pages; FUSE requests stop at 1 MiB), not '6K'" \
+	blocksize --readahead 6K
+refused "bench/blocksize: --jobs must be a positive integer, not '0'" blocksize --jobs 0
+refused "bench/cache: --cache-sizes: '1.5M' is neither a percentage (50%) nor a size (bytes, or a K, M or G suffix)" \
+	cache --cache-sizes 50%,1.5M
+refused "bench/cache: --cache-sizes: an empty list" cache --cache-sizes ''
+refused "bench/autoextend: --steps: '1500K' is not a whole number of MiB" autoextend --steps 1M,1500K
+refused "bench/autoextend: --volumes: an empty item in '50M,'" autoextend --volumes 50M,
+refused "bench/autoextend: --volumes: 'x' is not a size (bytes, or a K, M or G suffix)" autoextend --volumes 2G,x
+refused "bench/wal: --placements: an empty item in 'shared,'" wal --placements shared,
+refused "bench/wal: --jobs must be a positive integer, not 'two'" wal --jobs two
+# past the options, bench/run's own check of --jobs against --dask
+refused "bench/run: --jobs does not go with --dask: the cluster's workers decide what runs side by side" \
+	blocksize --rows 1000 --dask tcp://127.0.0.1:9 --jobs 2
+[[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP") ]] || fail "a mount was left under $SFS_TMP"
+note ok
