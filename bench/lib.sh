@@ -28,7 +28,8 @@ bench_die() {
 # bench_disk, bench_dask, jobs and the array bench_sets) and the script's own, each SPEC word
 # --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of digits
 # asks for a positive integer) or --NAME=A|B|C (one of them, A the
-# default), into the variable NAME (- as _).
+# default), into the variable NAME (- as _).  An empty value, or one that
+# is an option, is refused.
 bench_options() {
 	local spec=$1 w v
 	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]== [--dask]== [--jobs]==1)
@@ -43,20 +44,23 @@ bench_options() {
 		v=${1#--} v=${v//-/_}
 		if [[ -z ${kind[$1]} ]]; then printf -v "$v" 1; shift; continue; fi
 		(($# >= 2)) || bench_die "$1 needs a value (see --help)"
+		[[ -n $2 ]] || bench_die "$1: an empty value"
+		[[ $2 != --* ]] || bench_die "$1 needs a value, not the option '$2' (see --help)"
 		case $1 in
 		--set) bench_sets+=("$2") ;;
 		--layouts | --baseline | --disk | --dask) printf -v "bench_$v" %s "$2" ;;
 		*) printf -v "$v" %s "$2" ;;
 		esac
 		w=${kind[$1]#=}
-		if [[ $w =~ ^[0-9]+$ && ! $2 =~ ^[1-9][0-9]*$ ]]; then
-			bench_die "$1 must be a positive integer, not '$2'"
+		if [[ $w =~ ^[0-9]+$ && ! $2 =~ ^[1-9][0-9]{0,8}$ ]]; then
+			bench_die "$1 must be a positive integer (at most 999999999), not '$2'"
 		elif [[ $w == *'|'* && "|$w|" != *"|$2|"* ]]; then
 			w=${w//|/, }
 			bench_die "$1 must be ${w%, *} or ${w##*, }, not '$2'"
 		fi
 		shift 2
 	done
+	[[ -z $bench_layouts ]] || bench_list --layouts "$bench_layouts"
 }
 
 # bench_list OPTION LIST - LIST's comma-separated items into the array
@@ -128,6 +132,15 @@ bench_table() {
 bench_pg_env() {
 	PORT=$((54391 + SCATTERFS_JOB)) S=$socket_dir PGLOG=$TMPDIR/postgres.log
 	[[ -e $PGLOG ]] || { : >"$PGLOG" && chown postgres: "$PGLOG"; }
+}
+
+# bench_pg_socket DIR - ends the experiment when PostgreSQL's socket in DIR
+# (.s.PGSQL. and a port of 5 digits) would pass the 107 bytes a Unix
+# socket's path may have (the work directory is too deep), before anything
+# is mounted
+bench_pg_socket() {
+	local p=$1/.s.PGSQL.54321
+	((${#p} <= 107)) || bench_die "--workdir: PostgreSQL's socket would be $p, ${#p} bytes, more than the 107 a Unix socket's path may have: give a shorter --workdir (or TMPDIR)"
 }
 
 # bench_pg_sh PORT SOCKDIR OPTIONS - shell code for bench/run's steps (sh

@@ -7,7 +7,10 @@
 # and bench/blocksize once skipped it and ran the others), a size takes
 # bytes or a K, M or G suffix; a --set of a key the experiment sets itself
 # is refused by name; --jobs is a positive integer on all five, and
-# --dask with --jobs above 1 gets bench/run's refusal.
+# --dask with --jobs above 1 gets bench/run's refusal.  No value option
+# takes an empty value or another option; a --workdir too deep for
+# PostgreSQL's socket is refused before anything is mounted; bench/scan's
+# table takes a read size as the parser does (16k).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -34,17 +37,58 @@ refused "bench/blocksize: --page-sizes: '3K' is not a SQLite page size (a power 
 	blocksize --page-sizes 8K,3K
 refused "bench/blocksize: --readahead must be a multiple of 4 KiB up to 1M (the kernel's readahead is in pages; FUSE requests stop at 1 MiB), not '6K'" \
 	blocksize --readahead 6K
-refused "bench/blocksize: --jobs must be a positive integer, not '0'" blocksize --jobs 0
+refused "bench/blocksize: --jobs must be a positive integer (at most 999999999), not '0'" blocksize --jobs 0
 refused "bench/cache: --cache-sizes: '1.5M' is neither a percentage (50%) nor a size (bytes, or a K, M or G suffix)" \
 	cache --cache-sizes 50%,1.5M
-refused "bench/cache: --cache-sizes: an empty list" cache --cache-sizes ''
+refused "bench/cache: --cache-sizes: an empty value" cache --cache-sizes ''
 refused "bench/autoextend: --steps: '1500K' is not a whole number of MiB" autoextend --steps 1M,1500K
 refused "bench/autoextend: --volumes: an empty item in '50M,'" autoextend --volumes 50M,
 refused "bench/autoextend: --volumes: 'x' is not a size (bytes, or a K, M or G suffix)" autoextend --volumes 2G,x
 refused "bench/wal: --placements: an empty item in 'shared,'" wal --placements shared,
-refused "bench/wal: --jobs must be a positive integer, not 'two'" wal --jobs two
+refused "bench/wal: --jobs must be a positive integer (at most 999999999), not 'two'" wal --jobs two
+# every value option: no empty value (it once meant the default: --layouts ''
+# ran the whole default sweep, --disk '' the default model), no option as
+# a value, no number past the shell's arithmetic
+refused "bench/autoextend: --layouts: an empty value" autoextend --layouts ''
+refused "bench/wal: --layouts: an empty value" wal --layouts ''
+refused "bench/scan: --disk: an empty value" scan --disk none --disk ''
+refused "bench/scan: --dask: an empty value" scan --dask ''
+refused "bench/blocksize: --baseline: an empty value" blocksize --baseline ''
+refused "bench/cache: --layouts: an empty item in 'contiguous,,default'" cache --layouts contiguous,,default
+refused "bench/scan: --plot needs a value, not the option '--rows' (see --help)" scan --plot --rows 2000
+refused "bench/scan: --rows must be a positive integer (at most 999999999), not '99999999999999999999'" \
+	scan --rows 99999999999999999999
+# the keys an experiment sets itself
+refused "bench/cache: --set log.ops: the builds log read, write and extend (the reads and writes columns count them)" \
+	cache --set log.ops=read
+refused "bench/autoextend: --set autoextend.zero_fill: the zero-fill mode is --zero-fill" \
+	autoextend --set autoextend.zero_fill=none
+# the steps bench/run runs are not for users
+refused "bench/autoextend: --step load: one of the steps bench/run runs (SCATTERFS_MOUNT and SCATTERFS_JOB unset); not for users" \
+	autoextend --step load
+refused "bench/wal: --socket-dir goes with --step (bench/run's steps; not for users)" wal --socket-dir /tmp
+
 # past the options, bench/run's own check of --jobs against --dask
 refused "bench/run: --jobs does not go with --dask: the cluster's workers decide what runs side by side" \
 	blocksize --rows 1000 --dask tcp://127.0.0.1:9 --jobs 2
+refused "bench/run: --dask nonsense: not a scheduler's address or file (missing port number in address 'nonsense')" \
+	blocksize --rows 1000 --dask nonsense
+# a work directory too deep for PostgreSQL's socket: refused before the
+# first mount (it failed each row, after initdb, once the server started)
+deep=$SFS_TMP/$(printf 'd%.0s' {1..60})
+mkdir -p "$deep"
+for e in scan cache; do
+	SCATTERFS_BUILD=$SFS_BUILD timeout 120 "$SFS_ROOT/bench/$e" --engine postgres --rows 1000 --layouts contiguous \
+		--disk none --workdir "$deep" >"$SFS_TMP/out" 2>"$SFS_TMP/err" </dev/null && rc=0 || rc=$?
+	assert_eq "$rc" 2 "exit status of bench/$e --engine postgres with a deep --workdir"
+	grep -q "^bench/$e: --workdir: PostgreSQL's socket would be $deep/sfs-$e\..*, 1[0-9][0-9] bytes, more than the 107 a Unix socket's path may have: give a shorter --workdir (or TMPDIR)$" \
+		"$SFS_TMP/err" || fail "bench/$e with a deep --workdir: $(tail -3 "$SFS_TMP/err")"
+done
+# a read size with a lower-case suffix, as the parser takes it, through
+# the table step (which once parsed --read-sizes again, upper case only)
+SCATTERFS_BUILD=$SFS_BUILD TMPDIR=$SFS_TMP "$SFS_ROOT/bench/scan" --rows 2000 --runs 2 --read-sizes 16k \
+	--layouts contiguous --disk none --format csv >"$SFS_TMP/out" 2>"$SFS_TMP/err" </dev/null ||
+	fail "bench/scan --read-sizes 16k exited $?: $(tail -3 "$SFS_TMP/err")"
+assert_eq "$(cut -d, -f1,2 "$SFS_TMP/out" | paste -sd' ')" "layout,read_size contiguous,16384" "bench/scan --read-sizes 16k"
 [[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP") ]] || fail "a mount was left under $SFS_TMP"
 note ok

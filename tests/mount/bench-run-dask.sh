@@ -17,8 +17,8 @@
 # configuration as a FAILED row; --only out of range is refused.  And an
 # experiment over bench/run takes the cluster path too: bench/scan --dask
 # (SQLite, two layouts, one read size) prints the rows of bench/scan
-# --jobs 1 in the columns that do not depend on timing, each layout on
-# its own worker.
+# --jobs 1 in the columns that do not depend on timing (device_ios within
+# 2), each layout on its own worker.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3 dask-scheduler dask-worker
@@ -127,9 +127,14 @@ scan=("$SFS_ROOT/bench/scan" --rows 20000 --read-sizes 16K --runs 2 --layouts co
 	fail "bench/scan --dask exited $?: $(tail -5 "$SFS_TMP/scan-dask.err")"
 sfs_add_log "$SFS_TMP/scan-dask.err"
 cat "$SFS_TMP/scan-local.csv" "$SFS_TMP/scan-dask.csv"
-# layout, read_size, runs, device_ios, dominant_read_size, error
-cols() { cut -d, -f1,2,3,8,9,11 "$1"; }
+# layout, read_size, runs, dominant_read_size, error; device_ios within 2
+# (the kernel's readahead of a SQLite scan varies by an I/O from run to
+# run, on one machine too: 115 and 116 seen with --jobs 1)
+cols() { cut -d, -f1,2,3,9,11 "$1"; }
 assert_eq "$(cols "$SFS_TMP/scan-dask.csv")" "$(cols "$SFS_TMP/scan-local.csv")" "bench/scan's rows with --dask against --jobs 1"
+paste -d, <(cut -d, -f8 "$SFS_TMP/scan-dask.csv") <(cut -d, -f8 "$SFS_TMP/scan-local.csv") | tail -n +2 |
+	awk -F, '{ d = $1 - $2; if (d > 2 || d < -2) exit 1 }' ||
+	fail "bench/scan's device_ios with --dask and --jobs 1 differ by more than 2: $(cut -d, -f8 "$SFS_TMP/scan-dask.csv" "$SFS_TMP/scan-local.csv" | paste -sd' ')"
 assert_eq "$(cut -d, -f1 "$SFS_TMP/scan-dask.csv" | paste -sd' ')" "layout contiguous equi-fragmented" "bench/scan --dask's layouts"
 for w in w1 w2; do
 	grep -q "on worker $w " "$SFS_TMP/scan-dask.err" || fail "no bench/scan configuration ran on worker $w"
