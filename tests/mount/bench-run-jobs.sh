@@ -7,6 +7,10 @@
 # --jobs 4 the loads ran side by side (each load logs its SCATTERFS_JOB
 # and start/end time: some two overlap), and with --jobs 1 none did; each
 # configuration's commands saw its own number, 1 to 4.  --jobs 0 is refused.
+# A SIGTERM while groups of configurations (--alternate) run side by side
+# stops the sweep: no run starts after it (the groups once went on to
+# their next configuration and run, for 15 s), bench/run exits 143 within
+# 10 s, and no mount is left.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -56,4 +60,30 @@ if out=$(SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous --jobs 0 --load 
 	fail "--jobs 0 accepted: $out"
 fi
 [[ $out == *"--jobs must be a positive whole number, not '0'"* ]] || fail "--jobs 0: $out"
+
+# SIGTERM in the middle of two --alternate groups run side by side
+err=$SFS_TMP/term.err
+SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous,equi-fragmented --disk none --runs 3 --size 64M --jobs 2 \
+	--param kind=grow,static --alternate kind --load 'sleep 1' --workload 'sleep 3' --workdir "$SFS_TMP/term" \
+	--format csv >/dev/null 2>"$err" </dev/null &
+pid=$!
+sfs_add_log "$err"
+for ((i = 0; i < 600; i++)); do
+	(($(grep -c ': loaded: ' "$err") == 4)) && break
+	sleep 0.1
+done
+(($(grep -c ': loaded: ' "$err") == 4)) || fail "the four loads did not end within 60 s"
+sleep 1 # the groups' first runs are under way
+n=$(wc -l <"$err")
+t0=$(date +%s%N)
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+assert_eq "$rc" 143 "bench/run's exit status after SIGTERM"
+((ms <= 10000)) || fail "bench/run took $ms ms to end after SIGTERM"
+after=$(tail -n +"$((n + 1))" "$err")
+! grep -E ': loading|, run [0-9]+/3: [0-9.]+ s' <<<"$after" || fail "a load or run ended after SIGTERM: $after"
+[[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP/term") ]] || fail "a mount was left after SIGTERM"
+note "bench/run ended $ms ms after SIGTERM"
 note ok
