@@ -18,7 +18,9 @@
 # experiment over bench/run takes the cluster path too: bench/scan --dask
 # (SQLite, two layouts, one read size) prints the rows of bench/scan
 # --jobs 1 in the columns that do not depend on timing (device_ios within
-# 2), each layout on its own worker.
+# 2), each layout on its own worker.  A --dask client stopped by SIGTERM
+# stops its running tasks: their workloads and bench/run --only end, and
+# their mounts go.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3 dask-scheduler dask-worker
@@ -139,4 +141,25 @@ assert_eq "$(cut -d, -f1 "$SFS_TMP/scan-dask.csv" | paste -sd' ')" "layout conti
 for w in w1 w2; do
 	grep -q "on worker $w " "$SFS_TMP/scan-dask.err" || fail "no bench/scan configuration ran on worker $w"
 done
+
+# a client stopped by SIGTERM while its tasks run: it tells them to stop,
+# and their bench/run --only unmounts and ends (they once ran on, their
+# servers and mounts in a work directory the client had removed)
+"$RUN" --layouts contiguous,equi-fragmented --disk none --runs 1 --size 64M --load true \
+	--workload 'sleep 61' --dask "$S" --workdir "$SFS_TMP/stopwd" --format csv >/dev/null 2>"$SFS_TMP/stop.err" </dev/null &
+cpid=$!
+sfs_add_log "$SFS_TMP/stop.err"
+for ((i = 0; i < 600; i++)); do
+	(($(pgrep -xc -f 'sleep 61') == 2)) && break
+	sleep 0.1
+done
+(($(pgrep -xc -f 'sleep 61') == 2)) || fail "the two tasks' workloads did not start within 60 s"
+kill -TERM "$cpid"
+rc=0
+wait "$cpid" || rc=$?
+assert_eq "$rc" 143 "bench/run --dask's exit status after SIGTERM"
+grep -q "stopping the configurations on the Dask cluster" "$SFS_TMP/stop.err" || fail "no word of stopping: $(cat "$SFS_TMP/stop.err")"
+assert_eq "$(pgrep -xc -f 'sleep 61')" 0 "tasks' workloads left once the stopped client ended"
+assert_eq "$(pgrep -cf "bench/run .*--workdir $SFS_TMP/stopwd")" 0 "tasks' bench/run --only left once the stopped client ended"
+[[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP/stopwd") ]] || fail "a task's mount was left"
 note ok
