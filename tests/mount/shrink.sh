@@ -12,8 +12,8 @@
 #   - a regular-file backing is leased (.scatterfs/stats backing_leased
 #     true; a loop device false) until another process opens it: in the
 #     splice cases the cut is truncate(1), whose first O_NONBLOCK open
-#     fails with EAGAIN on the lease and breaks it, and a second truncate
-#     cuts; in the others a plain open for writing breaks it (and waits
+#     fails with EAGAIN on the lease and breaks it, and a later truncate
+#     cuts (retried while the daemon releases the lease); in the others a plain open for writing breaks it (and waits
 #     for its release), an overwrite at 1 MiB still succeeds, and then
 #     truncate(1) cuts at once; backing_leased is false after either;
 #   - a 64 KiB read at 8 MiB fails with EIO, one at 0 reads the file's
@@ -41,6 +41,19 @@
 # so that a run against the daemon before the fix shows each case failing.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
+
+# truncate_leased SIZE FILE - truncate(1) of a backing whose write lease
+# the daemon is giving up: until the daemon has released it (a lease break
+# waits for the writes in flight, slower under ASan), truncate's
+# O_NONBLOCK open fails with EAGAIN again, so it is retried for up to 10 s
+truncate_leased() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		truncate -s "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	truncate -s "$1" "$2"
+}
 sfs_require python3 losetup blockdev
 
 T=$SFS_TMP
@@ -178,7 +191,7 @@ run_case() {
 			problem "$tag: the first truncate(1) of the leased backing: '$out', expected EAGAIN"
 		fi
 		[[ $(stat -c %s "$target") == $((16 * MiB)) ]] || problem "$tag: the refused truncate(1) cut the backing"
-		truncate -s 4M "$target"
+		truncate_leased 4M "$target"
 	else
 		# A plain open breaks the lease; writes within the backing go on.
 		exec {hold}<>"$target"
@@ -289,7 +302,7 @@ for io in splice polled queued; do
 	head -c $((12 * MiB)) /dev/urandom >"$M/big"
 	sfs_umount "$M"
 	sfs_mount "$C/b" "$M" "$opts"
-	truncate -s 4M "$C/b" 2>/dev/null || truncate -s 4M "$C/b"
+	truncate_leased 4M "$C/b"
 	expect_eio "$tag: 64 KiB read at 8 MiB" dd if="$M/big" of=/dev/null bs=64K skip=128 count=1 status=none
 	truncate -s 16M "$C/b"
 	expect_eio "$tag: 64 KiB read at 8 MiB, grown back" dd if="$M/big" of=/dev/null bs=64K skip=128 count=1 status=none
