@@ -146,20 +146,20 @@ done
 # and their bench/run --only unmounts and ends (they once ran on, their
 # servers and mounts in a work directory the client had removed)
 "$RUN" --layouts contiguous,equi-fragmented --disk none --runs 1 --size 64M --load true \
-	--workload 'sleep 61' --dask "$S" --workdir "$SFS_TMP/stopwd" --format csv >/dev/null 2>"$SFS_TMP/stop.err" </dev/null &
+	--workload "sleep 61.$$" --dask "$S" --workdir "$SFS_TMP/stopwd" --format csv >/dev/null 2>"$SFS_TMP/stop.err" </dev/null &
 cpid=$!
 sfs_add_log "$SFS_TMP/stop.err"
 for ((i = 0; i < 600; i++)); do
-	(($(pgrep -xc -f 'sleep 61') == 2)) && break
+	(($(pgrep -xc -f "sleep 61.$$") == 2)) && break
 	sleep 0.1
 done
-(($(pgrep -xc -f 'sleep 61') == 2)) || fail "the two tasks' workloads did not start within 60 s"
+(($(pgrep -xc -f "sleep 61.$$") == 2)) || fail "the two tasks' workloads did not start within 60 s"
 kill -TERM "$cpid"
 rc=0
 wait "$cpid" || rc=$?
 assert_eq "$rc" 143 "bench/run --dask's exit status after SIGTERM"
 grep -q "stopping the configurations on the Dask cluster" "$SFS_TMP/stop.err" || fail "no word of stopping: $(cat "$SFS_TMP/stop.err")"
-assert_eq "$(pgrep -xc -f 'sleep 61')" 0 "tasks' workloads left once the stopped client ended"
+assert_eq "$(pgrep -xc -f "sleep 61.$$")" 0 "tasks' workloads left once the stopped client ended"
 assert_eq "$(pgrep -cf "bench/run .*--workdir $SFS_TMP/stopwd")" 0 "tasks' bench/run --only left once the stopped client ended"
 [[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP/stopwd") ]] || fail "a task's mount was left"
 note ok
