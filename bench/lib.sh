@@ -1,21 +1,11 @@
-# bench/lib.sh: what the experiments in bench/ share.  Source it after
-# setting `root` (the project root), first with bench_stage=options (the
-# options and the progress lines only, so that --help and bad input need
-# neither root nor a build), then with bench_stage=setup: it installs and
-# builds what is missing (tools/setup) and sources tests/lib.sh (sfs_mount,
-# note, fail, SFS_TMP and the EXIT trap that unmounts and cleans up).
-# The shared options: --layouts L1,L2,... (names from conf/ or INI paths),
-# --baseline B, --set SECTION.KEY=V1,V2,... (repeatable), --disk FILE|none,
-# --jobs N and --dask SCHEDULER, as bench/run takes them
-# (bench/README-run.md).
-if ! declare -p bench_sets >/dev/null 2>&1; then # a second sourcing keeps what was parsed
-	bench_layouts=
-	bench_baseline=
-	bench_sets=()
-	bench_disk=
-	bench_dask=
-	jobs=1
-fi
+# bench/lib.sh: what the tools in bench/ share.  Source it (it only defines),
+# parse the options (bench_options: --help and bad input need neither root
+# nor a build), then call bench_setup.  The experiments' shared options:
+# --layouts L1,L2,... (names from conf/ or INI paths), --baseline B, --set
+# SECTION.KEY=V1,V2,... (repeatable), --disk FILE|none, --jobs N and --dask
+# SCHEDULER, as bench/run takes them (bench/README-run.md).
+bench_layouts='' bench_baseline='' bench_disk='' bench_dask='' jobs=1
+bench_sets=()
 
 bench_die() {
 	echo "bench/${0##*/}: $*" >&2
@@ -29,7 +19,8 @@ bench_die() {
 # --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of digits
 # asks for a positive integer) or --NAME=A|B|C (one of them, A the
 # default), into the variable NAME (- as _).  An empty value, or one that
-# is an option, is refused.
+# is an option, is refused; --plot FILE must end in .png or .svg and
+# becomes an absolute path.
 bench_options() {
 	local spec=$1 w v
 	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]== [--dask]== [--jobs]==1)
@@ -61,6 +52,7 @@ bench_options() {
 		shift 2
 	done
 	[[ -z $bench_layouts ]] || bench_list --layouts "$bench_layouts"
+	[[ -z ${plot:-} ]] || { [[ $plot == *.png || $plot == *.svg ]] || bench_die "--plot: the file must end in .png or .svg, not '$plot'"; plot=$(readlink -m "$plot"); }
 }
 
 # bench_list OPTION LIST - LIST's comma-separated items into the array
@@ -115,20 +107,42 @@ bench_sweep() {
 	((bench_rc <= 1)) && [[ -s $out ]] || { SFS_FAILED=1; exit "$((bench_rc ? bench_rc : 1))"; }
 }
 
-# bench_table ARGS... < SCRIPT - the experiment's table step, python3 SCRIPT
-# ARGS with bench/deftable.py importable; ends the experiment with its
-# status (1: a failed row, which the table shows: no logs from the EXIT trap)
+# bench_table ARGS... < SCRIPT - the experiment's table step: python3 -c
+# SCRIPT ARGS after "import math, os, statistics, sys" and "from deftable
+# import *" (bench/deftable.py); ends the experiment with its status (1: a
+# failed row, which the table shows: no logs from the EXIT trap)
 bench_table() {
 	local rc=0
-	PYTHONPATH=$root/bench python3 - "$@" || rc=$?
+	PYTHONPATH=$root/bench python3 -c "import math, os, statistics, sys
+from deftable import *
+$(cat)" "$@" || rc=$?
 	((rc == 0)) || SFS_FAILED=1
 	exit "$rc"
+}
+
+# bench_step NAME... - with --step (one of the NAMEs, the steps bench/run
+# runs; not for users, hence bench/run's SCATTERFS_MOUNT and SCATTERFS_JOB
+# must be set): the script's run_step STEP, after sourcing tests/lib.sh
+# (but for config, whose output is a configuration); then exits
+bench_step() {
+	[[ -n $step || -z $socket_dir ]] || bench_die "--socket-dir goes with --step (bench/run's steps; not for users)"
+	[[ -n $step ]] || return 0
+	[[ " $* " == *" $step "* ]] || bench_die "--step: no step '$step' (one of: $*)"
+	[[ -n ${SCATTERFS_MOUNT:-} && -n ${SCATTERFS_JOB:-} ]] ||
+		bench_die "--step $step: one of the steps bench/run runs (SCATTERFS_MOUNT and SCATTERFS_JOB unset); not for users"
+	if [[ $step != config ]]; then
+		unset SCATTERFS_KEEP
+		# shellcheck source=../tests/lib.sh
+		source "$root/tests/lib.sh"
+	fi
+	run_step "$step"
+	exit 0
 }
 
 # bench_pg_env - in a step bench/run runs as root (tests/lib.sh sourced), what
 # sfs_pg_start and sfs_pg_stop use: PORT (54391 + SCATTERFS_JOB), S (the
 # --socket-dir) and PGLOG (in TMPDIR, postgres's)
-# shellcheck disable=SC2034,SC2154 # tests/lib.sh's; socket_dir: the script's option
+# shellcheck disable=SC2034 # tests/lib.sh's
 bench_pg_env() {
 	PORT=$((54391 + SCATTERFS_JOB)) S=$socket_dir PGLOG=$TMPDIR/postgres.log
 	[[ -e $PGLOG ]] || { : >"$PGLOG" && chown postgres: "$PGLOG"; }
@@ -158,17 +172,21 @@ stop() { $PGBIN/pg_ctl -D "\$pgdata" -m fast -w -t 300 stop >/dev/null; }
 EOF
 }
 
-[[ ${bench_stage:-setup} == setup ]] || return 0
-[[ -z ${workdir:-} ]] || { mkdir -p "$workdir" && TMPDIR=$(readlink -f "$workdir") && export TMPDIR; }
-[[ -z ${keep:-} ]] || export SCATTERFS_KEEP=1
+# bench_setup - as root, installs and builds what is missing (tools/setup),
+# sources tests/lib.sh (sfs_mount, fail, SFS_TMP and the EXIT trap that
+# unmounts and cleans up) in --workdir's TMPDIR, and defines note (progress
+# on stderr: stdout is the table, clean CSV with --format csv)
+bench_setup() {
+	[[ -z ${workdir:-} ]] || { mkdir -p "$workdir" && TMPDIR=$(readlink -f "$workdir") && export TMPDIR; }
+	[[ -z ${keep:-} ]] || export SCATTERFS_KEEP=1
 
-((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }
-bench_build=${SCATTERFS_BUILD:-$root/build}
-SCATTERFS_BUILDDIR=$bench_build "$root/tools/setup" >&2 || { echo "$(basename "$0"): set-up failed" >&2; exit 1; }
-export SCATTERFS_BUILD=$bench_build
-# shellcheck source=../tests/lib.sh
-source "$root/tests/lib.sh"
-# Progress goes to stderr: stdout is the table (clean CSV with --format csv).
-note() { echo "[$SFS_NAME $(date +%T)] $*" >&2; }
+	((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }
+	bench_build=${SCATTERFS_BUILD:-$root/build}
+	SCATTERFS_BUILDDIR=$bench_build "$root/tools/setup" >&2 || { echo "$(basename "$0"): set-up failed" >&2; exit 1; }
+	export SCATTERFS_BUILD=$bench_build
+	# shellcheck source=../tests/lib.sh
+	source "$root/tests/lib.sh"
+	note() { echo "[$SFS_NAME $(date +%T)] $*" >&2; }
 
-BENCH_PLAN=$bench_build/bench/scatterfs-plan
+	BENCH_PLAN=$bench_build/bench/scatterfs-plan
+}

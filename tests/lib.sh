@@ -41,8 +41,8 @@ SFS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfs-$SFS_NAME.XXXXXX")
 chmod 755 "$SFS_TMP"
 
 # shellcheck disable=SC2034 # SFS_DLOG, SFS_LAST_PID, SFS_LAST_DLOG: for the tests
-declare -A SFS_PID=()    # mount point -> daemon pid (running)
-declare -A SFS_DLOG=()   # mount point -> daemon stdout/stderr file
+declare -gA SFS_PID=()    # mount point -> daemon pid (running)
+declare -gA SFS_DLOG=()   # mount point -> daemon stdout/stderr file
 SFS_LOGS=()              # every daemon log of this test, in start order
 SFS_EXTRA_LOGS=()        # other logs fail() prints (sfs_add_log)
 SFS_HOOKS=()             # commands the EXIT trap runs first (sfs_on_exit)
@@ -89,7 +89,7 @@ sfs_skip() {
 }
 
 # The Debian package that provides a command, for the skip message.
-declare -A SFS_PACKAGE_OF=([fio]=fio [gnuplot]=gnuplot-nox [sqlite3]=sqlite3
+declare -gA SFS_PACKAGE_OF=([fio]=fio [gnuplot]=gnuplot-nox [sqlite3]=sqlite3
 	[valgrind]=valgrind [meson]=meson [ninja]=ninja-build [python3]=python3
 	[runuser]=util-linux [man]=man-db [groff]=groff-base [setfacl]=acl [getfacl]=acl
 	[/usr/sbin/mariadbd]=mariadb-server [/usr/bin/mariadb-install-db]=mariadb-server

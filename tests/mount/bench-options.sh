@@ -10,7 +10,8 @@
 # --dask with --jobs above 1 gets bench/run's refusal.  No value option
 # takes an empty value or another option; a --workdir too deep for
 # PostgreSQL's socket is refused before anything is mounted; bench/scan's
-# table takes a read size as the parser does (16k).
+# table takes a read size as the parser does (16k); --plot takes .png or
+# .svg; --step names one of the script's steps.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -67,6 +68,12 @@ refused "bench/autoextend: --set autoextend.zero_fill: the zero-fill mode is --z
 refused "bench/autoextend: --step load: one of the steps bench/run runs (SCATTERFS_MOUNT and SCATTERFS_JOB unset); not for users" \
 	autoextend --step load
 refused "bench/wal: --socket-dir goes with --step (bench/run's steps; not for users)" wal --socket-dir /tmp
+refused "bench/wal: --step: no step 'scan' (one of: config load before workload after)" wal --step scan
+# --plot draws PNG or SVG, on all four that plot (bench/scan, bench/cache
+# and bench/blocksize once wrote a PNG into a .jpg)
+for e in scan cache blocksize autoextend; do
+	refused "bench/$e: --plot: the file must end in .png or .svg, not 'x.jpg'" "$e" --plot x.jpg
+done
 
 # past the options, bench/run's own check of --jobs against --dask
 refused "bench/run: --jobs does not go with --dask: the cluster's workers decide what runs side by side" \

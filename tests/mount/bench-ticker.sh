@@ -19,7 +19,7 @@ grep -q 'SCATTERFS_TICKER_S", "60:30"' "$SFS_ROOT/bench/run" || fail "bench/run'
 grep -q 'SCATTERFS_TICKER_S:-60:30' "$SFS_ROOT/bench/tools.sh" || fail "bench/tools.sh's ticker default is not 60:30"
 # the bash ticker, in the background while bench/run runs
 (
-	root=$SFS_ROOT bench_stage=options
+	root=$SFS_ROOT
 	# shellcheck source=../../bench/lib.sh
 	source "$SFS_ROOT/bench/lib.sh"
 	# shellcheck source=../../bench/tools.sh
