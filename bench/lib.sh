@@ -94,6 +94,14 @@ bench_set_args() {
 	for s in "${bench_sets[@]}"; do bench_set_args+=(--set "$s"); done
 }
 
+# bench_check ARGS... - bench/run ARGS --list with --baseline: a layout,
+# --set value, --baseline or --disk it refuses (it says why) ends the
+# experiment with its status before the experiment's own preparation
+bench_check() {
+	"$root/bench/run" "$@" ${bench_baseline:+--baseline "$bench_baseline"} --load : --workload : --list >/dev/null ||
+		{ bench_rc=$?; SFS_FAILED=1; exit "$bench_rc"; }
+}
+
 # bench_sweep OUT ARGS... - bench/run ARGS --format json into OUT, with
 # --baseline, --jobs, --dask, --workdir and --keep; bad input (bench/run said why) or no
 # table ends the experiment with bench/run's status, else bench_rc is it

@@ -11,7 +11,8 @@
 # takes an empty value or another option; a --workdir too deep for
 # PostgreSQL's socket is refused before anything is mounted; bench/scan's
 # table takes a read size as the parser does (16k); --plot takes .png or
-# .svg; --step names one of the script's steps.
+# .svg; --step names one of the script's steps; bench/cache checks its
+# configurations before its sizing build.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -80,6 +81,11 @@ refused "bench/run: --jobs does not go with --dask: the cluster's workers decide
 	blocksize --rows 1000 --dask tcp://127.0.0.1:9 --jobs 2
 refused "bench/run: --dask nonsense: not a scheduler's address or file (missing port number in address 'nonsense')" \
 	blocksize --rows 1000 --dask nonsense
+# bench/cache: a layout bench/run refuses stops it before its sizing build
+# (which it once ran first: a minute and more of PostgreSQL for a typo)
+refused "bench/run: --set cache.mode=bogus: option -o cache.mode=bogus: [cache] mode = bogus: unknown value; allowed: none, kernel" \
+	cache --engine postgres --set cache.mode=bogus
+! grep -q sizing "$SFS_TMP/err" || fail "bench/cache ran its sizing build before bench/run refused the --set: $(cat "$SFS_TMP/err")"
 # a work directory too deep for PostgreSQL's socket: refused before the
 # first mount (it failed each row, after initdb, once the server started)
 deep=$SFS_TMP/$(printf 'd%.0s' {1..60})
