@@ -20,7 +20,7 @@
 # --jobs 1 in the columns that do not depend on timing (device_ios within
 # 2), each layout on its own worker.  A --dask client stopped by SIGTERM
 # stops its running tasks: their workloads and bench/run --only end, and
-# their mounts go.
+# their mounts go; so does the task of a worker killed by SIGKILL.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3 dask-scheduler dask-worker
@@ -162,4 +162,34 @@ grep -q "stopping the configurations on the Dask cluster" "$SFS_TMP/stop.err" ||
 assert_eq "$(pgrep -xc -f "sleep 61.$$")" 0 "tasks' workloads left once the stopped client ended"
 assert_eq "$(pgrep -cf "bench/run .*--workdir $SFS_TMP/stopwd")" 0 "tasks' bench/run --only left once the stopped client ended"
 [[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP/stopwd") ]] || fail "a task's mount was left"
+
+# a worker killed (SIGKILL) while its task runs: no stop reaches the task,
+# and its bench/run --only sees its worker gone and stops as above (it
+# once ran on, orphaned, its mount and workload left behind)
+"$RUN" --layouts contiguous --disk none --runs 1 --size 64M --load true --workload "sleep 62.$$" --dask "$S" \
+	--workdir "$SFS_TMP/killwd" --format csv >/dev/null 2>"$SFS_TMP/kill.err" </dev/null &
+cpid=$!
+sfs_add_log "$SFS_TMP/kill.err"
+for ((i = 0; i < 600; i++)); do
+	(($(pgrep -xc -f "sleep 62.$$") == 1)) && break
+	sleep 0.1
+done
+(($(pgrep -xc -f "sleep 62.$$") == 1)) || fail "the task's workload did not start within 60 s"
+task=$(pgrep -f -- "--only 1 .*--workdir $SFS_TMP/killwd") sleeper=$(pgrep -xf "sleep 62.$$")
+worker=$(ps -o ppid= -p "$task" | tr -d ' ')
+[[ $(ps -o args= -p "$worker") == *dask-worker* ]] || fail "bench/run --only's parent is not a dask-worker: $(ps -o args= -p "$worker")"
+mnts=$(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP/killwd") || fail "no mount of the task's under $SFS_TMP/killwd"
+kill -KILL "$worker"
+for ((i = 0; i < 100; i++)); do
+	kill -0 "$task" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$task" 2>/dev/null && fail "the killed worker's bench/run --only still runs after 10 s"
+kill -0 "$sleeper" 2>/dev/null && fail "the killed worker's workload still runs"
+for m in $mnts; do findmnt -rn "$m" >/dev/null && fail "the killed worker's task left its mount $m"; done
+kill -TERM "$cpid"
+wait "$cpid" 2>/dev/null || true
+assert_eq "$(pgrep -xc -f "sleep 62.$$")" 0 "workloads left once the killed worker's task and the client ended"
+assert_eq "$(pgrep -cf "bench/run .*--workdir $SFS_TMP/killwd")" 0 "bench/run --only left once the killed worker's task and the client ended"
+[[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP/killwd") ]] || fail "a task's mount was left"
 note ok
