@@ -13,11 +13,11 @@ bench_die() {
 	exit 2
 }
 
-# bench_options 'SPEC...' ARGS... - parses ARGS: --help (the script's header
-# comment), the shared options (into bench_layouts, bench_baseline,
-# bench_disk, bench_dask, jobs and the array bench_sets) and the script's own, each SPEC word
-# --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of digits
-# asks for a positive integer) or --NAME=A|B|C (one of them, A the
+# bench_options 'SPEC...' ARGS... - parses ARGS: --help (bench_help), the
+# shared options (into bench_layouts, bench_baseline, bench_disk,
+# bench_dask, jobs and the array bench_sets) and the script's own, each
+# SPEC word --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of
+# digits asks for a positive integer) or --NAME=A|B|C (one of them, A the
 # default), into the variable NAME (- as _).  An empty value, or one that
 # is an option, is refused; --plot FILE must end in .png or .svg and
 # becomes an absolute path.
@@ -30,7 +30,7 @@ bench_options() {
 		if [[ $w != *=* ]]; then printf -v "$v" ''; else w=${w#*=}; printf -v "$v" %s "${w%%|*}"; fi
 	done
 	while (($#)); do
-		[[ $1 == -h || $1 == --help ]] && { sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0"; exit 0; }
+		[[ $1 == -h || $1 == --help ]] && bench_help
 		[[ -n ${kind[$1]+set} ]] || bench_die "unknown option '$1' (see --help)"
 		v=${1#--} v=${v//-/_}
 		if [[ -z ${kind[$1]} ]]; then printf -v "$v" 1; shift; continue; fi
@@ -53,6 +53,19 @@ bench_options() {
 	done
 	[[ -z $bench_layouts ]] || bench_list --layouts "$bench_layouts"
 	[[ -z ${plot:-} ]] || { [[ $plot == *.png || $plot == *.svg ]] || bench_die "--plot: the file must end in .png or .svg, not '$plot'"; plot=$(readlink -m "$plot"); }
+}
+
+# bench_help - the script's header comment on stdout, its synopsis (from
+# bench/README.md's "Every script's options", the one copy) after the
+# first paragraph; exits 0
+bench_help() {
+	local h
+	h=$(sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0")
+	printf '%s\n\n' "${h%%$'\n\n'*}"
+	awk -v n="bench/${0##*/}" '/^## Every script/ { s = 1 } s && $1 == n && /^    / { p = 1 }
+		p && /^$/ { exit } p { sub(/^    /, "  "); print }' "$root/bench/README.md"
+	printf '\n%s\n' "${h#*$'\n\n'}"
+	exit 0
 }
 
 # bench_list OPTION LIST - LIST's comma-separated items into the array
