@@ -142,6 +142,15 @@ for w in w1 w2; do
 	grep -q "on worker $w " "$SFS_TMP/scan-dask.err" || fail "no bench/scan configuration ran on worker $w"
 done
 
+# running N CMD WHAT - waits (60 s at most) until N processes run CMD
+running() {
+	for ((i = 0; i < 600; i++)); do
+		(($(pgrep -xc -f "$2") == $1)) && return 0
+		sleep 0.1
+	done
+	fail "$3 did not start within 60 s"
+}
+
 # a client stopped by SIGTERM while its tasks run: it tells them to stop,
 # and their bench/run --only unmounts and ends (they once ran on, their
 # servers and mounts in a work directory the client had removed)
@@ -149,11 +158,7 @@ done
 	--workload "sleep 61.$$" --dask "$S" --workdir "$SFS_TMP/stopwd" --format csv >/dev/null 2>"$SFS_TMP/stop.err" </dev/null &
 cpid=$!
 sfs_add_log "$SFS_TMP/stop.err"
-for ((i = 0; i < 600; i++)); do
-	(($(pgrep -xc -f "sleep 61.$$") == 2)) && break
-	sleep 0.1
-done
-(($(pgrep -xc -f "sleep 61.$$") == 2)) || fail "the two tasks' workloads did not start within 60 s"
+running 2 "sleep 61.$$" "the two tasks' workloads"
 kill -TERM "$cpid"
 rc=0
 wait "$cpid" || rc=$?
@@ -170,11 +175,7 @@ assert_eq "$(pgrep -cf "bench/run .*--workdir $SFS_TMP/stopwd")" 0 "tasks' bench
 	--workdir "$SFS_TMP/killwd" --format csv >/dev/null 2>"$SFS_TMP/kill.err" </dev/null &
 cpid=$!
 sfs_add_log "$SFS_TMP/kill.err"
-for ((i = 0; i < 600; i++)); do
-	(($(pgrep -xc -f "sleep 62.$$") == 1)) && break
-	sleep 0.1
-done
-(($(pgrep -xc -f "sleep 62.$$") == 1)) || fail "the task's workload did not start within 60 s"
+running 1 "sleep 62.$$" "the task's workload"
 task=$(pgrep -f -- "--only 1 .*--workdir $SFS_TMP/killwd") sleeper=$(pgrep -xf "sleep 62.$$")
 worker=$(ps -o ppid= -p "$task" | tr -d ' ')
 [[ $(ps -o args= -p "$worker") == *dask-worker* ]] || fail "bench/run --only's parent is not a dask-worker: $(ps -o args= -p "$worker")"
