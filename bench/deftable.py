@@ -75,13 +75,18 @@ def configs(rows, keys, head, cells, vs=lambda r: "" if r["vs_baseline"] is None
 
 
 def plot(path, size, script):
-    """Draws SCRIPT (gnuplot commands) into PATH (.png or .svg) at SIZE ("900,600")."""
-    term = "svg" if path.endswith(".svg") else "pngcairo"
+    """Draws SCRIPT (gnuplot commands) into PATH (.png or .svg, any case) at
+    SIZE ("900,600"); gnuplot's output never reaches stdout (the table's),
+    and its failure ends the step with its message and status 1."""
+    term = "svg" if path.lower().endswith(".svg") else "pngcairo"
+    quoted = path.replace("'", "''")  # gnuplot's single-quoted string
     try:
-        subprocess.run(["gnuplot"], input=f"set terminal {term} size {size}\nset output '{path}'\n{script}",
-                       text=True, check=True)
+        r = subprocess.run(["gnuplot"], input=f"set terminal {term} size {size}\nset output '{quoted}'\n{script}",
+                           text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     except FileNotFoundError:
         sys.exit("--plot needs gnuplot (Debian package gnuplot-nox)")
+    if r.returncode != 0 or not os.path.isfile(path):
+        sys.exit(f"--plot {path}: gnuplot failed: {' '.join(r.stderr.split())}")
     print(f"plot written to {path}", file=sys.stderr)
 
 

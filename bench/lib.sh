@@ -6,9 +6,10 @@
 # SCHEDULER, as bench/run takes them (bench/README-run.md).
 bench_layouts='' bench_baseline='' bench_disk='' bench_dask='' jobs=1
 bench_sets=()
+bench_name=$(basename "$(readlink -f "$0")") # the script's own name (a link may have another)
 
 bench_die() {
-	echo "bench/${0##*/}: $*" >&2
+	echo "bench/$bench_name: $*" >&2
 	SFS_FAILED=1 # the message says it all: no logs from the EXIT trap
 	exit 2
 }
@@ -19,8 +20,7 @@ bench_die() {
 # SPEC word --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of
 # digits asks for a positive integer) or --NAME=A|B|C (one of them, A the
 # default), into the variable NAME (- as _).  An empty value, or one that
-# is an option, is refused; --plot FILE must end in .png or .svg and
-# becomes an absolute path.
+# is an option, is refused; --plot FILE as bench_plot_file takes it.
 bench_options() {
 	local spec=$1 w v
 	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]== [--dask]== [--jobs]==1)
@@ -52,7 +52,16 @@ bench_options() {
 		shift 2
 	done
 	[[ -z $bench_layouts ]] || bench_list --layouts "$bench_layouts"
-	[[ -z ${plot:-} ]] || { [[ $plot == *.png || $plot == *.svg ]] || bench_die "--plot: the file must end in .png or .svg, not '$plot'"; plot=$(readlink -m "$plot"); }
+	[[ -z ${plot:-} ]] || bench_plot_file
+}
+
+# bench_plot_file - --plot's FILE: a .png or .svg (any case) in a directory
+# the experiment may write, else the experiment ends before it runs;
+# resolved to an absolute path
+bench_plot_file() {
+	[[ ${plot,,} == *.png || ${plot,,} == *.svg ]] || bench_die "--plot: the file must end in .png or .svg, not '$plot'"
+	plot=$(readlink -m "$plot")
+	[[ -d ${plot%/*} && -w ${plot%/*} ]] || bench_die "--plot: no directory ${plot%/*} to write $plot in"
 }
 
 # bench_help - the script's header comment on stdout, its synopsis (from
@@ -62,9 +71,10 @@ bench_help() {
 	local h
 	h=$(sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0")
 	printf '%s\n\n' "${h%%$'\n\n'*}"
-	awk -v n="bench/${0##*/}" '/^## Every script/ { s = 1 } s && $1 == n && /^    / { p = 1 }
+	awk -v n="bench/$bench_name" '/^## Every script/ { s = 1 } s && $1 == n && /^    / { p = 1 }
 		p && /^$/ { exit } p { sub(/^    /, "  "); print }' "$root/bench/README.md"
 	printf '\n%s\n' "${h#*$'\n\n'}"
+	echo "  --format text|csv   an aligned table under a title, or CSV"
 	exit 0
 }
 

@@ -11,7 +11,9 @@
 # takes an empty value or another option; a --workdir too deep for
 # PostgreSQL's socket is refused before anything is mounted; bench/scan's
 # table takes a read size as the parser does (16k); --plot takes .png or
-# .svg; --step names one of the script's steps; bench/cache checks its
+# .svg in a directory that is there (the file's name may hold a quote);
+# --help finds its synopsis through a link; --step names one of the
+# script's steps; bench/cache checks its
 # configurations before its sizing build.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -74,7 +76,14 @@ refused "bench/wal: --step: no step 'scan' (one of: config load before workload 
 # and bench/blocksize once wrote a PNG into a .jpg)
 for e in scan cache blocksize autoextend; do
 	refused "bench/$e: --plot: the file must end in .png or .svg, not 'x.jpg'" "$e" --plot x.jpg
+	# a directory that is not there: refused before the run (gnuplot once
+	# failed after it, and wrote the PNG to stdout, into the table)
+	refused "bench/$e: --plot: no directory $SFS_TMP/nodir to write $SFS_TMP/nodir/x.png in" "$e" --plot "$SFS_TMP/nodir/x.png"
 done
+# --help through a link of another name: the script's own synopsis
+ln -s "$SFS_ROOT/bench/scan" "$SFS_TMP/myscan"
+"$SFS_TMP/myscan" --help >"$SFS_TMP/help" || fail "myscan --help exited $?"
+grep -q '^  bench/scan \[--rows N\]' "$SFS_TMP/help" || fail "bench/scan --help through a link has no synopsis: $(head -8 "$SFS_TMP/help")"
 
 # past the options, bench/run's own check of --jobs against --dask
 refused "bench/run: --jobs does not go with --dask: the cluster's workers decide what runs side by side" \
@@ -99,9 +108,12 @@ for e in scan cache; do
 done
 # a read size with a lower-case suffix, as the parser takes it, through
 # the table step (which once parsed --read-sizes again, upper case only)
+# (with a plot whose name has a quote: gnuplot once wrote it to the file
+# "it", and nothing of gnuplot's may reach stdout, the table's)
 SCATTERFS_BUILD=$SFS_BUILD TMPDIR=$SFS_TMP "$SFS_ROOT/bench/scan" --rows 2000 --runs 2 --read-sizes 16k \
-	--layouts contiguous --disk none --format csv >"$SFS_TMP/out" 2>"$SFS_TMP/err" </dev/null ||
+	--layouts contiguous --disk none --format csv --plot "$SFS_TMP/it's.PNG" >"$SFS_TMP/out" 2>"$SFS_TMP/err" </dev/null ||
 	fail "bench/scan --read-sizes 16k exited $?: $(tail -3 "$SFS_TMP/err")"
 assert_eq "$(cut -d, -f1,2 "$SFS_TMP/out" | paste -sd' ')" "layout,read_size contiguous,16384" "bench/scan --read-sizes 16k"
+assert_eq "$(head -c 8 "$SFS_TMP/it's.PNG" | od -An -tx1 | tr -d ' \n')" 89504e470d0a1a0a "the PNG signature of bench/scan --plot \"it's.PNG\""
 [[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP") ]] || fail "a mount was left under $SFS_TMP"
 note ok
