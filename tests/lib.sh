@@ -41,8 +41,8 @@ SFS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfs-$SFS_NAME.XXXXXX")
 chmod 755 "$SFS_TMP"
 
 # shellcheck disable=SC2034 # SFS_DLOG, SFS_LAST_PID, SFS_LAST_DLOG: for the tests
-declare -gA SFS_PID=()    # mount point -> daemon pid (running)
-declare -gA SFS_DLOG=()   # mount point -> daemon stdout/stderr file
+declare -gA SFS_PID=()   # mount point -> daemon pid (running)
+declare -gA SFS_DLOG=()  # mount point -> daemon stdout/stderr file
 SFS_LOGS=()              # every daemon log of this test, in start order
 SFS_EXTRA_LOGS=()        # other logs fail() prints (sfs_add_log)
 SFS_HOOKS=()             # commands the EXIT trap runs first (sfs_on_exit)

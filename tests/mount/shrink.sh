@@ -13,9 +13,10 @@
 #     true; a loop device false) until another process opens it: in the
 #     splice cases the cut is truncate(1), whose first O_NONBLOCK open
 #     fails with EAGAIN on the lease and breaks it, and a later truncate
-#     cuts (retried while the daemon releases the lease); in the others a plain open for writing breaks it (and waits
-#     for its release), an overwrite at 1 MiB still succeeds, and then
-#     truncate(1) cuts at once; backing_leased is false after either;
+#     cuts (retried while the daemon releases the lease); in the others a
+#     plain open for writing breaks it (and waits for its release), an
+#     overwrite at 1 MiB still succeeds, and then truncate(1) cuts at
+#     once; backing_leased is false after either;
 #   - a 64 KiB read at 8 MiB fails with EIO, one at 0 reads the file's
 #     bytes; a 64 KiB overwrite at 9 MiB fails with EIO; a new file 'late'
 #     whose first extent (12 MiB on) must be zero-filled fails with EIO;
