@@ -10,11 +10,11 @@
 # --dask with --jobs above 1 gets bench/run's refusal.  No value option
 # takes an empty value or another option; a --workdir too deep for
 # PostgreSQL's socket is refused before anything is mounted; bench/scan's
-# table takes a read size as the parser does (16k); --plot takes .png or
-# .svg in a directory that is there (the file's name may hold a quote);
-# --help finds its synopsis through a link; --step names one of the
-# script's steps; bench/cache checks its
-# configurations before its sizing build.
+# table takes a read size as the parser does (16k), and its text title
+# says "1 timed run"; --plot takes .png or .svg in a directory that is
+# there (the file's name may hold a quote); --help finds its synopsis
+# through a link; --step names one of the script's steps; bench/cache
+# checks its configurations before its sizing build.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -115,5 +115,12 @@ SCATTERFS_BUILD=$SFS_BUILD TMPDIR=$SFS_TMP "$SFS_ROOT/bench/scan" --rows 2000 --
 	fail "bench/scan --read-sizes 16k exited $?: $(tail -3 "$SFS_TMP/err")"
 assert_eq "$(cut -d, -f1,2 "$SFS_TMP/out" | paste -sd' ')" "layout,read_size contiguous,16384" "bench/scan --read-sizes 16k"
 assert_eq "$(head -c 8 "$SFS_TMP/it's.PNG" | od -An -tx1 | tr -d ' \n')" 89504e470d0a1a0a "the PNG signature of bench/scan --plot \"it's.PNG\""
+# the text table's title counts the timed runs as English does (it once
+# said "1 timed runs")
+SCATTERFS_BUILD=$SFS_BUILD TMPDIR=$SFS_TMP "$SFS_ROOT/bench/scan" --rows 2000 --runs 2 --read-sizes 16K \
+	--layouts contiguous --disk none >"$SFS_TMP/out" 2>"$SFS_TMP/err" </dev/null ||
+	fail "bench/scan (text) exited $?: $(tail -3 "$SFS_TMP/err")"
+[[ $(sed -n 2p "$SFS_TMP/out") == *"; 1 timed run after a discarded first; "* ]] ||
+	fail "bench/scan --runs 2's title: $(sed -n 2p "$SFS_TMP/out")"
 [[ -z $(findmnt -rn -t fuse.scatterfs -o TARGET | grep -F "$SFS_TMP") ]] || fail "a mount was left under $SFS_TMP"
 note ok
