@@ -12,7 +12,11 @@
  *   completion ring, in user space, for up to poll_us before the thread
  *   sleeps in io_getevents.  With fio at QD 1 on the project's virtual
  *   disk, polling the completions took the bare file from about 20,000 to
- *   24,600-29,900 8 KiB reads a second.
+ *   24,600-29,900 8 KiB reads a second in the second round; on the same
+ *   kind of machine in the third, polling in the daemon made fio's reads
+ *   through scatterfs about a quarter slower (10,300-12,700 8 KiB reads
+ *   a second at QD 1 against 14,200-16,600 without), so poll_us is 0 by
+ *   default.
  * - Queued reads (submit_reads).  Reads submitted while others are in
  *   flight go to one shared aio context, and the caller returns at once;
  *   one completion thread reaps them (from the ring while reads are

@@ -162,7 +162,7 @@ Test(config, defaults)
 	cr_assert_eq(c.device.size, 0);
 	cr_assert_eq(c.device.block_size, 4096);
 	cr_assert_eq(c.device.direct, false);
-	cr_assert_eq(c.device.poll_us, 200);
+	cr_assert_eq(c.device.poll_us, 0);
 	cr_assert_eq(c.device.async_reads, true);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
 	cr_assert_eq(c.defaults.layout.extent_size, 0); /* auto */

@@ -2,10 +2,11 @@
 # device.direct = true opens the backing with O_DIRECT: unaligned writes
 # and reads at odd offsets still give the exact bytes (aligned bounce
 # buffers), holes read as zeros, SQLite in WAL mode works, and all of it
-# survives a remount.  A lone device read is polled (device.poll_us): one
-# reader's reads all are, none with poll_us = 0 or under the disk model.
-# With poll_us = 0 they are all queued (device.async_reads) instead, on
-# /dev/fuse (transport=dev there: a ring thread reads its device itself).
+# survives a remount.  With device.poll_us above 0 a lone device read is
+# polled: one reader's reads all are; none at the default, poll_us = 0, or
+# under the disk model.  At the default they are all queued
+# (device.async_reads) instead, on /dev/fuse (transport=dev there: a ring
+# thread reads its device itself).
 source "$(dirname "$0")/../lib.sh"
 sfs_require sqlite3 python3
 
@@ -40,12 +41,12 @@ assert_eq "$(sqlite3 "$M/t.db" 'pragma integrity_check; select count(*), sum(a) 
 20000|200010000" "sqlite after remount"
 sfs_umount "$M"
 
-# Polled reads (device.poll_us, default 200): with one reader and nothing
-# else reading the device, every device read is alone in flight and goes
-# the polled way, so polled_reads grows by exactly one per read of a
-# contiguous file (cache.mode=none: each read is one FUSE read, one device
-# I/O); the bytes are the file's. With poll_us = 0, and under the disk
-# model, none is polled.
+# Polled reads (device.poll_us, 200 here; the default is 0): with one
+# reader and nothing else reading the device, every device read is alone
+# in flight and goes the polled way, so polled_reads grows by exactly one
+# per read of a contiguous file (cache.mode=none: each read is one FUSE
+# read, one device I/O); the bytes are the file's. With poll_us = 0 (the
+# default), and under the disk model, none is polled.
 # read_p MODE: "write" lays out p (once), "read" reads it back in 40 reads
 read_p() {
 	python3 - "$M/p" "$1" <<'PY'
@@ -71,14 +72,14 @@ polled() { # OPTIONS -> "reads polled_reads polled_completions async_reads" that
 	sfs_stats_delta "$before" "$(sfs_stats "$M" "${fields[@]}")"
 	sfs_umount "$M" >&2
 }
-read -r reads preads pdone queued <<<"$(polled "")"
+read -r reads preads pdone queued <<<"$(polled ",device.poll_us=200")"
 assert_eq "$reads" 40 "reads of 40 x 64 KiB with cache.mode=none"
-assert_eq "$preads" 40 "polled_reads with the default poll_us, one reader"
-assert_eq "$queued" 0 "async_reads with the default poll_us, one reader (never another read in flight)"
+assert_eq "$preads" 40 "polled_reads with poll_us = 200, one reader"
+assert_eq "$queued" 0 "async_reads with poll_us = 200, one reader (never another read in flight)"
 ((pdone <= preads)) || fail "polled_completions $pdone > polled_reads $preads"
-note "default poll_us: $preads reads polled, $pdone seen complete while polling"
-read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0,transport=dev")"
-assert_eq "$reads $preads $pdone $queued" "40 0 0 40" "reads, polled_reads, polled_completions, async_reads with poll_us = 0"
+note "poll_us = 200: $preads reads polled, $pdone seen complete while polling"
+read -r reads preads pdone queued <<<"$(polled ",transport=dev")"
+assert_eq "$reads $preads $pdone $queued" "40 0 0 40" "reads, polled_reads, polled_completions, async_reads with the default poll_us (0)"
 read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0,device.async_reads=false")"
 assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads with poll_us = 0, async_reads = false"
 read -r reads preads pdone queued <<<"$(polled ",disk.model=hdd")"
