@@ -153,6 +153,9 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 		free(rec_path);
 		return -EINVAL;
 	}
+	int64_t rec_born;
+	id->recreated = id->backing_born_ns && meta_int(cat->db, "backing_born_ns", &rec_born) == 0 &&
+			rec_born != id->backing_born_ns;
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(cat->db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK ||
 	    sqlite3_step(s) != SQLITE_ROW ||

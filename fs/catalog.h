@@ -29,9 +29,14 @@ struct catalog_identity {
 	uint32_t block_size;      /* bytes */
 	const char *backing_path; /* absolute */
 	uint64_t backing_id;      /* st_ino of a regular file, st_rdev of a block device */
+	int64_t backing_born_ns;  /* a regular file's birth time (device_backing_born_ns()); 0 = none */
 	/* Set by catalog_open() and catalog_check_device(): the device size the
 	 * catalog records (device_size for a new catalog; 0 for a new device). */
 	uint64_t recorded_size;
+	/* Set by the same: the catalog records another birth time for the
+	 * backing, so the file at its path was created anew since the catalog
+	 * last saw it (a restored copy, or an empty file in its place). */
+	bool recreated;
 };
 
 /**

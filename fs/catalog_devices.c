@@ -72,6 +72,10 @@ int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char 
 		free(rec_path);
 		ret = -EINVAL;
 	}
+	int64_t rec_born;
+	snprintf(k, sizeof k, "device.%s.backing_born_ns", id->name);
+	id->recreated = !ret && id->backing_born_ns && meta_int(cat->db, k, &rec_born) == 0 &&
+			rec_born != id->backing_born_ns;
 out:
 	pthread_mutex_unlock(&cat->lock);
 	return ret;
@@ -244,6 +248,9 @@ static int adopt_device(struct catalog *cat, const struct catalog_identity *id)
 	snprintf(k, sizeof k, "device.%s.backing_id", id->name);
 	if (!err)
 		err = meta_put(cat, k, NULL, (int64_t)id->backing_id);
+	snprintf(k, sizeof k, "device.%s.backing_born_ns", id->name);
+	if (!err && id->backing_born_ns)
+		err = meta_put(cat, k, NULL, id->backing_born_ns);
 	snprintf(k, sizeof k, "device.%s.block_size", id->name);
 	if (!err)
 		err = meta_put(cat, k, NULL, id->block_size);
@@ -276,6 +283,9 @@ int catalog_adopt(struct catalog *cat, const struct catalog_identity *ids, unsig
 		err = meta_put(cat, "backing_path", id->backing_path, 0);
 	if (!err)
 		err = meta_put(cat, "backing_id", NULL, (int64_t)id->backing_id);
+	if (!err)
+		err = id->backing_born_ns ? meta_put(cat, "backing_born_ns", NULL, id->backing_born_ns)
+					  : exec(cat, "DELETE FROM meta WHERE key = 'backing_born_ns'");
 	/*
 	 * Renumbering: one UPDATE per table with a CASE over every device
 	 * that moves, so that two devices swapping numbers never meet.  The

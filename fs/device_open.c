@@ -51,6 +51,15 @@ uint64_t device_backing_id(const struct stat *st)
 	return S_ISBLK(st->st_mode) ? (uint64_t)st->st_rdev : (uint64_t)st->st_ino;
 }
 
+int64_t device_backing_born_ns(int fd)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_BTIME, &stx) != 0 ||
+	    !(stx.stx_mask & STATX_BTIME) || !S_ISREG(stx.stx_mode))
+		return 0;
+	return (int64_t)stx.stx_btime.tv_sec * 1000000000 + stx.stx_btime.tv_nsec;
+}
+
 /* @path made absolute without resolving it (it may not exist yet); malloc'd or NULL. */
 static char *absolute(const char *path)
 {

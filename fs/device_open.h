@@ -27,6 +27,14 @@ int devices_open(struct sfs *fs, char *err, size_t errlen);
 
 /** device_backing_id() - st_rdev of a block device, st_ino of a file: what the catalog records. */
 uint64_t device_backing_id(const struct stat *st);
+/**
+ * device_backing_born_ns() - the birth time (statx(2) STATX_BTIME) of the
+ * regular file open at @fd, in ns since the epoch: a file removed and
+ * created again at the same path is a new file even where it gets the
+ * same inode number.  0 for a block device, or where the file system
+ * does not keep birth times.
+ */
+int64_t device_backing_born_ns(int fd);
 
 /** device_lock_backing() - takes the backing @fd's flock, waiting up to 5 s for a daemon still closing it: 0, or -errno. */
 int device_lock_backing(int fd);

@@ -375,6 +375,35 @@ static void prefetch(int fd)
 #define PAST_END_NAMED 5 /* files a refusal names before "and N more" */
 
 /*
+ * The files of recorded device @d with an extent ending past byte @end,
+ * for a refusal: "'a', 'b' and N more" into @list; their count into
+ * *@nfiles and the largest end into *@ext_end.  @return 0 or -1 (said).
+ */
+static int files_past(struct sfs *fs, struct device *d, uint64_t end, char *list, size_t size,
+		      uint64_t *nfiles, uint64_t *ext_end)
+{
+	char *paths[PAST_END_NAMED];
+	size_t np = 0, at = 0;
+	int err = catalog_files_past(fs->cat, (unsigned)d->recorded, end, paths, PAST_END_NAMED,
+				     &np, nfiles, ext_end);
+	if (err) {
+		fprintf(stderr, "scatterfs: catalog %s: cannot list the files on device '%s': %s\n",
+			fs->meta_path, d->name, strerror(-err));
+		return -1;
+	}
+	list[0] = '\0';
+	for (size_t i = 0; i < np; i++) {
+		int n = snprintf(list + at, size - at, "%s'%s'", i ? ", " : "", paths[i]);
+		if (n > 0)
+			at = at + (size_t)n < size ? at + (size_t)n : size - 1;
+		free(paths[i]);
+	}
+	if (*nfiles > np)
+		snprintf(list + at, size - at, " and %llu more", (unsigned long long)(*nfiles - np));
+	return 0;
+}
+
+/*
  * Refuses a mount whose catalog has extents on @d past the end its backing
  * had when this mount opened it (before size= grew it): the backing was
  * truncated or shrunk, and those files' data past it is gone; growing it
@@ -384,32 +413,15 @@ static void prefetch(int fd)
  */
 static int check_runs_in_backing(struct sfs *fs, struct device *d, uint64_t max_end)
 {
-	char *paths[PAST_END_NAMED], list[2048];
-	size_t np = 0, at = 0;
+	char list[2048];
 	uint64_t nfiles = 0, ext_end = 0;
-	int err;
 
 	if (max_end <= d->opened_bytes)
 		return 0;
-	err = catalog_files_past(fs->cat, (unsigned)d->recorded, d->opened_bytes, paths,
-				 PAST_END_NAMED, &np, &nfiles, &ext_end);
-	if (err) {
-		fprintf(stderr, "scatterfs: catalog %s: cannot list the files on device '%s': %s\n",
-			fs->meta_path, d->name, strerror(-err));
+	if (files_past(fs, d, d->opened_bytes, list, sizeof list, &nfiles, &ext_end))
 		return -1;
-	}
 	if (nfiles == 0)
 		return 0; /* only pattern gaps (no data) past the end: the checks below decide */
-	list[0] = '\0';
-	for (size_t i = 0; i < np; i++) {
-		int n = snprintf(list + at, sizeof list - at, "%s'%s'", i ? ", " : "", paths[i]);
-		if (n > 0)
-			at = at + (size_t)n < sizeof list ? at + (size_t)n : sizeof list - 1;
-		free(paths[i]);
-	}
-	if (nfiles > np)
-		snprintf(list + at, sizeof list - at, " and %llu more",
-			 (unsigned long long)(nfiles - np));
 	fprintf(stderr,
 		"scatterfs: device '%s': backing %s %s %llu bytes, but catalog %s has extents up "
 		"to byte %llu of it, in %llu file%s: %s; their data past the backing's end is gone "
@@ -423,14 +435,47 @@ static int check_runs_in_backing(struct sfs *fs, struct device *d, uint64_t max_
 }
 
 /*
+ * Refuses a mount whose backing for @d was created anew since the catalog
+ * last saw it (@id->recreated: another birth time at the same path) and
+ * holds no data at all (SEEK_DATA finds none) while the catalog has files
+ * with extents on it: the file was removed and made again empty (rm and
+ * truncate -s), and every such file would read as zeros.  A restored copy
+ * holds data and is taken.  A file system whose every file was only
+ * allocated, never written, copied sparsely, is refused too: its files
+ * held nothing but zeros.  @return 0 or -1.
+ */
+static int check_recreated(struct sfs *fs, struct device *d, const struct catalog_identity *id)
+{
+	char list[2048];
+	uint64_t nfiles = 0, ext_end = 0;
+
+	if (!id->recreated || lseek(d->fd, 0, SEEK_DATA) >= 0 || errno != ENXIO)
+		return 0;
+	if (files_past(fs, d, 0, list, sizeof list, &nfiles, &ext_end))
+		return -1;
+	if (nfiles == 0)
+		return 0;
+	fprintf(stderr,
+		"scatterfs: device '%s': backing %s is a new file (created since catalog %s last "
+		"saw it) and holds no data, but the catalog has extents on it in %llu file%s: %s; "
+		"their data is not in this backing: restore the backing, or give the catalog that "
+		"belongs to this one\n",
+		d->name, d->path, fs->meta_path, (unsigned long long)nfiles, nfiles == 1 ? "" : "s",
+		list);
+	return -1;
+}
+
+/*
  * Rebuilds the allocator of device @d from the catalog's runs in use, found
  * under the number the catalog records for @d (catalog_adopt() renumbers
  * them later); a device new to the catalog has none.  First refuses a
- * backing that lost files' extents (check_runs_in_backing()), then one
- * smaller than the device the catalog records (@recorded_size).
+ * backing that lost files' extents (check_runs_in_backing()) or that was
+ * created anew without them (check_recreated()), then one smaller than the
+ * device the catalog records (@id->recorded_size).
  */
-static int reserve_used(struct sfs *fs, struct device *d, uint64_t recorded_size)
+static int reserve_used(struct sfs *fs, struct device *d, const struct catalog_identity *id)
 {
+	uint64_t recorded_size = id->recorded_size;
 	struct run_vec used = {0};
 	struct run bad = {0};
 	uint64_t max_end = 0;
@@ -440,7 +485,7 @@ static int reserve_used(struct sfs *fs, struct device *d, uint64_t recorded_size
 	for (size_t i = 0; !err && i < used.n; i++)
 		if (used.v[i].device + used.v[i].length > max_end)
 			max_end = used.v[i].device + used.v[i].length;
-	if (!err && check_runs_in_backing(fs, d, max_end)) {
+	if (!err && (check_runs_in_backing(fs, d, max_end) || check_recreated(fs, d, id))) {
 		run_vec_release(&used);
 		return -1;
 	}
@@ -924,7 +969,8 @@ static int open_catalog(struct start *s)
 	    .device_size = d->size,
 	    .block_size = d->block_size,
 	    .backing_path = fs->backing_path,
-	    .backing_id = S_ISBLK(bst0.st_mode) ? (uint64_t)bst0.st_rdev : (uint64_t)bst0.st_ino,
+	    .backing_id = device_backing_id(&bst0),
+	    .backing_born_ns = device_backing_born_ns(d->fd),
 	};
 	if (catalog_open(fs->meta_path, &id, s->mount_uid, s->mount_gid, &fs->cat, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
@@ -983,7 +1029,7 @@ static int build_stacks(struct start *s)
 			fprintf(stderr, "scatterfs: cannot create the allocator\n");
 			return -1;
 		}
-		if (reserve_used(fs, dv, s->ids[i].recorded_size))
+		if (reserve_used(fs, dv, &s->ids[i]))
 			return -1;
 		/* Each device its own stack: its own model, head and queue of I/Os. */
 		const struct device_conf *dc = i ? &fs->cfg.devices[i - 1] : NULL;

@@ -210,6 +210,7 @@ int devices_check(struct sfs *fs, struct catalog_identity *ids, bool newfs, char
 		    .block_size = d->block_size,
 		    .backing_path = d->path,
 		    .backing_id = device_backing_id(&st),
+		    .backing_born_ns = device_backing_born_ns(d->fd),
 		};
 		rc = catalog_check_device(fs->cat, &ids[i], err, errlen);
 		if (rc)

@@ -37,6 +37,12 @@
 # spliced, plain, polled and queued reads at 5 or 8 MiB and an overwrite at
 # 9 MiB still fail with EIO.  And a backing on a FUSE file system is not
 # leased; a lease the kernel revokes from a stopped daemon is reported.
+# Created anew: a backing removed and made again, empty, at its size
+# (rm, truncate -s: ext4 may even give it the same inode number), on main
+# and on [device "data"]: the mount is refused with one line naming the
+# device, the backing and the file that had data there, and changes
+# nothing; sparse copies of the old backings put back in their place are
+# taken, and the files read their bytes.
 #
 # Every check of every case is made and the failures are listed together,
 # so that a run against the daemon before the fix shows each case failing.
@@ -288,6 +294,33 @@ done
 sfs_umount "$M"
 truncate -s 1M "$C/b"
 refused many "$C" "$C/b" "device 'main': backing $C/b has 1048576 bytes, but catalog $C/b.scatterfs has extents up to byte 7340032 of it, in 6 files: 'f2', 'f3', 'f4', 'f5', 'f6' and 1 more; "
+
+# Created anew (the backing's birth time differs from the one the catalog
+# recorded) and empty: every file with extents there would read zeros.
+note "case recreated"
+C=$T/recreated
+mkdir "$C"
+printf '[device "data"]\nbacking = d.img\nsize = 16M\n[file "d/*"]\ndevice = data\n' >"$C/c.ini"
+sfs_mount "$C/b" "$M" "size=16M,config=$C/c.ini"
+mkdir "$M/d"
+echo hello >"$M/f"
+echo world >"$M/d/g"
+: >"$M/empty"
+sfs_umount "$M"
+mkdir "$T/recreated-copies"
+for dev in main data; do
+	back=$C/b file=f
+	[[ $dev == main ]] || back=$C/d.img file=d/g
+	cp --sparse=always "$back" "$T/recreated-copies/$dev"
+	rm "$back"
+	truncate -s 16M "$back"
+	refused "recreated/$dev" "$C" "$C/b" "^scatterfs: device '$dev': backing $back is a new file \(created since catalog $C/b\.scatterfs last saw it\) and holds no data, but the catalog has extents on it in 1 file: '$file'; their data is not in this backing: restore the backing, or give the catalog that belongs to this one\$" "config=$C/c.ini"
+	cp --sparse=always "$T/recreated-copies/$dev" "$back"
+done
+sfs_mount "$C/b" "$M" "config=$C/c.ini"
+[[ $(cat "$M/f") == hello && $(cat "$M/d/g") == world && ! -s $M/empty ]] ||
+	problem "recreated: the restored copies do not read f, d/g and empty as written"
+sfs_umount "$M"
 
 # Grown back: a write that passed its size check just before the cut
 # (or truncate -s by hand) grows the backing again, with zeros where the
