@@ -440,9 +440,12 @@ static int check_runs_in_backing(struct sfs *fs, struct device *d, uint64_t max_
  * holds no data at all (SEEK_DATA finds none) while the catalog has files
  * with extents on it: the file was removed and made again empty (rm and
  * truncate -s), and every such file would read as zeros.  A restored copy
- * holds data and is taken.  A file system whose every file was only
- * allocated, never written, copied sparsely, is refused too: its files
- * held nothing but zeros.  @return 0 or -1.
+ * holds data and is taken.  A sparse copy of a file system whose files
+ * held only zeros (or were only allocated) holds no data either, and is
+ * refused too: the message says to copy it with cp --sparse=never.  Not
+ * seen: a backing emptied in place (same birth time), one recreated with
+ * any data in it, a file system without birth times, a block device.
+ * @return 0 or -1.
  */
 static int check_recreated(struct sfs *fs, struct device *d, const struct catalog_identity *id)
 {
@@ -458,8 +461,8 @@ static int check_recreated(struct sfs *fs, struct device *d, const struct catalo
 	fprintf(stderr,
 		"scatterfs: device '%s': backing %s is a new file (created since catalog %s last "
 		"saw it) and holds no data, but the catalog has extents on it in %llu file%s: %s; "
-		"their data is not in this backing: restore the backing, or give the catalog that "
-		"belongs to this one\n",
+		"they would read as zeros: restore the backing the catalog belongs to (a copy "
+		"whose files held only zeros: copy it again with cp --sparse=never)\n",
 		d->name, d->path, fs->meta_path, (unsigned long long)nfiles, nfiles == 1 ? "" : "s",
 		list);
 	return -1;

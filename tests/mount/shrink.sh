@@ -42,7 +42,9 @@
 # and on [device "data"]: the mount is refused with one line naming the
 # device, the backing and the file that had data there, and changes
 # nothing; sparse copies of the old backings put back in their place are
-# taken, and the files read their bytes.
+# taken, and the files read their bytes.  A sparse copy of a file system
+# whose one file holds written zeros is refused the same way, and a copy
+# made with cp --sparse=never, as the refusal says, is taken.
 #
 # Every check of every case is made and the failures are listed together,
 # so that a run against the daemon before the fix shows each case failing.
@@ -314,12 +316,29 @@ for dev in main data; do
 	cp --sparse=always "$back" "$T/recreated-copies/$dev"
 	rm "$back"
 	truncate -s 16M "$back"
-	refused "recreated/$dev" "$C" "$C/b" "^scatterfs: device '$dev': backing $back is a new file \(created since catalog $C/b\.scatterfs last saw it\) and holds no data, but the catalog has extents on it in 1 file: '$file'; their data is not in this backing: restore the backing, or give the catalog that belongs to this one\$" "config=$C/c.ini"
+	refused "recreated/$dev" "$C" "$C/b" "^scatterfs: device '$dev': backing $back is a new file \(created since catalog $C/b\.scatterfs last saw it\) and holds no data, but the catalog has extents on it in 1 file: '$file'; they would read as zeros: restore the backing the catalog belongs to \(a copy whose files held only zeros: copy it again with cp --sparse=never\)\$" "config=$C/c.ini"
 	cp --sparse=always "$T/recreated-copies/$dev" "$back"
 done
 sfs_mount "$C/b" "$M" "config=$C/c.ini"
 [[ $(cat "$M/f") == hello && $(cat "$M/d/g") == world && ! -s $M/empty ]] ||
 	problem "recreated: the restored copies do not read f, d/g and empty as written"
+sfs_umount "$M"
+# A file system whose only file holds written zeros: a sparse copy put in
+# place holds no data and is refused; a copy made as the message says
+# (cp --sparse=never) is taken.
+C=$T/recreated-zeros
+mkdir "$C"
+sfs_mount "$C/b" "$M" "size=16M"
+head -c $MiB /dev/zero >"$M/zeros"
+sfs_umount "$M"
+cp --sparse=always "$C/b" "$T/recreated-copies/zeros"
+rm "$C/b"
+cp --sparse=always "$T/recreated-copies/zeros" "$C/b"
+refused "recreated/zeros" "$C" "$C/b" "^scatterfs: device 'main': backing $C/b is a new file .* in 1 file: 'zeros'; they would read as zeros: .*cp --sparse=never\)\$"
+rm "$C/b"
+cp --sparse=never "$T/recreated-copies/zeros" "$C/b"
+sfs_mount "$C/b" "$M"
+cmp -s "$M/zeros" <(head -c $MiB /dev/zero) || problem "recreated/zeros: the copy made with cp --sparse=never does not read 1 MiB of zeros"
 sfs_umount "$M"
 
 # Grown back: a write that passed its size check just before the cut
