@@ -37,6 +37,10 @@ struct catalog_identity {
 	 * backing, so the file at its path was created anew since the catalog
 	 * last saw it (a restored copy, or an empty file in its place). */
 	bool recreated;
+	/* -o moved: a backing with neither the recorded path nor the recorded
+	 * id is taken (backings and catalog moved or copied together), and
+	 * then relocated is set; without it, such a backing is refused. */
+	bool moved, relocated;
 };
 
 /**
@@ -46,7 +50,7 @@ struct catalog_identity {
  * scatterfs catalog whose block size equals @id's and that belongs to
  * this backing: the recorded backing path or backing id must match (a
  * moved or copied backing keeps one of the two; both are then recorded
- * anew).  Sets @id->recorded_size to the device size it records; a
+ * anew), or else @id->moved must be set (@id->relocated is then set).  Sets @id->recorded_size to the device size it records; a
  * device smaller than that is the caller's to refuse (a grown one is
  * recorded by catalog_adopt()).  On any refusal nothing is written.
  * @err: one-line reason.  @return 0, -EINVAL (not a catalog / mismatch),

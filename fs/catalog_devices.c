@@ -63,11 +63,15 @@ int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char 
 	bool have_id = meta_int(cat->db, k, &rec_id) == 0;
 	snprintf(k, sizeof k, "device.%s.backing_path", id->name);
 	if (have_id && (uint64_t)rec_id != id->backing_id &&
-	    !meta_text_is(cat->db, k, id->backing_path)) {
+	    !meta_text_is(cat->db, k, id->backing_path) && id->moved) {
+		id->relocated = true;
+	} else if (have_id && (uint64_t)rec_id != id->backing_id &&
+		   !meta_text_is(cat->db, k, id->backing_path)) {
 		char *rec_path = meta_text(cat->db, k);
 		snprintf(err, errlen,
 			 "device '%s': backing %s is not the one this catalog records for it (%s); "
-			 "give that backing, or another catalog (meta=FILE) for this one",
+			 "give that backing, or another catalog (meta=FILE) for this one (backings "
+			 "and catalog moved or copied together: -o moved)",
 			 id->name, id->backing_path, rec_path ? rec_path : "(unknown)");
 		free(rec_path);
 		ret = -EINVAL;

@@ -59,6 +59,7 @@ struct cmdline {
 	int nonopts;
 	int nonempty; /* -o nonempty: mount over a mount point */
 	int newfs;    /* -o newfs: a new file system (or device) over a backing that holds data */
+	int moved;    /* -o moved: backings and catalog moved or copied together to new paths */
 };
 
 #define SFS_OPT(t, p) {t, offsetof(struct cmdline, p), 1}
@@ -72,6 +73,7 @@ static const struct fuse_opt sfs_opts[] = {
     /* Ours, not libfuse's: fuse3 dropped nonempty and would refuse it. */
     {"nonempty", offsetof(struct cmdline, nonempty), 1},
     {"newfs", offsetof(struct cmdline, newfs), 1},
+    {"moved", offsetof(struct cmdline, moved), 1},
     FUSE_OPT_END,
 };
 
@@ -131,6 +133,9 @@ static void usage(const char *prog)
 	       "                           on one the catalog does not know (refused\n"
 	       "                           otherwise: its data would be overwritten); see\n"
 	       "                           scatterfs(1) for what counts as data\n"
+	       "    -o moved               the backings and the catalog were moved or copied\n"
+	       "                           together to new paths: take the catalog for them\n"
+	       "                           (refused otherwise, as another backing's catalog)\n"
 	       "    -o transport=auto|uring|dev\n"
 	       "                           how requests travel: FUSE over io_uring (Linux\n"
 	       "                           6.14, /sys/module/fuse/parameters/enable_uring = Y)\n"
@@ -573,6 +578,28 @@ static int check_no_catalog(struct sfs *fs, struct device *d, bool meta_given, b
 }
 
 /*
+ * -o moved must take some backing the catalog records at another path and
+ * id (@ids[0..fs->ndev), @cat_created: no catalog was there): else it is
+ * refused, as -o newfs with nothing to start.  @return 0 or -1.
+ */
+static int check_moved_has_work(struct sfs *fs, const struct catalog_identity *ids,
+				bool cat_created)
+{
+	for (unsigned i = 0; i < fs->ndev && !cat_created; i++)
+		if (ids[i].relocated)
+			return 0;
+	if (cat_created)
+		fprintf(stderr, "scatterfs: -o moved: there is no catalog %s to take: drop -o moved\n",
+			fs->meta_path);
+	else
+		fprintf(stderr,
+			"scatterfs: -o moved: catalog %s records each backing of this mount at its "
+			"path already: drop -o moved\n",
+			fs->meta_path);
+	return -1;
+}
+
+/*
  * -o newfs over a catalog that exists must start something: a device the
  * catalog does not know yet.  Otherwise it would be ignored silently (or
  * taken for a request to wipe the file system, which it is not).
@@ -974,6 +1001,7 @@ static int open_catalog(struct start *s)
 	    .backing_path = fs->backing_path,
 	    .backing_id = device_backing_id(&bst0),
 	    .backing_born_ns = device_backing_born_ns(d->fd),
+	    .moved = s->cl.moved,
 	};
 	if (catalog_open(fs->meta_path, &id, s->mount_uid, s->mount_gid, &fs->cat, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
@@ -995,6 +1023,8 @@ static int open_catalog(struct start *s)
 		return -1;
 	}
 	if (s->cl.newfs && !s->cat_created && check_newfs_has_work(fs))
+		return -1;
+	if (s->cl.moved && check_moved_has_work(fs, s->ids, s->cat_created))
 		return -1;
 	if (s->meta_fd < 0) {
 		s->meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);
@@ -1114,7 +1144,7 @@ static int mount_fs(struct start *s)
 	if (!fs->se) {
 		fprintf(stderr,
 			"scatterfs: the options above were not understood; scatterfs's own "
-			"are config=, log=, meta=, size=, nonempty, newfs and "
+			"are config=, log=, meta=, size=, nonempty, newfs, moved and "
 			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
 			"see --help\n");
 		return -1;

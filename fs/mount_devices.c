@@ -211,6 +211,7 @@ int devices_check(struct sfs *fs, struct catalog_identity *ids, bool newfs, char
 		    .backing_path = d->path,
 		    .backing_id = device_backing_id(&st),
 		    .backing_born_ns = device_backing_born_ns(d->fd),
+		    .moved = ids[0].moved,
 		};
 		rc = catalog_check_device(fs->cat, &ids[i], err, errlen);
 		if (rc)

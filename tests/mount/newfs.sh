@@ -23,7 +23,14 @@
 #     its backing and the catalog; with -o newfs mounted (and -o newfs is
 #     then accepted with a catalog that exists, as it starts a device); an
 #     empty one mounts silently; a new catalog with such a device is
-#     refused and no catalog is left behind.
+#     refused and no catalog is left behind;
+#   - -o moved: backings, catalog and configuration copied together to
+#     another directory (cp --sparse=always: new paths, new inodes) are
+#     refused with one line that names -o moved, and taken with it (f and
+#     d/g read as written; the original still mounts); -o moved again is
+#     refused (nothing moved), and so is the data device's backing copied
+#     to a new name without it; -o moved without a catalog is refused and
+#     leaves none.
 #
 # Every check is made and the failures are listed together, so that a run
 # against the daemon before the fix shows each case failing.
@@ -190,6 +197,34 @@ truncate -s 16M "$T/fresh.img" "$T/dev-data2.img"
 xs $MiB 4096 "$T/dev-data2.img"
 dev_ini data2 data2 "$T/dev-data2.img"
 refused new-catalog-dev-data "$T/fresh.img" "device 'data2': backing $T/dev-data2.img holds data \(a non-zero byte at offset 1048576\) and catalog $T/fresh.img.scatterfs does not know the device" "config=$T/data2.ini"
+
+note "-o moved: backings and catalog copied together to another directory"
+A=$T/moved-a C=$T/moved-c
+mkdir -p "$A" "$C"
+printf '[device "data"]\nbacking = d.img\nsize = 16M\n[file "d/*"]\ndevice = data\n' >"$A/c.ini"
+sfs_mount "$A/b" "$M" "size=16M,config=$A/c.ini"
+mkdir "$M/d"
+echo hi >"$M/f"
+echo yo >"$M/d/g"
+sfs_umount "$M"
+cp --sparse=always "$A/b" "$A/b.scatterfs" "$A/c.ini" "$A/d.img" "$C/"
+S=$C
+refused moved-without "$C/b" "^scatterfs: $C/b\.scatterfs belongs to backing $A/b, not to $C/b; give that backing, or the right meta=FILE for this one \(backing and catalog moved or copied together: -o moved\)$" "config=$C/c.ini"
+accepted moved "$C/b" "config=$C/c.ini,moved" "" $'has d\nf'
+refused moved-again "$C/b" "^scatterfs: -o moved: catalog $C/b\.scatterfs records each backing of this mount at its path already: drop -o moved$" "config=$C/c.ini,moved"
+sfs_mount "$C/b" "$M" "config=$C/c.ini"
+[[ $(cat "$M/f") == hi && $(cat "$M/d/g") == yo ]] || problem "moved: the copy does not read f and d/g as written"
+sfs_umount "$M"
+sfs_mount "$A/b" "$M" "config=$A/c.ini"
+[[ $(cat "$M/f") == hi && $(cat "$M/d/g") == yo ]] || problem "moved: the original does not read f and d/g as written"
+sfs_umount "$M"
+cp --sparse=always "$C/d.img" "$C/d2.img"
+rm "$C/d.img"
+sed -i 's/^backing = d\.img$/backing = d2.img/' "$C/c.ini"
+refused moved-device "$C/b" "^scatterfs: device 'data': backing $C/d2\.img is not the one this catalog records for it \($C/d\.img\); give that backing, or another catalog \(meta=FILE\) for this one \(backings and catalog moved or copied together: -o moved\)$" "config=$C/c.ini"
+accepted moved-device "$C/b" "config=$C/c.ini,moved" "" $'has d\nf'
+truncate -s 16M "$C/new.img"
+refused moved-nocatalog "$C/new.img" "^scatterfs: -o moved: there is no catalog $C/new\.img\.scatterfs to take: drop -o moved$" moved
 
 ((${#PROBLEMS[@]} == 0)) || fail "${#PROBLEMS[@]} problems:
 $(printf '  %s\n' "${PROBLEMS[@]}")"
