@@ -146,6 +146,10 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 	bool same_path = meta_text_is(cat->db, "backing_path", id->backing_path);
 	if (have_id && !same_id && !same_path && id->moved) {
 		id->relocated = true;
+		char *rec_path = id->moved_from ? meta_text(cat->db, "backing_path") : NULL;
+		if (rec_path)
+			snprintf(id->moved_from, id->moved_from_size, "%s", rec_path);
+		free(rec_path);
 	} else if (have_id && !same_id && !same_path) {
 		char *rec_path = meta_text(cat->db, "backing_path");
 		snprintf(err, errlen,

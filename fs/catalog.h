@@ -41,6 +41,10 @@ struct catalog_identity {
 	 * id is taken (backings and catalog moved or copied together), and
 	 * then relocated is set; without it, such a backing is refused. */
 	bool moved, relocated;
+	/* catalog_open() only: where a relocated backing's recorded path goes
+	 * (NULL: nowhere), a buffer of moved_from_size bytes. */
+	char *moved_from;
+	size_t moved_from_size;
 };
 
 /**

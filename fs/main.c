@@ -577,17 +577,59 @@ static int check_no_catalog(struct sfs *fs, struct device *d, bool meta_given, b
 	return -1;
 }
 
+/* Whether @path has a catalog of its own beside it (PATH.scatterfs) that is
+ * not the mount's, @meta_path. */
+static bool other_catalog_beside(const char *path, const char *meta_path)
+{
+	char beside[PATH_MAX + 16];
+	struct stat a, b;
+	snprintf(beside, sizeof beside, "%s.scatterfs", path);
+	return stat(beside, &a) == 0 &&
+	       (stat(meta_path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+}
+
 /*
  * -o moved must take some backing the catalog records at another path and
  * id (@ids[0..fs->ndev), @cat_created: no catalog was there): else it is
- * refused, as -o newfs with nothing to start.  @return 0 or -1.
+ * refused, as -o newfs with nothing to start.  And what it takes must be a
+ * copy of this file system alone: a taken backing with a catalog of its
+ * own beside it is another file system's; and when main's backing was
+ * taken while the one the catalog recorded (@moved_from) still has its
+ * catalog, that file system still uses every device that did not move,
+ * which the two would then share.  @return 0 or -1.
  */
-static int check_moved_has_work(struct sfs *fs, const struct catalog_identity *ids,
-				bool cat_created)
+static int check_moved(struct sfs *fs, const struct catalog_identity *ids, bool cat_created,
+		       const char *moved_from)
 {
-	for (unsigned i = 0; i < fs->ndev && !cat_created; i++)
-		if (ids[i].relocated)
-			return 0;
+	bool some = false;
+	for (unsigned i = 0; i < fs->ndev && !cat_created; i++) {
+		if (!ids[i].relocated)
+			continue;
+		some = true;
+		if (other_catalog_beside(ids[i].backing_path, fs->meta_path)) {
+			fprintf(stderr,
+				"scatterfs: -o moved: device '%s': backing %s has a catalog of its own "
+				"beside it (%s.scatterfs), so it is another file system's, not a copy of "
+				"the one catalog %s records; give each file system its own backings\n",
+				ids[i].name, ids[i].backing_path, ids[i].backing_path, fs->meta_path);
+			return -1;
+		}
+	}
+	if (some && ids[0].relocated && moved_from[0] &&
+	    other_catalog_beside(moved_from, fs->meta_path)) {
+		for (unsigned i = 1; i < fs->ndev; i++) {
+			if (ids[i].recorded < 0 || ids[i].relocated)
+				continue;
+			fprintf(stderr,
+				"scatterfs: -o moved: device '%s': backing %s did not move, and the file "
+				"system this one was copied from (%s, catalog %s.scatterfs) still uses "
+				"it: copy it too and name the copy in [device \"%s\"]\n",
+				ids[i].name, ids[i].backing_path, moved_from, moved_from, ids[i].name);
+			return -1;
+		}
+	}
+	if (some)
+		return 0;
 	if (cat_created)
 		fprintf(stderr, "scatterfs: -o moved: there is no catalog %s to take: drop -o moved\n",
 			fs->meta_path);
@@ -733,6 +775,7 @@ struct start {
 	struct catalog_identity ids[SFS_MAX_DEVICES];
 	bool created;	  /* main's backing was created by this mount */
 	bool cat_created; /* the catalog was created by this mount */
+	char moved_from[PATH_MAX]; /* -o moved: main's backing path the catalog recorded */
 	bool faults_ready;
 	bool signals;  /* fuse_set_signal_handlers() done */
 	bool mounted;  /* fuse_session_mount() done */
@@ -1002,6 +1045,8 @@ static int open_catalog(struct start *s)
 	    .backing_id = device_backing_id(&bst0),
 	    .backing_born_ns = device_backing_born_ns(d->fd),
 	    .moved = s->cl.moved,
+	    .moved_from = s->moved_from,
+	    .moved_from_size = sizeof s->moved_from,
 	};
 	if (catalog_open(fs->meta_path, &id, s->mount_uid, s->mount_gid, &fs->cat, err, errlen)) {
 		fprintf(stderr, "scatterfs: %s\n", err);
@@ -1024,7 +1069,7 @@ static int open_catalog(struct start *s)
 	}
 	if (s->cl.newfs && !s->cat_created && check_newfs_has_work(fs))
 		return -1;
-	if (s->cl.moved && check_moved_has_work(fs, s->ids, s->cat_created))
+	if (s->cl.moved && check_moved(fs, s->ids, s->cat_created, s->moved_from))
 		return -1;
 	if (s->meta_fd < 0) {
 		s->meta_fd = open(fs->meta_path, O_RDONLY | O_CLOEXEC);

@@ -30,7 +30,11 @@
 #     d/g read as written; the original still mounts); -o moved again is
 #     refused (nothing moved), and so is the data device's backing copied
 #     to a new name without it; -o moved without a catalog is refused and
-#     leaves none.
+#     leaves none; -o moved is refused for a backing with a catalog of its
+#     own beside it (another file system's, with meta= naming a copied
+#     catalog) and for a device backing that did not move while the file
+#     system copied from still uses it (an absolute path in the copy's
+#     INI).
 #
 # Every check is made and the failures are listed together, so that a run
 # against the daemon before the fix shows each case failing.
@@ -225,6 +229,24 @@ refused moved-device "$C/b" "^scatterfs: device 'data': backing $C/d2\.img is no
 accepted moved-device "$C/b" "config=$C/c.ini,moved" "" $'has d\nf'
 truncate -s 16M "$C/new.img"
 refused moved-nocatalog "$C/new.img" "^scatterfs: -o moved: there is no catalog $C/new\.img\.scatterfs to take: drop -o moved$" moved
+# What -o moved takes must be a copy of this file system alone: not a
+# backing with a catalog of its own beside it (another file system's) ...
+X=$T/moved-x
+mkdir "$X"
+sfs_mount "$X/b" "$M" "size=16M"
+echo x >"$M/x"
+sfs_umount "$M"
+cp "$A/b.scatterfs" "$X/a.db"
+S=$X
+refused moved-own-catalog "$X/b" "^scatterfs: -o moved: device 'main': backing $X/b has a catalog of its own beside it \($X/b\.scatterfs\), so it is another file system's, not a copy of the one catalog $X/a\.db records; give each file system its own backings$" "meta=$X/a.db,config=$A/c.ini,moved"
+# ... nor a device backing that did not move while the file system it was
+# copied from still uses it (an absolute backing path in the copy's INI)
+P=$T/moved-p
+mkdir "$P"
+cp --sparse=always "$A/b" "$A/b.scatterfs" "$P/"
+printf '[device "data"]\nbacking = %s\n[file "d/*"]\ndevice = data\n' "$A/d.img" >"$P/c.ini"
+S=$P
+refused moved-shared-device "$P/b" "^scatterfs: -o moved: device 'data': backing $A/d\.img did not move, and the file system this one was copied from \($A/b, catalog $A/b\.scatterfs\) still uses it: copy it too and name the copy in \[device \"data\"\]$" "config=$P/c.ini,moved"
 
 ((${#PROBLEMS[@]} == 0)) || fail "${#PROBLEMS[@]} problems:
 $(printf '  %s\n' "${PROBLEMS[@]}")"
