@@ -144,21 +144,21 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 	bool have_id = meta_int(cat->db, "backing_id", &rec_id) == 0;
 	bool same_id = have_id && (uint64_t)rec_id == id->backing_id;
 	bool same_path = meta_text_is(cat->db, "backing_path", id->backing_path);
-	if (have_id && !same_id && !same_path && id->moved) {
+	if (have_id && !same_id && !same_path) {
+		char *rec_path = meta_text(cat->db, "backing_path");
+		if (!id->moved) {
+			snprintf(err, errlen,
+				 "%s belongs to backing %s, not to %s; give that backing, or the right "
+				 "meta=FILE for this one (backing and catalog moved or copied together: "
+				 "-o moved)",
+				 path, rec_path ? rec_path : "(unknown)", id->backing_path);
+			free(rec_path);
+			return -EINVAL;
+		}
 		id->relocated = true;
-		char *rec_path = id->moved_from ? meta_text(cat->db, "backing_path") : NULL;
-		if (rec_path)
+		if (id->moved_from && rec_path)
 			snprintf(id->moved_from, id->moved_from_size, "%s", rec_path);
 		free(rec_path);
-	} else if (have_id && !same_id && !same_path) {
-		char *rec_path = meta_text(cat->db, "backing_path");
-		snprintf(err, errlen,
-			 "%s belongs to backing %s, not to %s; give that backing, or the right "
-			 "meta=FILE for this one (backing and catalog moved or copied together: "
-			 "-o moved)",
-			 path, rec_path ? rec_path : "(unknown)", id->backing_path);
-		free(rec_path);
-		return -EINVAL;
 	}
 	int64_t rec_born;
 	id->recreated = id->backing_born_ns && meta_int(cat->db, "backing_born_ns", &rec_born) == 0 &&

@@ -54,8 +54,9 @@ struct catalog_identity {
  * scatterfs catalog whose block size equals @id's and that belongs to
  * this backing: the recorded backing path or backing id must match (a
  * moved or copied backing keeps one of the two; both are then recorded
- * anew), or else @id->moved must be set (@id->relocated is then set).  Sets @id->recorded_size to the device size it records; a
- * device smaller than that is the caller's to refuse (a grown one is
+ * anew), or else @id->moved must be set (@id->relocated is then set).
+ * Sets @id->recorded_size to the device size it records; a device
+ * smaller than that is the caller's to refuse (a grown one is
  * recorded by catalog_adopt()).  On any refusal nothing is written.
  * @err: one-line reason.  @return 0, -EINVAL (not a catalog / mismatch),
  * -EIO, -ENOENT.

@@ -62,11 +62,10 @@ int catalog_check_device(struct catalog *cat, struct catalog_identity *id, char 
 	snprintf(k, sizeof k, "device.%s.backing_id", id->name);
 	bool have_id = meta_int(cat->db, k, &rec_id) == 0;
 	snprintf(k, sizeof k, "device.%s.backing_path", id->name);
-	if (have_id && (uint64_t)rec_id != id->backing_id &&
-	    !meta_text_is(cat->db, k, id->backing_path) && id->moved) {
-		id->relocated = true;
-	} else if (have_id && (uint64_t)rec_id != id->backing_id &&
-		   !meta_text_is(cat->db, k, id->backing_path)) {
+	bool other = have_id && (uint64_t)rec_id != id->backing_id &&
+		     !meta_text_is(cat->db, k, id->backing_path);
+	id->relocated = other && id->moved;
+	if (other && !id->moved) {
 		char *rec_path = meta_text(cat->db, k);
 		snprintf(err, errlen,
 			 "device '%s': backing %s is not the one this catalog records for it (%s); "

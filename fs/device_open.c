@@ -60,6 +60,14 @@ int64_t device_backing_born_ns(int fd)
 	return (int64_t)stx.stx_btime.tv_sec * 1000000000 + stx.stx_btime.tv_nsec;
 }
 
+bool device_other_catalog(const char *path, const char *meta_path, char *beside, size_t size)
+{
+	struct stat a, b;
+	snprintf(beside, size, "%s.scatterfs", path);
+	return stat(beside, &a) == 0 &&
+	       (stat(meta_path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+}
+
 /* @path made absolute without resolving it (it may not exist yet); malloc'd or NULL. */
 static char *absolute(const char *path)
 {

@@ -35,6 +35,12 @@ uint64_t device_backing_id(const struct stat *st);
  * does not keep birth times.
  */
 int64_t device_backing_born_ns(int fd);
+/**
+ * device_other_catalog() - whether @path has a catalog of its own beside
+ * it (PATH.scatterfs) that is not @meta_path, the mount's: the backing is
+ * another file system's.  Its path into @beside (@size bytes).
+ */
+bool device_other_catalog(const char *path, const char *meta_path, char *beside, size_t size);
 
 /** device_lock_backing() - takes the backing @fd's flock, waiting up to 5 s for a daemon still closing it: 0, or -errno. */
 int device_lock_backing(int fd);

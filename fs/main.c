@@ -577,17 +577,6 @@ static int check_no_catalog(struct sfs *fs, struct device *d, bool meta_given, b
 	return -1;
 }
 
-/* Whether @path has a catalog of its own beside it (PATH.scatterfs) that is
- * not the mount's, @meta_path. */
-static bool other_catalog_beside(const char *path, const char *meta_path)
-{
-	char beside[PATH_MAX + 16];
-	struct stat a, b;
-	snprintf(beside, sizeof beside, "%s.scatterfs", path);
-	return stat(beside, &a) == 0 &&
-	       (stat(meta_path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino);
-}
-
 /*
  * -o moved must take some backing the catalog records at another path and
  * id (@ids[0..fs->ndev), @cat_created: no catalog was there): else it is
@@ -601,30 +590,31 @@ static bool other_catalog_beside(const char *path, const char *meta_path)
 static int check_moved(struct sfs *fs, const struct catalog_identity *ids, bool cat_created,
 		       const char *moved_from)
 {
+	char beside[PATH_MAX + 16];
 	bool some = false;
 	for (unsigned i = 0; i < fs->ndev && !cat_created; i++) {
 		if (!ids[i].relocated)
 			continue;
 		some = true;
-		if (other_catalog_beside(ids[i].backing_path, fs->meta_path)) {
+		if (device_other_catalog(ids[i].backing_path, fs->meta_path, beside, sizeof beside)) {
 			fprintf(stderr,
 				"scatterfs: -o moved: device '%s': backing %s has a catalog of its own "
-				"beside it (%s.scatterfs), so it is another file system's, not a copy of "
-				"the one catalog %s records; give each file system its own backings\n",
-				ids[i].name, ids[i].backing_path, ids[i].backing_path, fs->meta_path);
+				"beside it (%s), so it is another file system's, not a copy of the one "
+				"catalog %s records; give each file system its own backings\n",
+				ids[i].name, ids[i].backing_path, beside, fs->meta_path);
 			return -1;
 		}
 	}
 	if (some && ids[0].relocated && moved_from[0] &&
-	    other_catalog_beside(moved_from, fs->meta_path)) {
+	    device_other_catalog(moved_from, fs->meta_path, beside, sizeof beside)) {
 		for (unsigned i = 1; i < fs->ndev; i++) {
 			if (ids[i].recorded < 0 || ids[i].relocated)
 				continue;
 			fprintf(stderr,
 				"scatterfs: -o moved: device '%s': backing %s did not move, and the file "
-				"system this one was copied from (%s, catalog %s.scatterfs) still uses "
-				"it: copy it too and name the copy in [device \"%s\"]\n",
-				ids[i].name, ids[i].backing_path, moved_from, moved_from, ids[i].name);
+				"system this one was copied from (%s, catalog %s) still uses it: copy it "
+				"too and name the copy in [device \"%s\"]\n",
+				ids[i].name, ids[i].backing_path, moved_from, beside, ids[i].name);
 			return -1;
 		}
 	}

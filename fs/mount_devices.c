@@ -132,7 +132,7 @@ int devices_check(struct sfs *fs, struct catalog_identity *ids, bool newfs, char
 		  size_t errlen)
 {
 	struct check_ctx x = {.fs = fs, .err = err, .errlen = errlen};
-	struct stat st, mst;
+	struct stat st;
 	int rc;
 
 	for (unsigned i = 0; i < 256; i++)
@@ -180,24 +180,15 @@ int devices_check(struct sfs *fs, struct catalog_identity *ids, bool newfs, char
 		if (fstat(d->fd, &st))
 			return -errno;
 		if (d->recorded < 0 && !d->created) {
-			/* A backing with a catalog of its own beside it is another file system's.
-			 */
-			char *beside;
-			struct stat cst;
+			char beside[PATH_MAX + 16];
 
-			if (asprintf(&beside, "%s.scatterfs", d->path) < 0)
-				return -ENOMEM;
-			if (stat(beside, &cst) == 0 &&
-			    (stat(fs->meta_path, &mst) || cst.st_dev != mst.st_dev ||
-			     cst.st_ino != mst.st_ino)) {
+			if (device_other_catalog(d->path, fs->meta_path, beside, sizeof beside)) {
 				snprintf(err, errlen,
 					 "device '%s': backing %s belongs to another catalog (%s); "
 					 "give each file system its own backings",
 					 d->name, d->path, beside);
-				free(beside);
 				return -EINVAL;
 			}
-			free(beside);
 			rc = check_new_device(fs, d, newfs, err, errlen);
 			if (rc)
 				return rc;
