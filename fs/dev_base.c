@@ -18,11 +18,16 @@
  *   a second at QD 1 against 14,200-16,600 without), so poll_us is 0 by
  *   default.
  * - Queued reads (submit_reads).  Reads submitted while others are in
- *   flight go to one shared aio context, and the caller returns at once;
- *   one completion thread reaps them (from the ring while reads are
- *   outstanding, for up to poll_us, then io_getevents) and calls each
- *   read's done().  At 16 reads in flight this saved a thread sleep and
- *   wake-up per read (bench/README.md, performance).
+ *   flight, or while FUSE requests wait for a thread, go to one shared
+ *   aio context, and the caller returns at once; one completion thread
+ *   reaps them (from the ring while reads are outstanding, for up to
+ *   poll_us, then io_getevents) and calls each read's done().  At 16
+ *   reads in flight this saved a thread sleep and wake-up per read
+ *   (bench/README.md, performance).  A lone read with nothing waiting is
+ *   read in the worker: handing it to the completion thread cost one
+ *   thread switch more, 5 % of fio's 8 KiB reads at QD 1 and 9 % of its
+ *   1 MiB sequential reads in the third round (bench/README.md, "A lone
+ *   read in the worker").  async_reads = always queues every read.
  *   On a thread that serves an io_uring queue (transport.c,
  *   dev_thread_set_ring()) they go to that thread's own ring instead, as
  *   IORING_OP_READ, and the thread reaps them itself: its replies then
@@ -167,7 +172,8 @@ struct dev_base {
 	uint32_t block_size;
 	uint64_t poll_ns; /* a lone O_DIRECT read polls this long before sleeping; 0 = never */
 	bool want_queue;  /* async_reads asked for, and possible here */
-	/* Device reads in flight through pread_polled() while polling is on, and queued runs. */
+	bool queue_all;   /* async_reads = always: every read queues */
+	/* Device reads in flight: lone reads in pread_polled(), and queued runs. */
 	atomic_uint in_flight;
 	/* queued reads */
 	aio_context_t ctx;          /* 0 until dev_base_start() */
@@ -660,10 +666,10 @@ static int aio_read_polled(struct dev_base *b, char *buf, size_t len, uint64_t o
  */
 static int pread_polled(struct dev_base *b, char *buf, size_t len, uint64_t off)
 {
-	if (!b->poll_ns || polled_failed)
-		return pread_all(b, buf, len, off);
 	int err = 1;
-	if (atomic_fetch_add(&b->in_flight, 1) == 0)
+	/* Counted in flight either way: a read that comes meanwhile queues
+	 * (dev_base_can_queue()) rather than wait for a worker. */
+	if (atomic_fetch_add(&b->in_flight, 1) == 0 && b->poll_ns && !polled_failed)
 		err = aio_read_polled(b, buf, len, off);
 	if (err == 1)
 		err = pread_all(b, buf, len, off);
@@ -840,7 +846,7 @@ static int base_submit_reads(struct dev_layer *l, struct dev_req *r, struct dev_
 			     size_t n)
 {
 	struct dev_base *b = base_of(l);
-	if (!dev_base_can_queue(l))
+	if (!b->ctx)
 		return -EOPNOTSUPP;
 	struct iocb *cbp[64];
 	if (n > 64)
@@ -971,10 +977,21 @@ bool dev_base_can_queue(const struct dev_layer *l)
 	if (l->ops != &base_ops)
 		return false;
 	const struct dev_base *b = l->priv;
-	/* With polling on, a read queues only when another is in flight
-	 * (a lone read is polled instead); with polling off, every read. */
-	return b->ctx && (!b->poll_ns || (tl_ring && tl_ring_busy) ||
-			  atomic_load(&((struct dev_base *)b)->in_flight));
+	if (!b->ctx)
+		return false;
+	/* async_reads = always, or another device read in flight: queue, so
+	 * both wait at once. */
+	if (b->queue_all || atomic_load(&((struct dev_base *)b)->in_flight))
+		return true;
+	/* A ring thread's queued read costs it nothing (its own io_uring
+	 * answers); with polling on, a lone read polls unless the ring is busy. */
+	if (tl_ring)
+		return !b->poll_ns || tl_ring_busy;
+	/* On /dev/fuse a queued read is answered by the completion thread: one
+	 * hand-off more than reading in the worker.  A lone read is read in the
+	 * worker (polled if poll_us says so) unless requests wait for a worker:
+	 * bench/README.md, "A lone read in the worker". */
+	return !b->poll_ns && requests_waiting();
 }
 
 static const struct dev_ops base_ops = {
@@ -1002,7 +1019,8 @@ static int base_open(struct dev_layer *l, struct dev_layer_args *a, char *err, s
 	b->blockdev = d->blockdev;
 	b->block_size = d->block_size;
 	b->poll_ns = d->direct ? (uint64_t)poll_us * NS_PER_US : 0;
-	b->want_queue = d->direct && a->async_reads && !a->timed;
+	b->want_queue = d->direct && a->async_reads != ASYNC_READS_OFF && !a->timed;
+	b->queue_all = a->async_reads == ASYNC_READS_ALWAYS;
 	/* A spliced O_DIRECT read would need aligned pipe pages. */
 	l->splice = !d->direct;
 	return 0;

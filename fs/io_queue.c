@@ -1,6 +1,7 @@
 /*
  * Queued reads (device.async_reads), the I/O path's side: a read that
- * finds other device reads in flight is not waited for by the worker
+ * finds other device reads in flight or requests waiting (every read with
+ * async_reads = always; dev_can_queue()) is not waited for by the worker
  * thread.  Its device runs go to the device stack's queued submission
  * (struct dev_ops.submit_reads: one io_submit on a shared aio context),
  * and the worker goes back to /dev/fuse for the next request; the base

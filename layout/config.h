@@ -39,6 +39,16 @@ enum zero_fill {
 	ZERO_FILL_NONE,      /* leave unwritten; still reads as zeros */
 };
 
+/*
+ * [device] async_reads: ASYNC_READS_OFF (false) every read waits for its
+ * own device I/O in the thread that took it; ASYNC_READS_BUSY (true, the
+ * default) a read is queued when other device reads are in flight or, on
+ * /dev/fuse, requests wait for a thread (over the ring, with polling off,
+ * every read: queueing costs the ring thread nothing); ASYNC_READS_ALWAYS
+ * every read is queued.
+ */
+enum async_reads { ASYNC_READS_OFF, ASYNC_READS_BUSY, ASYNC_READS_ALWAYS };
+
 enum cache_mode {
 	CACHE_NONE,   /* FOPEN_DIRECT_IO: the daemon sees every read() */
 	CACHE_KERNEL, /* page cache and readahead */
@@ -243,12 +253,12 @@ struct sfs_config {
 		 */
 		uint32_t poll_us;
 		/*
-		 * With direct: a read while other device reads are in flight
-		 * (every one when poll_us is 0) is submitted with io_submit and
-		 * answered by the completion thread, so the worker thread takes
-		 * the next request at once.  Off under the disk model.
+		 * With direct: which reads are submitted with io_submit and
+		 * answered by the completion thread (or a ring thread's own
+		 * io_uring), so the worker takes the next request at once:
+		 * enum async_reads.  Off under the disk model.
 		 */
-		bool async_reads;
+		unsigned async_reads;
 		struct config_layers layers; /* the stack, top first */
 		/* The layers' own keys: each registered layer's slice (config_layer_data()). */
 		_Alignas(16) unsigned char layer_data[CONFIG_LAYER_DATA_MAX];

@@ -106,6 +106,9 @@ void config_join_names(const char *const *names, char *buf, size_t len);
 const char *config_name_of(const char *const *names, unsigned v);
 /* 0 with *@out the index of @s in @names (case-insensitive), or -EINVAL. */
 int config_parse_enum(const char *s, const char *const *names, unsigned *out);
+
+/* true, yes, on, 1 / false, no, off, 0 (any case) into *@out: 0, or -EINVAL. */
+int config_parse_bool(const char *s, bool *out);
 /* A finite decimal number (no inf, nan, hexadecimal): 0, or -EINVAL. */
 int config_parse_double(const char *s, double *out);
 /* The next item of a @sep-separated list at *@s, blanks trimmed; advances *@s. */

@@ -32,6 +32,31 @@ static const char *const cache_mode_names[] = {"none", "kernel", NULL};
 
 /* ---- the keys whose value one type cannot express ---- */
 
+/* [device] async_reads: a boolean (false, true) or always: enum async_reads. */
+static int parse_async_reads(void *field, const char *value, char sep, char *why, size_t len)
+{
+	bool on;
+
+	(void)sep;
+	if (strcasecmp(value, "always") == 0) {
+		*(unsigned *)field = ASYNC_READS_ALWAYS;
+		return 0;
+	}
+	if (config_parse_bool(value, &on) == 0) {
+		*(unsigned *)field = on ? ASYNC_READS_BUSY : ASYNC_READS_OFF;
+		return 0;
+	}
+	snprintf(why, len, "unknown value; allowed: true, false, always (or yes, no, on, off, 1, 0)");
+	return -EINVAL;
+}
+
+static void format_async_reads(const void *field, char *buf, size_t len)
+{
+	static const char *const names[] = {"false", "true", "always", NULL};
+
+	snprintf(buf, len, "%s", config_name_of(names, *(const unsigned *)field));
+}
+
 /* [log] ops: a list of log_op_names (logschema.h); bit i of the mask is log_op_names[i]. */
 static int parse_log_ops(void *field, const char *value, char sep, char *why, size_t len)
 {
@@ -100,10 +125,10 @@ static const struct config_key core_keys[CK__COUNT] = {
 			"must be a whole number of microseconds from 0 to " STR(DEVICE_POLL_US_MAX),
 		    .def = STR(DEVICE_POLL_US_DEFAULT),
 		    .help = "with direct: microseconds a lone device read polls before sleeping"},
-    [CK_ASYNC_READS] = {"device", "async_reads", CONFIG_BOOL, GLOBAL(device.async_reads),
-			.def = "true",
-			.help = "with direct: reads behind others complete on a completion "
-				"thread"},
+    [CK_ASYNC_READS] = {"device", "async_reads", CONFIG_CUSTOM, GLOBAL(device.async_reads),
+			.def = "true", .parse = parse_async_reads, .format = format_async_reads,
+			.help = "with direct: true (reads behind others or behind waiting "
+				"requests complete on a completion thread), always, or false"},
     [CK_PATTERN] = {"layout", "pattern", CONFIG_PATTERN, PER_FILE(layout.pattern),
 		    .def = "contiguous",
 		    .help = "placement pattern: where each new extent of a file goes"},

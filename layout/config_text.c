@@ -76,6 +76,21 @@ int config_parse_enum(const char *s, const char *const *names, unsigned *out)
 	return -EINVAL;
 }
 
+int config_parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"true", "yes", "on", "1", NULL};
+	static const char *const no[] = {"false", "no", "off", "0", NULL};
+	unsigned i;
+
+	if (config_parse_enum(s, yes, &i) == 0)
+		*out = true;
+	else if (config_parse_enum(s, no, &i) == 0)
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 void config_next_item(const char **s, char sep, char *buf, size_t len)
 {
 	const char *p = *s, *end = strchr(p, sep);

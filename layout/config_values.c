@@ -51,21 +51,6 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_bool(const char *s, bool *out)
-{
-	static const char *const yes[] = {"true", "yes", "on", "1", NULL};
-	static const char *const no[] = {"false", "no", "off", "0", NULL};
-	unsigned i;
-
-	if (config_parse_enum(s, yes, &i) == 0)
-		*out = true;
-	else if (config_parse_enum(s, no, &i) == 0)
-		*out = false;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 /* The row's range message, or the generic @fallback. */
 static int out_of_range(const struct config_key *r, const char *fallback, char *why, size_t len)
 {
@@ -229,7 +214,7 @@ int config_parse_value(unsigned k, void *field, const char *value, char sep, cha
 			*(uint32_t *)field = (uint32_t)u;
 		return 0;
 	case CONFIG_BOOL:
-		if (parse_bool(value, field) == 0)
+		if (config_parse_bool(value, field) == 0)
 			return 0;
 		snprintf(why, len, "not a boolean; allowed: true, false, yes, no, on, off, 1, 0");
 		return -EINVAL;

@@ -163,7 +163,7 @@ Test(config, defaults)
 	cr_assert_eq(c.device.block_size, 4096);
 	cr_assert_eq(c.device.direct, false);
 	cr_assert_eq(c.device.poll_us, 0);
-	cr_assert_eq(c.device.async_reads, true);
+	cr_assert_eq(c.device.async_reads, ASYNC_READS_BUSY);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_CONTIGUOUS);
 	cr_assert_eq(c.defaults.layout.extent_size, 0); /* auto */
 	cr_assert_eq(c.defaults.layout.initial_size, 0);
@@ -391,7 +391,7 @@ Test(config, every_key)
 	cr_assert_eq(c.device.block_size, 2048);
 	cr_assert_eq(c.device.direct, true);
 	cr_assert_eq(c.device.poll_us, 10000);
-	cr_assert_eq(c.device.async_reads, false);
+	cr_assert_eq(c.device.async_reads, ASYNC_READS_OFF);
 	cr_assert_eq(c.defaults.layout.pattern, PATTERN_RANDOM);
 	cr_assert_eq(c.defaults.layout.extent_size, 71680);
 	cr_assert_eq(c.defaults.layout.gap_max, 13270 * KiB);
@@ -594,6 +594,8 @@ Test(config, writeback_needs_every_file_in_kernel_mode)
 
 Test(config, error_bad_enums)
 {
+	struct sfs_config c;
+
 	load_fails("[layout]\npattern = spiral\n", 2, "pattern = spiral");
 	assert_has(errbuf, "allowed: contiguous, single, interleaved, random, reverse");
 	load_fails("[autoextend]\nzero_fill = yes\n", 2, "zero_fill");
@@ -606,8 +608,16 @@ Test(config, error_bad_enums)
 	assert_has(errbuf, "allowed: phase, average");
 	load_fails("[device]\ndirect = maybe\n", 2, "direct");
 	load_fails("[device]\nasync_reads = sometimes\n", 2, "async_reads");
-	assert_has(errbuf, "[device] async_reads = sometimes: not a boolean; allowed: true, false, "
-			   "yes, no, on, off, 1, 0");
+	/* async_reads takes a boolean or always: */
+	load_ok(&c, "[device]\nasync_reads = ALWAYS\n");
+	cr_assert_eq(c.device.async_reads, ASYNC_READS_ALWAYS);
+	config_free(&c);
+	load_ok(&c, "[device]\nasync_reads = yes\n");
+	cr_assert_eq(c.device.async_reads, ASYNC_READS_BUSY);
+	config_free(&c);
+	load_fails("[device]\nasync_reads = sometimes\n", 2, "async_reads");
+	assert_has(errbuf, "[device] async_reads = sometimes: unknown value; allowed: true, false, "
+			   "always (or yes, no, on, off, 1, 0)");
 	load_fails("[log]\nops = read,seek\n", 2, "ops");
 	assert_has(errbuf, "'seek'");
 	assert_has(errbuf, "read, write, extend, fsync, punch, zero");
@@ -1253,7 +1263,7 @@ Test(config, write_ini_round_trip)
 	char *text;
 
 	load_ok(&c, "[device]\nsize = 3G\nblock_size = 2K\ndirect = true\npoll_us = 0\n"
-		    "async_reads = false\n"
+		    "async_reads = always\n"
 		    "[layout]\npattern = random\nextent_size = 70K\ngap_max = 13270K\n"
 		    "contiguous_ratio = 0.1\nseed = 18446744073709551615\n"
 		    "[autoextend]\nnext = 140K\nmax_size = 2G\nzero_fill = fallocate\n"
@@ -1276,6 +1286,7 @@ Test(config, write_ini_round_trip)
 	assert_has(text, "contiguous_ratio = 0.1\n");
 	assert_has(text, "transfer_mib_s = 200,90.5\n");
 	assert_has(text, "extent_size = auto\n");
+	assert_has(text, "async_reads = always\n");
 	/* cache.writeback is mount-wide: in [cache], in no rule's section. */
 	cr_assert_not_null(strstr(text, "writeback = false\n"));
 	cr_assert_null(strstr(strstr(text, "[file "), "writeback"));

@@ -2,11 +2,13 @@
 # A connection aborted (/sys/fs/fuse/connections/N/abort) while reads are
 # in flight: the daemon exits, the request log is complete, and a read
 # whose reply could not be sent is logged with its -errno, never with a
-# positive number that reads as a byte count.  Under the disk model, so
-# that four readers' 1 MiB reads are in flight most of the time, both the
-# synchronous way and queued (direct backing, poll_us = 0), on /dev/fuse
-# (transport=dev), where a reply that cannot be sent fails at once.
-# On FUSE over io_uring (where the kernel has it on), the same abort: the
+# positive number that reads as a byte count.  Four readers' 1 MiB reads
+# are in flight most of the time: read the synchronous way under the disk
+# model (whose timing layer never queues a read), and queued to the
+# completion thread on a direct backing with async_reads = always (no
+# model: every read counts in async_reads), on /dev/fuse (transport=dev),
+# where a reply that cannot be sent fails at once.
+# On FUSE over io_uring (where the kernel has it on), the abort under the model: the
 # daemon exits and every read row is its size or -errno, but a read in
 # flight may be logged with its size: its reply is queued on the ring and
 # the kernel's refusal comes with the commit's completion, after the row
@@ -52,6 +54,7 @@ PY
 		sleep 0.1
 	done
 	(($(sfs_stats "$M" reads) >= 8)) || fail "the readers made no 8 reads in 30 s"
+	queued=$(sfs_stats "$M" async_reads)
 	echo 1 >"$C/$dev/abort" || fail "cannot abort connection $dev"
 	for ((t = 0; t < 100; t++)); do
 		kill -0 "$pid" 2>/dev/null || break
@@ -66,16 +69,17 @@ PY
 }
 
 i=0
-cases=("transport=dev" "transport=dev,device.direct=true,device.poll_us=0")
-[[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] && cases+=("transport=uring")
+cases=("disk.model=hdd,transport=dev" "transport=dev,device.direct=true,device.async_reads=always")
+[[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] && cases+=("disk.model=hdd,transport=uring")
 for opts in "${cases[@]}"; do
 	log=$T/abort$((++i)).log
-	abort_run ",disk.model=hdd,$opts" "$log"
+	abort_run ",$opts" "$log"
 	# (no read reaches the end of the file: each answered one reads all it asked)
 	good=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result == $f_size' | wc -l)
 	failed=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result < 0' | wc -l)
 	other=$(sfs_log_rows "$log" read f | sfs_log_awk "$log" '$f_result != $f_size && $f_result >= 0' | head -n 3)
-	note "options '$opts': $good reads answered, $failed failed with -errno"
+	note "options '$opts': $good reads answered, $failed failed with -errno, $queued queued"
+	[[ $opts == *async_reads=always* ]] && { ((queued >= 8)) || fail "$queued reads queued before the abort ($opts), expected every one"; }
 	assert_eq "$other" "" "read rows ($opts) whose result is neither the size nor -errno"
 	((good > 0)) || fail "no read answered before the abort ($opts)"
 	[[ $opts == *uring* ]] ||

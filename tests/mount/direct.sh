@@ -4,11 +4,14 @@
 # buffers), holes read as zeros, SQLite in WAL mode works, and all of it
 # survives a remount.  With device.poll_us above 0 a lone device read is
 # polled: one reader's reads all are; none at the default, poll_us = 0, or
-# under the disk model.  At the default they are all queued
-# (device.async_reads) instead, on /dev/fuse (transport=dev there: a ring
-# thread reads its device itself).
+# under the disk model.  At the default one reader's reads are read by
+# the worker that takes them, on /dev/fuse (transport=dev there: a ring
+# thread queues its reads on its own io_uring); device.async_reads =
+# always queues them all to the completion thread; and fio's reads at
+# queue depth 16 (requests waiting for a worker) queue some at the
+# default.
 source "$(dirname "$0")/../lib.sh"
-sfs_require sqlite3 python3
+sfs_require sqlite3 python3 fio
 
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt
@@ -79,9 +82,25 @@ assert_eq "$queued" 0 "async_reads with poll_us = 200, one reader (never another
 ((pdone <= preads)) || fail "polled_completions $pdone > polled_reads $preads"
 note "poll_us = 200: $preads reads polled, $pdone seen complete while polling"
 read -r reads preads pdone queued <<<"$(polled ",transport=dev")"
-assert_eq "$reads $preads $pdone $queued" "40 0 0 40" "reads, polled_reads, polled_completions, async_reads with the default poll_us (0)"
+assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads at the defaults (poll_us 0, async_reads true: a lone read is read by its worker)"
+read -r reads preads pdone queued <<<"$(polled ",transport=dev,device.async_reads=always")"
+assert_eq "$reads $preads $pdone $queued" "40 0 0 40" "reads, polled_reads, polled_completions, async_reads with async_reads = always"
 read -r reads preads pdone queued <<<"$(polled ",device.poll_us=0,device.async_reads=false")"
 assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads with poll_us = 0, async_reads = false"
 read -r reads preads pdone queued <<<"$(polled ",disk.model=hdd")"
 assert_eq "$reads $preads $pdone $queued" "40 0 0 0" "reads, polled_reads, polled_completions, async_reads under the disk model"
+
+# 16 reads at a time (fio, libaio): while one is read, others are in
+# flight or wait for a worker, so at the defaults some are queued; every
+# one is a FUSE read and a device read.
+sfs_mount "$B" "$M" "device.direct=true,cache.mode=none,layout.pattern=contiguous,transport=dev"
+before=$(sfs_stats "$M" reads async_reads)
+fio --name=qd16 --filename="$M/p" --rw=randread --bs=8k --iodepth=16 --ioengine=libaio \
+	--direct=1 --size=2560K --io_size=16000K --output="$SFS_TMP/fio.qd16" ||
+	fail "fio at QD 16: $(tail -n 5 "$SFS_TMP/fio.qd16")"
+read -r reads queued <<<"$(sfs_stats_delta "$before" "$(sfs_stats "$M" reads async_reads)")"
+sfs_umount "$M"
+assert_eq "$reads" 2000 "reads of fio's 2000 8 KiB reads at QD 16"
+((queued > 0 && queued <= reads)) || fail "async_reads $queued of $reads reads at QD 16, expected some"
+note "QD 16 at the defaults: $queued of $reads reads queued"
 note ok

@@ -7,7 +7,7 @@
 # stats, and counts the log's rows at once: exactly the requests so far,
 # and exactly the stats' log_rows_written.  Twice: with reads answered by
 # the worker thread, and with every read answered by the completion
-# thread (device.direct, poll_us=0), which answers before it logs.
+# thread (device.direct, async_reads=always), which answers before it logs.
 # Then without a stats read, on an idle mount: 20 single reads, each
 # followed by polling the log file, and each row is in the file within
 # 50 ms of the read's return (the writer writes once no row has come for
@@ -42,7 +42,7 @@ rounds() {
 }
 
 rounds worker ""
-rounds completion ",device.direct=true,device.poll_us=0,transport=dev" # queued reads: /dev/fuse only
+rounds completion ",device.direct=true,device.async_reads=always,transport=dev" # queued reads: /dev/fuse only
 assert_eq "$ASYNC" 210 "completion: reads answered by the completion thread (async_reads)"
 
 # idle: one read at a time, then the log file polled every 0.5 ms

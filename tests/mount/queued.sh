@@ -26,9 +26,9 @@ note "transport=$TP"
 B=$SFS_TMP/backing
 M=$SFS_TMP/mnt
 T=$SFS_TMP
-# poll_us = 0: nothing is polled, so every aligned read is queued (with
-# polling on, only reads that find another in flight are).
-BASE="transport=$TP,size=256M,device.direct=true,cache.mode=none,device.poll_us=0,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
+# async_reads = always: every aligned read is queued (by default, only
+# reads that find another in flight, or requests waiting, are).
+BASE="transport=$TP,size=256M,device.direct=true,cache.mode=none,device.async_reads=always,layout.pattern=random,layout.extent_size=16K,layout.seed=7"
 
 # A 4 MiB sparse file over 16 KiB random extents: data, holes, data.
 # Then 1 MiB and 8 KiB aligned reads (several runs and holes each) and

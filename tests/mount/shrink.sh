@@ -153,7 +153,7 @@ run_case() {
 	opts="config=$C/c.ini,log=$C/req.csv"
 	# Queued reads belong to /dev/fuse's workers (a ring thread reads its
 	# device itself): transport=dev, whatever enable_uring says.
-	[[ $io == queued ]] && opts+=",device.poll_us=0,transport=dev"
+	[[ $io == queued ]] && opts+=",device.async_reads=always,transport=dev"
 	[[ $io == polled ]] && opts+=",device.poll_us=200" # polling is off by default
 	if [[ $where == main ]]; then
 		back=$dev
@@ -350,7 +350,7 @@ for io in splice polled queued; do
 	tag=grown/$io C=$T/grown-$io
 	mkdir "$C"
 	opts="layout.pattern=contiguous,layout.extent_size=1M,device.direct=$([[ $io == splice ]] && echo false || echo true)"
-	[[ $io == queued ]] && opts+=",device.poll_us=0,transport=dev"
+	[[ $io == queued ]] && opts+=",device.async_reads=always,transport=dev"
 	[[ $io == polled ]] && opts+=",device.poll_us=200"
 	note "case $tag"
 	sfs_mount "$C/b" "$M" "size=16M,$opts"
