@@ -114,8 +114,9 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 	int64_t version = 0, bs, size; /* 0 in the message when the row is missing */
 	if (!meta_text_is(cat->db, "magic", CATALOG_MAGIC)) {
 		snprintf(err, errlen,
-			 "%s is not a scatterfs catalog (corrupted, truncated or another file); "
-			 "move it away to start an empty file system",
+			 "%s is not a scatterfs catalog (corrupted, truncated, another file, or "
+			 "a copy without its -wal file: copy a catalog with its -wal, or after "
+			 "unmounting); move it away to start an empty file system",
 			 path);
 		return -EINVAL;
 	}
@@ -210,8 +211,9 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 	}
 	if (exists && st.st_size == 0) {
 		snprintf(err, errlen,
-			 "catalog %s is empty (truncated?); move it away to start an empty file "
-			 "system",
+			 "catalog %s is empty (truncated, or a copy without its -wal file: copy "
+			 "a catalog with its -wal, or after unmounting); move it away to start "
+			 "an empty file system",
 			 path);
 		return -EINVAL;
 	}

@@ -2,8 +2,9 @@
 # Bad input: a bad configuration (an unknown key; a bad -o value), a missing
 # backing (no size= and the file absent), a size= smaller than the existing
 # backing (shrinking would lose data: refused), and a second mount of a
-# backing that is mounted, a catalog of another backing, a corrupted
-# catalog, an unknown FUSE option, a stale mount point and a live one
+# backing that is mounted, a catalog of another backing, a corrupted or
+# truncated catalog, a new one copied without its -wal file (the message
+# says how to copy it), an unknown FUSE option, a stale mount point and a live one
 # (unless -o nonempty): each exits non-zero, with a message on stderr
 # that names the problem, mounts nothing, and leaves the backing and its
 # catalog byte-for-byte unchanged.
@@ -101,6 +102,21 @@ rm -f "$T/garbage.scatterfs"
 head -c $(($(stat -c %s "$B.scatterfs") / 2)) "$B.scatterfs" >"$T/half.scatterfs"
 refused truncated-catalog 'not a scatterfs catalog|corrupt|truncated|malformed' "$M" "$B" "$M" -o "meta=$T/half.scatterfs"
 rm -f "$T/half.scatterfs"*
+# 6b'. A new file system's catalog copied while mounted without its -wal
+# file (where its tables still are): the refusal says so, and how to copy
+# it; a copy made after unmounting is taken.
+F=$T/fresh
+sfs_mount "$F" "$M" "size=16M"
+echo again >"$M/again.txt"
+cp "$F.scatterfs" "$T/nowal.scatterfs"
+sfs_umount "$M"
+assert_eq "$(sqlite3 "$T/nowal.scatterfs" "select count(*) from sqlite_master")" 0 "tables in a new catalog copied without its -wal"
+refused nowal-catalog 'not a scatterfs catalog \(.*a copy without its -wal file: copy a catalog with its -wal, or after unmounting\)' "$M" "$F" "$M" -o "meta=$T/nowal.scatterfs"
+cp "$F.scatterfs" "$T/nowal.scatterfs"
+sfs_mount "$F" "$M" "meta=$T/nowal.scatterfs"
+assert_eq "$(cat "$M/again.txt")" again "a file read through the catalog copied after unmounting"
+sfs_umount "$M"
+rm -f "$T/nowal.scatterfs"* "$F" "$F".scatterfs*
 # 6c. A catalog that is consistent SQLite but not a consistent layout: two
 # extents on the same device range, or an extent past the device's end.
 cp "$B.scatterfs" "$T/twice.scatterfs"

@@ -316,7 +316,7 @@ for dev in main data; do
 	cp --sparse=always "$back" "$T/recreated-copies/$dev"
 	rm "$back"
 	truncate -s 16M "$back"
-	refused "recreated/$dev" "$C" "$C/b" "^scatterfs: device '$dev': backing $back is a new file \(created since catalog $C/b\.scatterfs last saw it\) and holds no data, but the catalog has extents on it in 1 file: '$file'; they would read as zeros: restore the backing the catalog belongs to \(a copy whose files held only zeros: copy it again with cp --sparse=never\)\$" "config=$C/c.ini"
+	refused "recreated/$dev" "$C" "$C/b" "^scatterfs: device '$dev': backing $back is a new file \(created since catalog $C/b\.scatterfs last saw it\) and holds no data, but the catalog has extents on it in 1 file: '$file'; they would read as zeros: restore the backing the catalog belongs to \(a copy whose files held only zeros: copy it again with cp --sparse=never\), or move the catalog away to start an empty file system\$" "config=$C/c.ini"
 	cp --sparse=always "$T/recreated-copies/$dev" "$back"
 done
 sfs_mount "$C/b" "$M" "config=$C/c.ini"
@@ -334,11 +334,21 @@ sfs_umount "$M"
 cp --sparse=always "$C/b" "$T/recreated-copies/zeros"
 rm "$C/b"
 cp --sparse=always "$T/recreated-copies/zeros" "$C/b"
-refused "recreated/zeros" "$C" "$C/b" "^scatterfs: device 'main': backing $C/b is a new file .* in 1 file: 'zeros'; they would read as zeros: .*cp --sparse=never\)\$"
+refused "recreated/zeros" "$C" "$C/b" "^scatterfs: device 'main': backing $C/b is a new file .* in 1 file: 'zeros'; they would read as zeros: .*cp --sparse=never\), or move the catalog away to start an empty file system\$"
 rm "$C/b"
 cp --sparse=never "$T/recreated-copies/zeros" "$C/b"
 sfs_mount "$C/b" "$M"
 cmp -s "$M/zeros" <(head -c $MiB /dev/zero) || problem "recreated/zeros: the copy made with cp --sparse=never does not read 1 MiB of zeros"
+sfs_umount "$M"
+# The other way out the message names: the user meant to start again, so
+# the catalog is moved away (with its -wal and -shm, if any) and the new
+# backing mounts as an empty file system.
+rm "$C/b"
+truncate -s 16M "$C/b"
+mkdir "$C/old"
+mv "$C/b.scatterfs"* "$C/old/"
+sfs_mount "$C/b" "$M"
+[[ -z $(ls -A "$M") ]] || problem "recreated/fresh: the catalog moved away, the mount is not empty: $(ls -A "$M")"
 sfs_umount "$M"
 
 # Grown back: a write that passed its size check just before the cut
