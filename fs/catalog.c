@@ -115,8 +115,8 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 	if (!meta_text_is(cat->db, "magic", CATALOG_MAGIC)) {
 		snprintf(err, errlen,
 			 "%s is not a scatterfs catalog (corrupted, truncated, another file, or "
-			 "a copy without its -wal file: copy a catalog with its -wal, or after "
-			 "unmounting); move it away to start an empty file system",
+			 "a copy without its -wal file: copy a catalog with its -wal, or once its "
+			 "daemon has exited); move it away to start an empty file system",
 			 path);
 		return -EINVAL;
 	}
@@ -212,8 +212,8 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 	if (exists && st.st_size == 0) {
 		snprintf(err, errlen,
 			 "catalog %s is empty (truncated, or a copy without its -wal file: copy "
-			 "a catalog with its -wal, or after unmounting); move it away to start "
-			 "an empty file system",
+			 "a catalog with its -wal, or once its daemon has exited); move it away "
+			 "to start an empty file system",
 			 path);
 		return -EINVAL;
 	}

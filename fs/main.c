@@ -467,8 +467,9 @@ static int check_recreated(struct sfs *fs, struct device *d, const struct catalo
 		"scatterfs: device '%s': backing %s is a new file (created since catalog %s last "
 		"saw it) and holds no data, but the catalog has extents on it in %llu file%s: %s; "
 		"they would read as zeros: restore the backing the catalog belongs to (a copy "
-		"whose files held only zeros: copy it again with cp --sparse=never), or move the "
-		"catalog away to start an empty file system\n",
+		"whose files held only zeros: copy it again without holes, cp --sparse=never, "
+		"not tar -S or rsync -S), or move the catalog away to start an empty file "
+		"system\n",
 		d->name, d->path, fs->meta_path, (unsigned long long)nfiles, nfiles == 1 ? "" : "s",
 		list);
 	return -1;

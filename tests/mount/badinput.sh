@@ -104,17 +104,17 @@ refused truncated-catalog 'not a scatterfs catalog|corrupt|truncated|malformed' 
 rm -f "$T/half.scatterfs"*
 # 6b'. A new file system's catalog copied while mounted without its -wal
 # file (where its tables still are): the refusal says so, and how to copy
-# it; a copy made after unmounting is taken.
+# it; a copy made once its daemon has exited (sfs_umount waits) is taken.
 F=$T/fresh
 sfs_mount "$F" "$M" "size=16M"
 echo again >"$M/again.txt"
 cp "$F.scatterfs" "$T/nowal.scatterfs"
 sfs_umount "$M"
 assert_eq "$(sqlite3 "$T/nowal.scatterfs" "select count(*) from sqlite_master")" 0 "tables in a new catalog copied without its -wal"
-refused nowal-catalog 'not a scatterfs catalog \(.*a copy without its -wal file: copy a catalog with its -wal, or after unmounting\)' "$M" "$F" "$M" -o "meta=$T/nowal.scatterfs"
+refused nowal-catalog 'not a scatterfs catalog \(.*a copy without its -wal file: copy a catalog with its -wal, or once its daemon has exited\)' "$M" "$F" "$M" -o "meta=$T/nowal.scatterfs"
 cp "$F.scatterfs" "$T/nowal.scatterfs"
 sfs_mount "$F" "$M" "meta=$T/nowal.scatterfs"
-assert_eq "$(cat "$M/again.txt")" again "a file read through the catalog copied after unmounting"
+assert_eq "$(cat "$M/again.txt")" again "a file read through the catalog copied once the daemon had exited"
 sfs_umount "$M"
 rm -f "$T/nowal.scatterfs"* "$F" "$F".scatterfs*
 # 6c. A catalog that is consistent SQLite but not a consistent layout: two
