@@ -107,6 +107,11 @@ static const char schema_sql[] =
 	"dirent d JOIN p ON d.parent = p.ino) SELECT p.path, e.logical, e.device, e.length, "
 	"e.flags FROM extent e JOIN p ON p.ino = e.ino;";
 
+/* The end of both refusals of a catalog that holds no file system. */
+#define NOT_A_CATALOG_HINT                                                                  \
+	"a copy without its -wal file: copy a catalog with its -wal, or once its daemon has " \
+	"exited); move it away to start an empty file system"
+
 /* Checks an existing catalog without writing to it. */
 static int check_existing(struct catalog *cat, const char *path, struct catalog_identity *id,
 			  char *err, size_t errlen)
@@ -115,8 +120,7 @@ static int check_existing(struct catalog *cat, const char *path, struct catalog_
 	if (!meta_text_is(cat->db, "magic", CATALOG_MAGIC)) {
 		snprintf(err, errlen,
 			 "%s is not a scatterfs catalog (corrupted, truncated, another file, or "
-			 "a copy without its -wal file: copy a catalog with its -wal, or once its "
-			 "daemon has exited); move it away to start an empty file system",
+			 NOT_A_CATALOG_HINT,
 			 path);
 		return -EINVAL;
 	}
@@ -211,9 +215,7 @@ int catalog_open(const char *path, struct catalog_identity *id, uid_t root_uid, 
 	}
 	if (exists && st.st_size == 0) {
 		snprintf(err, errlen,
-			 "catalog %s is empty (truncated, or a copy without its -wal file: copy "
-			 "a catalog with its -wal, or once its daemon has exited); move it away "
-			 "to start an empty file system",
+			 "catalog %s is empty (truncated, or " NOT_A_CATALOG_HINT,
 			 path);
 		return -EINVAL;
 	}

@@ -304,7 +304,7 @@ struct dev_layer_args {
 	const char *state_path;
 	bool state_load;
 	uint32_t poll_us;		/* [device] poll_us */
-	unsigned async_reads;		/* [device] async_reads: enum async_reads */
+	enum async_reads async_reads;	/* [device] async_reads */
 	/*
 	 * Set by a layer whose replies wait for modelled time (the timing
 	 * layer): the layers below it see it, and need not poll or queue

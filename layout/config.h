@@ -258,7 +258,7 @@ struct sfs_config {
 		 * io_uring), so the worker takes the next request at once:
 		 * enum async_reads.  Off under the disk model.
 		 */
-		unsigned async_reads;
+		enum async_reads async_reads;
 		struct config_layers layers; /* the stack, top first */
 		/* The layers' own keys: each registered layer's slice (config_layer_data()). */
 		_Alignas(16) unsigned char layer_data[CONFIG_LAYER_DATA_MAX];
