@@ -1212,11 +1212,6 @@ static void ctl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 	reply_rofs(req);
 }
 
-static void ctl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, 0);
-}
-
 /* Nothing to make durable: the contents are generated from the daemon's state. */
 static void ctl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
@@ -1315,7 +1310,6 @@ const struct fuse_lowlevel_ops ctl_ops = {
 	.open = ctl_open,
 	.read = ctl_read,
 	.write = ctl_write,
-	.flush = ctl_flush,
 	.release = ctl_release,
 	.fsync = ctl_fsync,
 	.opendir = ctl_opendir,

@@ -167,11 +167,6 @@ static void d_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 	by_ino(ino)->write(req, ino, buf, size, off, fi);
 }
 
-static void d_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	by_ino(ino)->flush(req, ino, fi);
-}
-
 static void d_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	by_ino(ino)->release(req, ino, fi);
@@ -288,7 +283,6 @@ const struct fuse_lowlevel_ops sfs_ops = {
     .open = d_open,
     .read = d_read,
     .write = d_write,
-    .flush = d_flush,
     .release = d_release,
     .fsync = d_fsync,
     .opendir = d_opendir,
