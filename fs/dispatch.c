@@ -283,6 +283,9 @@ const struct fuse_lowlevel_ops sfs_ops = {
     .open = d_open,
     .read = d_read,
     .write = d_write,
+    /* no .flush: neither table has anything to do at close, so libfuse
+     * answers the first FLUSH ENOSYS and the kernel sends no more
+     * (ops.c, open_inode()) */
     .release = d_release,
     .fsync = d_fsync,
     .opendir = d_opendir,
