@@ -194,7 +194,7 @@ static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	 * journal at every transaction: two LOOKUPs of the 27 requests a
 	 * transaction (tests/mount/lookup-cache.sh).
 	 */
-	if (err == -ENOENT && fs->entry_timeout > 0) {
+	if (err == -ENOENT) {
 		memset(&e, 0, sizeof e);
 		e.entry_timeout = fs->entry_timeout;
 		fuse_reply_entry(req, &e);
