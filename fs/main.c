@@ -836,9 +836,14 @@ static int check_mountpoint(struct start *s, int *exit_code)
 	struct stat mst;
 	struct statvfs msv;
 	/* statvfs() always asks a FUSE daemon (stat() may answer from the
-	 * attribute cache), so it tells a stale mount point for sure. */
+	 * attribute cache), so it tells a stale mount point for sure: the
+	 * kernel answers ENOTCONN once the connection is gone, and a request
+	 * that waited while it went ECONNABORTED on /dev/fuse or ECANCELED on
+	 * FUSE over io_uring (a daemon killed as we asked; a ring's daemon
+	 * also in the moment after its exit, while the kernel tears the ring
+	 * down). */
 	if (statvfs(mp, &msv) || stat(mp, &mst) || !S_ISDIR(mst.st_mode)) {
-		if (errno == ENOTCONN)
+		if (errno == ENOTCONN || errno == ECONNABORTED || errno == ECANCELED)
 			fprintf(stderr,
 				"scatterfs: %s is a stale mount (its daemon is gone); run "
 				"fusermount3 -u %s first\n",

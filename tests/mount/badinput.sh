@@ -148,6 +148,33 @@ grep -q 'stale mount.*fusermount3 -u' "$T/stale.stderr" || fail "stale-mount: me
 assert_eq "$(awk -v m="$M" '$5 == m' /proc/self/mountinfo | wc -l)" 1 "mounts on $M after the refused mount over a stale one"
 note "stale-mount: refused (exit $rc): $(head -n 1 "$T/stale.stderr")"
 sfs_fusermount_u "$M" "the stale mount"
+# 8b. The daemon dies while the new mount's check waits on it: the kernel
+# answers that request ECONNABORTED on /dev/fuse and ECANCELED on FUSE over
+# io_uring (as it may a moment after the daemon exits, while it tears the
+# ring down), and that is a stale mount too.  The old daemon is stopped, the new scatterfs waits in
+# statfs(2) (system call 137 on x86-64, in /proc/PID/syscall), then the old
+# daemon is killed.
+sfs_mount "$B" "$M" ""
+old=$SFS_LAST_PID
+kill -STOP "$old"
+timeout 30 "$SFS_BIN" "$B" "$M" >"$T/stale2.stdout" 2>"$T/stale2.stderr" </dev/null &
+new=$! # timeout's; scatterfs is its child
+in_statfs() { local c; c=$(pgrep -P "$new") && [[ $(cut -d ' ' -f 1 "/proc/$c/syscall" 2>/dev/null) == 137 ]]; }
+for ((t = 0; t < 200; t++)); do
+	in_statfs && break
+	sleep 0.05
+done
+in_statfs ||
+	{ kill -KILL "$old"; fail "stale-mount-inflight: the new scatterfs never waited in statfs(2)"; }
+kill -KILL "$old"
+wait "$old" 2>/dev/null || true
+unset "SFS_PID[$M]"
+rc=0
+wait "$new" || rc=$?
+((rc != 0 && rc != 124)) || fail "stale-mount-inflight: scatterfs exited $rc, expected a refusal"
+grep -q 'stale mount.*fusermount3 -u' "$T/stale2.stderr" || fail "stale-mount-inflight: message: $(cat "$T/stale2.stderr")"
+note "stale-mount-inflight: refused (exit $rc): $(head -n 1 "$T/stale2.stderr")"
+sfs_fusermount_u "$M" "the stale mount"
 
 # 9. A live mount point: refused with a message naming what is mounted
 # there (fstype and source, escapes of mountinfo undone), nothing created;
