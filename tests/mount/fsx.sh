@@ -117,6 +117,19 @@ check_used() {
 	check_catalog "$1" || true
 }
 
+# space_held - what holds the device's space (mounted; printed when sfs-fsx
+# fails, an ENOSPC above all): the daemon's counters, and the catalog's
+# bytes by kind of inode: named (a directory entry) or unlinked and still
+# held open or not yet forgotten by the kernel.
+space_held() {
+	grep -E '"(used_bytes|free_bytes|files|extents|inodes)"' "$M/.scatterfs/stats" | tr -d ' \n'
+	echo
+	sql "select case when exists (select 1 from dirent d where d.ino = i.ino) then 'named' else 'unlinked, held' end,
+		count(*), sum((select coalesce(sum(length), 0) from extent e where e.ino = i.ino)),
+		sum((select coalesce(sum(length), 0) from gap g where g.ino = i.ino))
+		from inode i where i.ino != 1 group by 1" | sed 's/^/catalog: inodes|count|extent bytes|gap bytes: /'
+}
+
 # The remount command sfs-fsx runs: it asks this script (which keeps the
 # daemon's pid and state) to remount, through a pair of FIFOs, and waits.
 cat >"$T/remount.sh" <<'EOF'
@@ -219,6 +232,7 @@ run_pattern() {
 $(grep -v -e '^  op ' -e '^last operations:' "$out" | head -n 12)
 the last operations:
 $(grep '^  op ' "$out" | tail -n 12)
+$([[ -n $broken ]] || space_held)
 $([[ -n $broken ]] || for f in "$M"/.scatterfs/extents/fsx/f*; do echo "extent map $f:"; cat "$f"; done 2>&1 | head -n 80)"
 	else
 		tail -n 1 "$out"
