@@ -11,7 +11,8 @@
  *
  * main() runs that order as named steps, each undone by teardown() as far
  * as it got: parse_cmdline(), check_mountpoint(), (the fork), load_config(),
- * open_devices(), open_catalog(), build_stacks(), mount_fs(), run_loop().
+ * open_devices(), open_catalog(), build_stacks(), prepare_log(), mount_fs(),
+ * run_loop().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -773,6 +774,10 @@ struct start {
 	bool mounted;  /* fuse_session_mount() done */
 	bool loop_ran; /* run_loop() started the threads */
 	int meta_fd;   /* the catalog, held open for its lock; -1 */
+	int log_fd;    /* the request log, held open for its lock (prepare_log()); -1 */
+	bool log_created;		       /* the log file was created by this mount */
+	uint64_t grown_from[SFS_MAX_DEVICES]; /* a backing's size before mount_fs() grew it */
+	bool grown[SFS_MAX_DEVICES];
 	struct fuse_loop_config *loop;
 	struct ready_arg ra;
 };
@@ -943,6 +948,77 @@ static int load_config(struct start *s)
 }
 
 /*
+ * Whether @path's directory is @mp_real (resolved) or below it: the
+ * directory as realpath() resolves it, or, where it does not exist yet,
+ * its nearest ancestor that does.
+ */
+static bool inside_mountpoint(const char *path, const char *mp_real)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *real = NULL;
+	while (!real) {
+		char *slash = strrchr(dir, '/');
+		if (!slash) {
+			real = realpath(".", NULL);
+			break;
+		}
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		real = realpath(dir, NULL);
+		if (slash == dir)
+			break;
+	}
+	if (!real)
+		return false;
+	size_t n = strlen(mp_real);
+	bool in = strcmp(mp_real, "/") != 0 && strncmp(real, mp_real, n) == 0 &&
+		  (real[n] == '\0' || real[n] == '/');
+	free(real);
+	return in;
+}
+
+/*
+ * Before step 4 creates anything: no file the daemon opens by its name
+ * (the backings, the catalog with its -wal and -shm, the request log) may
+ * lie in the mount point.  Once mounted, the name would lead through the
+ * daemon's own mount: the log is created after the mount but before the
+ * daemon answers requests, so it would wait on itself for ever, and a
+ * simulated crash reopens a backing by name.  0, or -1 after one line on
+ * stderr.
+ */
+static int check_own_files(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	char *mp = realpath(s->opts.mountpoint, NULL);
+	if (!mp)
+		return 0; /* check_mountpoint() found it: it went since */
+	const char *what[3 + SFS_MAX_DEVICES], *path[3 + SFS_MAX_DEVICES];
+	unsigned n = 0;
+	what[n] = "backing", path[n++] = s->cl.backing;
+	if (s->cl.meta)
+		what[n] = "catalog", path[n++] = s->cl.meta;
+	if (fs->cfg.log.path)
+		what[n] = "log", path[n++] = fs->cfg.log.path;
+	for (size_t i = 0; i < fs->cfg.ndevices && n < sizeof path / sizeof path[0]; i++)
+		what[n] = "backing", path[n++] = fs->cfg.devices[i].backing;
+	int rc = 0;
+	for (unsigned i = 0; i < n && !rc; i++) {
+		if (path[i] && inside_mountpoint(path[i], mp)) {
+			fprintf(stderr,
+				"scatterfs: %s %s is inside the mount point %s: the daemon would "
+				"reach it through its own mount; give a path outside it\n",
+				what[i], path[i], mp);
+			rc = -1;
+		}
+	}
+	free(mp);
+	return rc;
+}
+
+/*
  * Step 4: opens main's backing and the named devices' (their sizes are
  * what config_finish() checks the rules against), finishes the
  * configuration, and sizes main and names its catalog.
@@ -953,7 +1029,8 @@ static int open_devices(struct start *s)
 	struct device *d = fs->dev[0];
 	char *err = s->err;
 	size_t errlen = sizeof s->err;
-	if (open_backing(fs, d, fs->cfg.device.size, &s->created, &s->dev_size))
+	if (check_own_files(s) ||
+	    open_backing(fs, d, fs->cfg.device.size, &s->created, &s->dev_size))
 		return -1;
 	d->created = s->created;
 	if (s->created) {
@@ -1144,7 +1221,63 @@ static int build_stacks(struct start *s)
 }
 
 /*
- * Step 7: everything checked, now change things: grow the backings, mount,
+ * Step 7: the request log (log=), checked before anything changes (its
+ * place: check_own_files()).  It may not be a backing or the catalog (its
+ * header would overwrite them), or another mount's log (flock, as the
+ * backing has: two daemons' rows would interleave); it must be creatable.  The file is opened without
+ * truncation, so a refused mount keeps the last mount's log; mount_fs()
+ * truncates it.  A file created here is removed by teardown() when the
+ * mount fails.  0, or -1 after one line on stderr.
+ */
+static int prepare_log(struct start *s)
+{
+	struct sfs *fs = s->fs;
+	const char *path = fs->cfg.log.path;
+	if (!path)
+		return 0;
+	struct stat st;
+	bool existed = stat(path, &st) == 0;
+	s->log_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	if (s->log_fd < 0) {
+		fprintf(stderr, "scatterfs: cannot create log %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	s->log_created = !existed;
+	if (fstat(s->log_fd, &st) || !S_ISREG(st.st_mode))
+		return 0; /* a terminal or a pipe (log=/dev/stderr): many may write it */
+	for (unsigned i = 0; i < fs->ndev; i++) {
+		struct stat dst;
+		if (fstat(fs->dev[i]->fd, &dst) == 0 && dst.st_dev == st.st_dev &&
+		    dst.st_ino == st.st_ino) {
+			fprintf(stderr,
+				"scatterfs: log %s is the backing of device '%s'; give the log "
+				"another path\n",
+				path, fs->dev[i]->name);
+			return -1;
+		}
+	}
+	struct stat cst;
+	if (stat(fs->meta_path, &cst) == 0 && cst.st_dev == st.st_dev && cst.st_ino == st.st_ino) {
+		fprintf(stderr, "scatterfs: log %s is the catalog; give the log another path\n",
+			path);
+		return -1;
+	}
+	/* A daemon that was just unmounted may still be closing: wait a little. */
+	int tries = 0;
+	while (flock(s->log_fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK && ++tries < 50)
+		usleep(100000);
+	if (tries == 50) {
+		fprintf(stderr,
+			"scatterfs: log %s is in use by another scatterfs mount; give each mount "
+			"its own log\n",
+			path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Step 8: everything checked, now change things: grow the backings, mount,
  * set up the transport, make the catalog durable, open the request log,
  * detach (without -f) and start the thread that reports the mount ready.
  */
@@ -1157,10 +1290,16 @@ static int mount_fs(struct start *s)
 		uint64_t want = i ? fs->cfg.devices[i - 1].effective_size : s->dev_size;
 		struct stat bst;
 		if (fstat(dv->fd, &bst) == 0 && S_ISREG(bst.st_mode) &&
-		    (uint64_t)bst.st_size < want && ftruncate(dv->fd, (off_t)want)) {
-			fprintf(stderr, "scatterfs: cannot grow backing %s to %llu bytes: %s\n",
-				dv->path, (unsigned long long)want, strerror(errno));
-			return -1;
+		    (uint64_t)bst.st_size < want) {
+			if (ftruncate(dv->fd, (off_t)want)) {
+				fprintf(stderr,
+					"scatterfs: cannot grow backing %s to %llu bytes: %s\n",
+					dv->path, (unsigned long long)want, strerror(errno));
+				return -1;
+			}
+			/* teardown() shrinks it back if the mount then fails */
+			s->grown_from[i] = (uint64_t)bst.st_size;
+			s->grown[i] = true;
 		}
 		/* What a shrink under the mount will be measured from. */
 		uint64_t bytes;
@@ -1258,7 +1397,7 @@ static int flush_before_catalog(void *fs)
 }
 
 /*
- * Step 8: serves requests until the file system is unmounted (or a
+ * Step 9: serves requests until the file system is unmounted (or a
  * signal), with the sync thread and queued reads around it.  The loop's
  * status: 0, or 1.
  */
@@ -1306,7 +1445,7 @@ static int run_loop(struct start *s)
 }
 
 /*
- * Step 9: undoes what the steps did, in reverse, whichever step stopped:
+ * Step 10: undoes what the steps did, in reverse, whichever step stopped:
  * a mount that never happened leaves no new file behind.  @ret: main()'s
  * status so far; returns the final one.
  */
@@ -1326,6 +1465,11 @@ static int teardown(struct start *s, int ret)
 	if (reqlog_close(fs->log))
 		ret = 1;
 	fs->log = NULL;
+	/* A mount that never served leaves no new log (nor backing, catalog) behind. */
+	if (ret && s->log_created && !s->loop_ran)
+		unlink(fs->cfg.log.path);
+	if (s->log_fd >= 0)
+		close(s->log_fd);
 	if (s->mounted)
 		fuse_session_unmount(fs->se);
 	if (s->signals)
@@ -1337,8 +1481,8 @@ static int teardown(struct start *s, int ret)
 	if (fs->cat)
 		catalog_close(fs->cat);
 	catalog_vfs_before_sync(NULL, NULL); /* the devices go next */
-	/* A mount that never happened leaves no new files behind. */
-	if (ret && s->cat_created && !s->mounted)
+	/* A mount that never served leaves no new files behind. */
+	if (ret && s->cat_created && !s->loop_ran)
 		unlink(fs->meta_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct device *dv = fs->dev[i];
@@ -1346,6 +1490,11 @@ static int teardown(struct start *s, int ret)
 		if (s->mounted)
 			dev_stack_save(dv);
 		dev_stack_free(dv);
+		/* nothing was written past the size it had: a failed mount gives the growth back */
+		if (ret && s->grown[i] && !s->loop_ran && !dv->created &&
+		    ftruncate(dv->fd, (off_t)s->grown_from[i]))
+			fprintf(stderr, "scatterfs: cannot shrink backing %s back to %llu bytes: %s\n",
+				dv->path, (unsigned long long)s->grown_from[i], strerror(errno));
 		if (dv->fd >= 0) {
 			fsync(dv->fd);
 			close(dv->fd);
@@ -1353,10 +1502,10 @@ static int teardown(struct start *s, int ret)
 	}
 	if (s->meta_fd >= 0)
 		close(s->meta_fd);
-	if (ret && s->created && !s->mounted)
+	if (ret && s->created && !s->loop_ran)
 		unlink(fs->backing_path);
 	for (unsigned i = 0; i < fs->ndev; i++) {
-		if (i && ret && fs->dev[i]->created && !s->mounted)
+		if (i && ret && fs->dev[i]->created && !s->loop_ran)
 			unlink(fs->dev[i]->path); /* main's: above */
 		devalloc_destroy(fs->dev[i]->alloc);
 		sfs_pending_release(fs->dev[i]);
@@ -1389,7 +1538,7 @@ static int teardown(struct start *s, int ret)
 
 int main(int argc, char *argv[])
 {
-	static struct start s = {.meta_fd = -1};
+	static struct start s = {.meta_fd = -1, .log_fd = -1};
 	int code;
 	s.fs = calloc(1, sizeof *s.fs);
 	if (parse_cmdline(&s, argc, argv, &code) || check_mountpoint(&s, &code)) {
@@ -1400,7 +1549,7 @@ int main(int argc, char *argv[])
 	if (!s.opts.foreground)
 		fork_and_wait();
 	if (load_config(&s) || open_devices(&s) || open_catalog(&s) || build_stacks(&s) ||
-	    mount_fs(&s))
+	    prepare_log(&s) || mount_fs(&s))
 		return teardown(&s, 1);
 	return teardown(&s, run_loop(&s));
 }

@@ -211,4 +211,40 @@ sfs_fusermount_u "$M3" nonempty
 [[ ! -e $M3/f ]] || fail "nonempty: the file written on scatterfs is on the tmpfs below"
 umount "$M3" || fail "umount tmpfs $M3"
 note "nonempty: mounted over tmpfs, and unmounted"
+
+# 10. The daemon's own files: a backing, catalog or log in the mount point
+# (the log, created once mounted, made the daemon wait on itself for ever
+# and hang every access to the mount; a backing there is reopened by name
+# at a simulated crash), a log that is the backing or the catalog (its
+# header overwrote them), another mount's log (two daemons' rows
+# interleaved), or a log that cannot be created after size= grew an
+# existing backing (the growth stayed): each refused before anything
+# changes, the backing grown back, a log the refused mount created removed.
+L=$T/req.csv
+refused log-in-mount 'log .*/mnt/req.csv is inside the mount point' "$M" "$B" "$M" -o "log=$M/req.csv"
+refused log-in-mount-new 'log .* is inside the mount point' "$M" "$T/fresh" "$M" -o "size=16M,log=$M/sub/../req.csv"
+refused backing-in-mount 'backing .*/mnt/b is inside the mount point' "$M" "$M/b" "$M" -o size=16M
+refused catalog-in-mount 'catalog .*/mnt/c is inside the mount point' "$M" "$B" "$M" -o "meta=$M/c"
+printf '[device "two"]\nbacking = %s\nsize = 16M\n' "$M/two" >"$T/two-in-mount.ini"
+refused device-in-mount 'backing .*/mnt/two is inside the mount point' "$M" "$B" "$M" -o "config=$T/two-in-mount.ini"
+refused log-is-backing "log $B is the backing of device 'main'" "$M" "$B" "$M" -o "log=$B"
+refused log-is-catalog "log $B.scatterfs is the catalog" "$M" "$B" "$M" -o "log=$B.scatterfs"
+refused log-unwritable-grow 'cannot create log' "$M" "$B" "$M" -o "size=128M,log=$T/nodir/req.csv"
+refused log-unwritable-new 'cannot create log' "$M" "$T/fresh" "$M" -o "size=16M,log=$T/nodir/req.csv"
+# Another mount's log: refused, and that mount's log goes on whole.
+sfs_mount "$T/other" "$M2" "size=16M,log=$L"
+echo data >"$M2/f"
+sync "$M2/f"
+refused log-shared "log $L is in use by another scatterfs mount" "$M" "$B" "$M" -o "log=$L"
+echo more >"$M2/g"
+sync "$M2/g"
+sfs_umount "$M2"
+assert_eq "$(head -c 6 "$L")" "ts_us," "log-shared: the first line of the other mount's log"
+assert_eq "$(grep -c '^ts_us,' "$L")" 1 "log-shared: header lines in the other mount's log"
+assert_eq "$(awk -F, 'NR > 1 { print $2, $4 }' "$L" | tr '\n' ' ')" "extend f extend g " "log-shared: the other mount's rows (op and path) in its log"
+# A refused mount keeps the last mount's log as it was (the log of a crash).
+sum=$(sha256sum <"$L")
+refused log-kept 'not understood|unknown option' "$M2" "$T/other" "$M2" -o "log=$L,bogusopt"
+assert_eq "$(sha256sum <"$L")" "$sum" "log-kept: the last mount's log after a refused mount"
+rm -f "$T/other" "$T/other".scatterfs* "$L" "$T/two-in-mount.ini"
 note "pass"
