@@ -303,6 +303,7 @@ int main(int argc, char **argv)
 	const char *iolog_path = NULL, *plot_path = NULL;
 	bool timeline = false, iolog_opt = false, latency = false;
 	struct report_filter filter = {0};
+	const char *since_arg = NULL, *until_arg = NULL; /* as given, for the message */
 	struct iolog_target targets[64];
 	size_t ntargets = 0;
 	char ferr[256];
@@ -364,6 +365,7 @@ int main(int argc, char **argv)
 						 "(at most 6 decimals)",
 						 since ? "since" : "until", optarg);
 			*(since ? &filter.has_since : &filter.has_until) = true;
+			*(since ? &since_arg : &until_arg) = optarg;
 			break;
 		}
 		case OPT_LAYOUT:
@@ -469,6 +471,9 @@ int main(int argc, char **argv)
 					 argv[optind]);
 		return print_static_layout(layout_map, block_size);
 	}
+	if (filter.has_since && filter.has_until && filter.until_us <= filter.since_us)
+		return bad_usage("--until %s is not after --since %s: no row could match", until_arg,
+				 since_arg);
 	if (optind >= argc)
 		return bad_usage("%s", "missing the request log (LOG)");
 	if (optind + 1 < argc)

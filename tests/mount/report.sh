@@ -87,6 +87,14 @@ assert_eq "$(latency_row "$T/lat2.csv" read latency_us)" "$(ranked "$L" latency_
 n2=$(sfs_log_awk "$L" -v m="$mid" 'NR > 1 && $f_op == "read" && $f_ts_us < m' "$L" | wc -l)
 grep -qx "scatterfs-report: $n2 of 3000 rows selected" "$T/err" || fail "--until: expected '$n2 of 3000 rows selected': $(cat "$T/err")"
 note "latency: $want (n p50 p90 p99 p99.9 max, us), as sort and awk find; --until $until_s selects $n2"
+# A window no row can be in (--until not after --since) is bad input, not an empty report.
+for w in "5 2" "5 5"; do
+	rc=0
+	"$REPORT" "$L" --since "${w% *}" --until "${w#* }" >"$T/out" 2>"$T/err" || rc=$?
+	assert_eq "$rc $(head -n 1 "$T/err")" "2 scatterfs-report: --until ${w#* } is not after --since ${w% *}: no row could match" \
+		"--since ${w% *} --until ${w#* }: exit status and message"
+	assert_eq "$(wc -c <"$T/out")" 0 "--since ${w% *} --until ${w#* }: bytes on stdout"
+done
 
 # With the disk model the log has model_us: its percentiles too.
 sfs_mount "$B" "$M" "log=$T/model.log,disk.model=hdd"
