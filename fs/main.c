@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <linux/fs.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -787,6 +788,22 @@ struct start {
  * *@exit_code at once (--help, --version, a usage error) or, when it is
  * -1, after teardown().
  */
+/* libfuse's messages while the options are only checked: its errors, not its debug lines. */
+static void probe_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	if (level <= FUSE_LOG_ERR)
+		vfprintf(stderr, fmt, ap);
+}
+
+/* After libfuse's own line naming the options it does not know. */
+static void options_not_understood(void)
+{
+	fprintf(stderr, "scatterfs: the options above were not understood; scatterfs's own "
+			"are config=, log=, meta=, size=, nonempty, newfs, moved and "
+			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
+			"see --help\n");
+}
+
 static int parse_cmdline(struct start *s, int argc, char *argv[], int *exit_code)
 {
 	s->args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
@@ -816,6 +833,23 @@ static int parse_cmdline(struct start *s, int argc, char *argv[], int *exit_code
 		*exit_code = 2;
 		return 1;
 	}
+	/*
+	 * Options libfuse does not know are named before anything else (a
+	 * missing backing's message would hide a misspelt size=): it parses
+	 * them in fuse_session_new(), which mounts nothing, on a copy.
+	 */
+	struct fuse_args probe = FUSE_ARGS_INIT(0, NULL);
+	for (int i = 0; i < s->args.argc; i++)
+		fuse_opt_add_arg(&probe, s->args.argv[i]);
+	fuse_set_log_func(probe_log);
+	struct fuse_session *se = fuse_session_new(&probe, &sfs_ops, sizeof sfs_ops, NULL);
+	fuse_set_log_func(NULL); /* libfuse's own again */
+	fuse_opt_free_args(&probe);
+	if (!se) {
+		options_not_understood();
+		return 1;
+	}
+	fuse_session_destroy(se);
 	*exit_code = -1;
 	s->transport = TRANSPORT_AUTO;
 	if (s->cl.transport && transport_parse(s->cl.transport, &s->transport)) {
@@ -1323,11 +1357,7 @@ static int mount_fs(struct start *s)
 	fuse_opt_add_arg(&s->args, fsname);
 	fs->se = fuse_session_new(&s->args, &sfs_ops, sizeof sfs_ops, fs);
 	if (!fs->se) {
-		fprintf(stderr,
-			"scatterfs: the options above were not understood; scatterfs's own "
-			"are config=, log=, meta=, size=, nonempty, newfs, moved and "
-			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
-			"see --help\n");
+		options_not_understood();
 		return -1;
 	}
 	if (fuse_set_signal_handlers(fs->se))

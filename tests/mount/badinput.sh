@@ -68,6 +68,9 @@ refused missing-backing 'absent' "$M" "$T/absent" "$M"
 grep -Eqi 'no such|not exist|missing|not found|size' "$T/missing-backing.stderr" ||
 	fail "missing-backing: message does not say the backing is missing: $(cat "$T/missing-backing.stderr")"
 [[ ! -e $T/absent && ! -e $T/absent.scatterfs ]] || fail "missing-backing: the refused mount created $T/absent or its catalog"
+# 2b. A misspelt size= on a missing backing: the unknown option is named
+# first (it was the missing backing, whose message suggests size=).
+refused misspelt-size "unknown option.*sise=16M" "$M" "$T/absent" "$M" -o sise=16M
 
 # 3. size= smaller than the existing backing (64 MiB).
 refused size-too-small 'size' "$M" "$B" "$M" -o size=32M
