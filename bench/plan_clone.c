@@ -410,8 +410,17 @@ out:
 		free(walk.files[i].v);
 	}
 	free(walk.files);
-	if (status == 0)
-		fprintf(stderr, "scatterfs-plan: wrote %s (%zu maps in %s)\n", out_path, mapped,
-			mapdir_abs);
+	if (status == 0) {
+		/* The size to mount with: the span, up to a whole MiB or GiB (the
+		 * files placed contiguously need room past it too). */
+		uint64_t unit = span >= (1ULL << 30) ? 1ULL << 30 : 1ULL << 20;
+		fprintf(stderr,
+			"scatterfs-plan: wrote %s (%zu maps in %s); the maps span %" PRIu64
+			" bytes of the device: mount on a backing at least that large, e.g. -o "
+			"size=%" PRIu64 "%c (a new backing file is sparse: it takes only what is "
+			"written)\n",
+			out_path, mapped, mapdir_abs, span, (span + unit - 1) / unit + !span,
+			unit == 1ULL << 30 ? 'G' : 'M');
+	}
 	return status;
 }

@@ -110,6 +110,15 @@ assert_eq "$(sed -n '/^# The source reads/,/^readahead/p' "$T/clone.ini")" \
 [cache]
 mode = kernel
 readahead = 256K" "clone: the [cache] section and its comment"
+# stderr gives the size to mount with: the maps' span up to a whole MiB
+span=$(sed -n 's/^# The maps span \([0-9]*\) bytes.*/\1/p' "$T/clone.ini")
+mib=$(((span + 1048575) / 1048576))
+assert_eq "$(tail -n 1 "$T/clone.err" | sed 's/.*; the maps span/the maps span/')" \
+	"the maps span $span bytes of the device: mount on a backing at least that large, e.g. -o size=${mib}M (a new backing file is sparse: it takes only what is written)" \
+	"clone: the size stderr gives"
+sfs_mount "$T/span.backing" "$M" "config=$T/clone.ini,size=${mib}M"
+sfs_umount "$M"
+rm -f "$T/span.backing"*
 check_copy "$T/clone.ini" "$E" clone "$T/want"
 sfs_mount "$T/clone.backing" "$M" "config=$T/clone.ini"
 assert_eq "$(sfs_readahead_kb "$M")" 256 "a mount of the clone: read_ahead_kb"
