@@ -806,7 +806,7 @@ static int print_text(FILE *out, struct report *rep, const struct report_output 
 		o->name, rep->rows, report_file_count(rep), rep->first_ts_us, rep->last_ts_us);
 
 	if (all || m == M_SUMMARY) {
-		fprintf(out, "\nRows by op\n    %-8s %12s %16s %8s\n", "op", "rows", "bytes",
+		fprintf(out, "\nRows by op\n    %-8s %12s %16s %8s\n", "op", "rows", "bytes asked",
 			"errors");
 		for (int op = 0; op < LOG_OP_COUNT; op++)
 			fprintf(out, "    %-8s %12" PRIu64 " %16" PRIu64 " %8" PRIu64 "\n",
