@@ -15,7 +15,10 @@
 #   model_s / median_s (within the rounding of the printed figures), and
 #   busy_s is at most model_s;
 # - the text output says what model_s, util_pct and aqu_sz are; stderr
-#   warns that the two rows ran with different page-cache settings;
+#   warns that the rows ran with different page-cache settings (the kernel
+#   row's baseline is the none row: --baseline cache.mode=none), and a
+#   readahead sweep, each row against a baseline of its own settings, gets
+#   no such warning;
 # - the load ran without the model: its log has no model_us column (the
 #   runs' logs have one), its daemon was given disk.model=none and none of
 #   the --disk keys, and while it ran (7 s) a progress line said how much
@@ -35,8 +38,8 @@ load='for i in 1 2; do dd if=/dev/urandom of="$SCATTERFS_MOUNT/f$i" bs=1M count=
 workload='dd if="$SCATTERFS_MOUNT/f1" of=/dev/null bs=256K iflag=direct status=none &
 dd if="$SCATTERFS_MOUNT/f2" of=/dev/null bs=256K iflag=direct status=none; wait'
 
-SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous --set cache.mode=none,kernel --disk hdd-7200 \
-	--runs 1 --size 256M --workdir "$work" --keep --format csv --load "$load" --workload "$workload" \
+SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous --set cache.mode=none,kernel --baseline cache.mode=none \
+	--disk hdd-7200 --runs 1 --size 256M --workdir "$work" --keep --format csv --load "$load" --workload "$workload" \
 	>"$out" 2>"$err" </dev/null || fail "bench/run exited $?"
 sfs_add_log "$out"
 cat "$out"
@@ -65,9 +68,13 @@ for mode in none kernel; do
 	awk -v b="$busy" -v m="$model" 'BEGIN { exit !(b <= m) }' || fail "$mode: busy_s $busy above model_s $model"
 done
 
+# A sweep of the readahead, each row its own baseline: like for like, no warning.
 SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous --disk hdd-7200 --runs 1 --size 256M \
+	--set cache.mode=kernel --set cache.readahead=65536,131072 \
 	--load 'dd if=/dev/urandom of="$SCATTERFS_MOUNT/f1" bs=1M count=1 status=none' --workload 'cat "$SCATTERFS_MOUNT/f1" >/dev/null' \
-	>"$SFS_TMP/text.out" 2>/dev/null </dev/null || fail "bench/run (text) exited $?"
+	>"$SFS_TMP/text.out" 2>"$SFS_TMP/text.err" </dev/null || fail "bench/run (text) exited $?"
+assert_eq "$(grep -c 'page-cache settings' "$SFS_TMP/text.out" "$SFS_TMP/text.err" | tr '\n' ' ')" \
+	"$SFS_TMP/text.out:0 $SFS_TMP/text.err:0 " "a readahead sweep against its own settings: warnings (text, stderr)"
 grep -qx "model_s: the disk model's latency (model_us) summed over the workload's reads, per run: time in queue and service, which exceeds the wall time when reads overlap; DEVICE_busy_s: the modelled head's busy time per run; DEVICE_util_pct: busy time over wall time (iostat's %util); DEVICE_aqu_sz: the device I/Os' summed time in flight over wall time, the mean number in flight (iostat's aqu-sz); with time_dilation N (shown when a row has one), min_s, median_s and max_s are the clock's (N times the drive's, the workload's CPU time not stretched), model_s and busy_s the drive's, and util_pct and aqu_sz compare them with the wall time / N" \
 	"$SFS_TMP/text.out" || fail "the text output does not say what model_s is: $(cat "$SFS_TMP/text.out")"
 
