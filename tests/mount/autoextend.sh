@@ -92,4 +92,21 @@ for step in 1 4; do
 done
 
 assert_eq "$(head -c 8 "$SFS_TMP/ae.png" | od -An -tx1 | tr -d ' \n')" 89504e470d0a1a0a "PNG signature of --plot"
+
+# One run, text: the table says the noise is not measured, and counts the
+# rows whose per_alloc_ms came out negative (noise larger than the cost).
+SCATTERFS_BUILD=$SFS_BUILD "$AE" --steps 1M,4M --volumes 8M --runs 1 >"$SFS_TMP/one.txt" 2>/dev/null </dev/null ||
+	fail "bench/autoextend --runs 1 exited $?"
+sfs_add_log "$SFS_TMP/one.txt"
+grep -qx "Noise: not measured with one run (--runs 2 or more measures it); per_extension_ms and per_alloc_ms are differences of two timings, so noise alone can make them small or negative." "$SFS_TMP/one.txt" ||
+	fail "--runs 1: no line saying the noise is not measured"
+neg=$(awk '$1 == "volume_mib" { for (i = 1; i <= NF; i++) if ($i == "per_alloc_ms") c = i; next }
+	c && $1 == 8 && $c ~ /^-[0-9]/ { n++ } END { print n + 0 }' "$SFS_TMP/one.txt")
+if ((neg)); then
+	grep -qx "per_alloc_ms is negative in $neg row(s): the timings' noise is larger than the allocation's cost there; more --runs (the fastest is kept) narrow it." "$SFS_TMP/one.txt" ||
+		fail "--runs 1: $neg negative per_alloc_ms, and no line that says so"
+else
+	assert_eq "$(grep -c 'per_alloc_ms is negative' "$SFS_TMP/one.txt")" 0 "--runs 1: lines about negative per_alloc_ms when none is"
+fi
+note "--runs 1: the noise line, and $neg negative per_alloc_ms counted"
 note "pass"
