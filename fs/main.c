@@ -277,6 +277,25 @@ static void fork_and_wait(void)
 }
 
 /* Opens, checks and locks the backing of device @d; sets *size to its current size. */
+/*
+ * flock(LOCK_EX) on @fd, waiting up to 5 s while another holds it (a
+ * daemon that was just unmounted may still be closing).  false: another
+ * mount holds it.  Any other flock() error counts as locked (the lock is
+ * advice between scatterfs daemons; a file system without flock keeps
+ * none).
+ */
+static bool lock_or_wait(int fd)
+{
+	for (int tries = 0; flock(fd, LOCK_EX | LOCK_NB); tries++) {
+		if (errno != EWOULDBLOCK)
+			return true;
+		if (tries == 49)
+			return false;
+		usleep(100000);
+	}
+	return true;
+}
+
 static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bool *created,
 			uint64_t *size)
 {
@@ -310,11 +329,7 @@ static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bo
 		return -1;
 	}
 	d->direct = fs->cfg.device.direct;
-	/* A daemon that was just unmounted may still be closing: wait a little. */
-	int tries = 0;
-	while (flock(d->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK && ++tries < 50)
-		usleep(100000);
-	if (tries == 50) {
+	if (!lock_or_wait(d->fd)) {
 		fprintf(stderr,
 			"scatterfs: backing %s is in use by another scatterfs mount; a second "
 			"mount of the same backing is refused\n",
@@ -1296,11 +1311,7 @@ static int prepare_log(struct start *s)
 			path);
 		return -1;
 	}
-	/* A daemon that was just unmounted may still be closing: wait a little. */
-	int tries = 0;
-	while (flock(s->log_fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK && ++tries < 50)
-		usleep(100000);
-	if (tries == 50) {
+	if (!lock_or_wait(s->log_fd)) {
 		fprintf(stderr,
 			"scatterfs: log %s is in use by another scatterfs mount; give each mount "
 			"its own log\n",
