@@ -431,20 +431,36 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
-	if (argc > 1 && strcmp(argv[1], "--device-size") == 0) {
-		if (argc < 3 || parse_size(argv[2], &forced_size) < 0 || forced_size == 0) {
+	/* --device-size anywhere, as GNU tools take options after operands */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--device-size") != 0) {
+			if (strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
+				fprintf(stderr,
+					"scatterfs-plan: unknown option '%s'\nTry 'scatterfs-plan "
+					"--help' for more information.\n",
+					argv[i]);
+				return 2;
+			}
+			continue;
+		}
+		if (i + 1 >= argc || parse_size(argv[i + 1], &forced_size) < 0 ||
+		    forced_size == 0) {
 			fprintf(stderr,
 				"scatterfs-plan: --device-size needs a size in bytes "
 				"(K/M/G/T suffixes), not '%s'\n",
-				argc < 3 ? "" : argv[2]);
+				i + 1 >= argc ? "" : argv[i + 1]);
 			return 2;
 		}
-		argv += 2;
+		memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
 		argc -= 2;
+		i--;
 	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
-				"Try 'scatterfs-plan --help' for more information.\n");
+		fprintf(stderr,
+			"scatterfs-plan: expected CONFIG PATH SIZE, got %d argument%s\n"
+			"usage: scatterfs-plan [--device-size BYTES] CONFIG PATH SIZE\n"
+			"Try 'scatterfs-plan --help' for more information.\n",
+			argc - 1, argc == 2 ? "" : "s");
 		return 2;
 	}
 	rc = parse_size(argv[3], &size);

@@ -108,4 +108,15 @@ printf '[device]\nlayers = accounting, faults, timing, base\nvolatile = true\n' 
 if out=$("$P" --check "$T/vol2.ini" 2>&1); then fail "--check of volatile without its layer: $out"; fi
 assert_eq "$out" "scatterfs-plan: $T/vol2.ini:3: [device] volatile is a key of layer 'volatile', which this device's stack does not have (layers = accounting,faults,timing,base): add the layer to layers, or remove the key" \
 	"--check of volatile without its layer"
+
+# The plan's options go before or after its operands, as GNU tools take
+# them; a missing operand or an unknown option is named.
+assert_eq "$("$P" "$SFS_ROOT/conf/contiguous.ini" t 1M --device-size 8G 2>&1)" "$("$P" --device-size 8G "$SFS_ROOT/conf/contiguous.ini" t 1M 2>&1)" \
+	"the plan with --device-size after the operands"
+rc=0
+out=$("$P" "$SFS_ROOT/conf/contiguous.ini" t 2>&1) || rc=$?
+assert_eq "$rc $(head -n 1 <<<"$out")" "2 scatterfs-plan: expected CONFIG PATH SIZE, got 2 arguments" "a plan without SIZE"
+rc=0
+out=$("$P" "$SFS_ROOT/conf/contiguous.ini" t 1M --bogus 2>&1) || rc=$?
+assert_eq "$rc $(head -n 1 <<<"$out")" "2 scatterfs-plan: unknown option '--bogus'" "a plan with an unknown option"
 note ok
