@@ -276,7 +276,6 @@ static void fork_and_wait(void)
 	ready_fd = p[1];
 }
 
-/* Opens, checks and locks the backing of device @d; sets *size to its current size. */
 /*
  * flock(LOCK_EX) on @fd, waiting up to 5 s while another holds it (a
  * daemon that was just unmounted may still be closing).  false: another
@@ -296,6 +295,7 @@ static bool lock_or_wait(int fd)
 	return true;
 }
 
+/* Opens, checks and locks the backing of device @d; sets *size to its current size. */
 static int open_backing(struct sfs *fs, struct device *d, uint64_t want_size, bool *created,
 			uint64_t *size)
 {
@@ -742,6 +742,7 @@ struct ready_arg {
 	char *mountpoint;
 	uint64_t readahead;
 	bool foreground;
+	bool keep_stderr; /* a daemon's stderr stays (no syslog here: mount_fs()) */
 };
 
 static void *ready_thread(void *p)
@@ -757,7 +758,8 @@ static void *ready_thread(void *p)
 		if (fd >= 0) {
 			dup2(fd, 0);
 			dup2(fd, 1);
-			dup2(fd, 2);
+			if (!r->keep_stderr)
+				dup2(fd, 2);
 			if (fd > 2)
 				close(fd);
 		}
@@ -1408,10 +1410,22 @@ static int mount_fs(struct start *s)
 			fs->dev_names[i] = fs->dev[i]->name;
 		reqlog_set_devices(fs->log, fs->dev_names, fs->ndev);
 	}
+	bool keep_stderr = false;
 	if (!s->opts.foreground) {
-		/* Its stderr goes once the mount is up: a shrunk backing is reported here too. */
-		openlog("scatterfs", LOG_PID, LOG_DAEMON);
-		dev_set_syslog(true);
+		/*
+		 * Its stderr goes once the mount is up, and what it reports later (a
+		 * full device, a shrunk backing) goes to syslog.  Where the system has
+		 * no syslog (no /dev/log: a container) that would be lost, so stderr
+		 * stays when it is a terminal or a file; a pipe goes all the same (a
+		 * script reading it would wait for the daemon to exit).
+		 */
+		struct stat est;
+		keep_stderr = access("/dev/log", F_OK) != 0 &&
+			      (isatty(2) || (fstat(2, &est) == 0 && S_ISREG(est.st_mode)));
+		if (!keep_stderr) {
+			openlog("scatterfs", LOG_PID, LOG_DAEMON);
+			dev_set_syslog(true);
+		}
 		setsid();
 		if (chdir("/")) {
 			/* keep going: only relative paths would suffer, and all are absolute */
@@ -1419,7 +1433,8 @@ static int mount_fs(struct start *s)
 	}
 	s->ra = (struct ready_arg){.mountpoint = realpath(s->opts.mountpoint, NULL),
 				   .readahead = fs->cfg.defaults.cache.readahead,
-				   .foreground = s->opts.foreground};
+				   .foreground = s->opts.foreground,
+				   .keep_stderr = keep_stderr};
 	if (s->ra.mountpoint)
 		set_readahead(s->ra.mountpoint, s->ra.readahead);
 	pthread_t rt;

@@ -13,6 +13,8 @@
 #    (all data): its ENOSPC line names 'wal', says "0 of them (0%)
 #    reserved" and not "mostly reservation"; devices.wal.enospc is 1 and
 #    devices.main.enospc 0, reserved 0 on both.
+# 3. A daemon (no -f) started with stderr to a file on a system without
+#    syslog (no /dev/log): its ENOSPC line is in that file.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require python3
@@ -79,3 +81,22 @@ assert_eq "$(grep "is full" "$dlog")" "$want" "the ENOSPC message of device wal"
 assert_eq "$(dev_stat "$M" wal used reserved enospc)" "1048576 0 1" "devices.wal"
 assert_eq "$(dev_stat "$M" main reserved enospc)" "0 0" "devices.main with wal full"
 sfs_umount "$M"
+
+# --- 3. a daemon (no -f): the message is not lost ------------------------
+# It goes to syslog; where the system has none (no /dev/log, as in a
+# container) the daemon keeps the stderr it was started with when that is
+# a file or a terminal, and the message lands there.
+rm -f "$T/backing3" "$T/backing3.scatterfs"*
+"$SFS_BIN" "$T/backing3" "$M" -o size=1M >/dev/null 2>"$T/daemon.err" </dev/null || fail "daemon mount: $(cat "$T/daemon.err")"
+for i in $(seq 0 15); do write_new "$M/f$i" 4096 >/dev/null; done
+out=$(write_new "$M/f16" 4096)
+assert_eq "$out" "error writing '$M/f16': No space left on device" "daemon: write to f16 on a full device"
+if [[ -e /dev/log ]]; then
+	assert_eq "$(grep -c "is full" "$T/daemon.err")" 0 "daemon with syslog: ENOSPC lines in its stderr file (they go to syslog)"
+	note "daemon: /dev/log exists: the message went to syslog"
+else
+	assert_eq "$(grep -c "scatterfs: device 'main' is full: no room for bytes 0 to 4096 of /f16" "$T/daemon.err")" 1 \
+		"daemon without syslog: the ENOSPC line in the stderr file it was started with"
+	note "daemon: no /dev/log: the message is in the daemon's stderr file"
+fi
+sfs_fusermount_u "$M" "the daemon's mount"
