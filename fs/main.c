@@ -794,6 +794,8 @@ struct start {
 	int meta_fd;   /* the catalog, held open for its lock; -1 */
 	int log_fd;    /* the request log, held open for its lock (prepare_log()); -1 */
 	bool log_created;		       /* the log file was created by this mount */
+	bool log_special;		       /* log= under /dev/ or /proc/ (/dev/stderr) */
+	char *log_real;			       /* where the log is, symlinks followed; NULL */
 	uint64_t grown_from[SFS_MAX_DEVICES]; /* a backing's size before mount_fs() grew it */
 	bool grown[SFS_MAX_DEVICES];
 	struct fuse_loop_config *loop;
@@ -998,35 +1000,64 @@ static int load_config(struct start *s)
 	return 0;
 }
 
+/* Whether the resolved path @real is @mp_real or below it. */
+static bool under(const char *real, const char *mp_real)
+{
+	size_t n = strlen(mp_real);
+	return strcmp(mp_real, "/") != 0 && strncmp(real, mp_real, n) == 0 &&
+	       (real[n] == '\0' || real[n] == '/');
+}
+
 /*
- * Whether @path's directory is @mp_real (resolved) or below it: the
- * directory as realpath() resolves it, or, where it does not exist yet,
- * its nearest ancestor that does.
+ * Whether @path would reach into @mp_real (resolved): the file as
+ * realpath() resolves it (symlinks followed) where it exists; a dangling
+ * symlink by its target (at most 40 links, as the kernel follows); a file
+ * not there yet by its nearest existing ancestor directory.
  */
 static bool inside_mountpoint(const char *path, const char *mp_real)
 {
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s", path);
+	char cur[PATH_MAX], link[PATH_MAX], next[2 * PATH_MAX];
+	snprintf(cur, sizeof cur, "%s", path);
+	for (int hops = 0; hops < 40; hops++) {
+		char *real = realpath(cur, NULL);
+		if (real) {
+			bool in = under(real, mp_real);
+			free(real);
+			return in;
+		}
+		struct stat lst;
+		ssize_t n;
+		if (lstat(cur, &lst) || !S_ISLNK(lst.st_mode) ||
+		    (n = readlink(cur, link, sizeof link - 1)) <= 0)
+			break;
+		link[n] = '\0';
+		char *slash = strrchr(cur, '/');
+		if (link[0] == '/' || !slash)
+			snprintf(next, sizeof next, "%s", link);
+		else
+			snprintf(next, sizeof next, "%.*s/%s", (int)(slash - cur), cur, link);
+		if (strlen(next) >= sizeof cur)
+			break;
+		memcpy(cur, next, strlen(next) + 1);
+	}
 	char *real = NULL;
-	while (!real) {
-		char *slash = strrchr(dir, '/');
+	while (!real) { /* cur is not there: its nearest existing ancestor */
+		char *slash = strrchr(cur, '/');
 		if (!slash) {
 			real = realpath(".", NULL);
 			break;
 		}
-		if (slash == dir)
+		if (slash == cur)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
-		real = realpath(dir, NULL);
-		if (slash == dir)
+		real = realpath(cur, NULL);
+		if (slash == cur)
 			break;
 	}
 	if (!real)
 		return false;
-	size_t n = strlen(mp_real);
-	bool in = strcmp(mp_real, "/") != 0 && strncmp(real, mp_real, n) == 0 &&
-		  (real[n] == '\0' || real[n] == '/');
+	bool in = under(real, mp_real);
 	free(real);
 	return in;
 }
@@ -1286,16 +1317,48 @@ static int prepare_log(struct start *s)
 	const char *path = fs->cfg.log.path;
 	if (!path)
 		return 0;
-	struct stat st;
-	bool existed = stat(path, &st) == 0;
-	s->log_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	/* /dev/stderr and the like name another's file: written, never truncated or locked */
+	s->log_special = strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
+	/* O_EXCL tells a file this mount created; O_NONBLOCK a FIFO no one reads. */
+	int fl = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (s->log_special ? O_APPEND : 0);
+	s->log_fd = open(path, fl | O_CREAT | O_EXCL, 0640);
+	s->log_created = s->log_fd >= 0;
+	if (s->log_fd < 0 && errno == EEXIST)
+		s->log_fd = open(path, fl);
 	if (s->log_fd < 0) {
-		fprintf(stderr, "scatterfs: cannot create log %s: %s\n", path, strerror(errno));
+		if (errno == ENXIO)
+			fprintf(stderr,
+				"scatterfs: log %s is a FIFO that no process reads; start its reader "
+				"first\n",
+				path);
+		else
+			fprintf(stderr, "scatterfs: cannot create log %s: %s\n", path,
+				strerror(errno));
 		return -1;
 	}
-	s->log_created = !existed;
-	if (fstat(s->log_fd, &st) || !S_ISREG(st.st_mode))
-		return 0; /* a terminal or a pipe (log=/dev/stderr): many may write it */
+	(void)fcntl(s->log_fd, F_SETFL, fcntl(s->log_fd, F_GETFL) & ~O_NONBLOCK);
+	/* Where it really is (symlinks followed): what teardown() removes, and
+	 * what must not be in the mount point. */
+	char proc[64], real[PATH_MAX];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->log_fd);
+	ssize_t n = readlink(proc, real, sizeof real - 1);
+	if (n > 0) {
+		real[n] = '\0';
+		s->log_real = strdup(real);
+	}
+	struct stat st;
+	if (fstat(s->log_fd, &st) || !S_ISREG(st.st_mode) || s->log_special)
+		return 0; /* a terminal, a pipe, /dev/stderr: many may write it */
+	char *mp = realpath(s->opts.mountpoint, NULL);
+	bool in = mp && s->log_real && under(s->log_real, mp);
+	free(mp);
+	if (in) {
+		fprintf(stderr,
+			"scatterfs: log %s is inside the mount point (it is %s): the daemon would "
+			"reach it through its own mount; give a path outside it\n",
+			path, s->log_real);
+		return -1;
+	}
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct stat dst;
 		if (fstat(fs->dev[i]->fd, &dst) == 0 && dst.st_dev == st.st_dev &&
@@ -1307,11 +1370,37 @@ static int prepare_log(struct start *s)
 			return -1;
 		}
 	}
-	struct stat cst;
-	if (stat(fs->meta_path, &cst) == 0 && cst.st_dev == st.st_dev && cst.st_ino == st.st_ino) {
-		fprintf(stderr, "scatterfs: log %s is the catalog; give the log another path\n",
-			path);
-		return -1;
+	static const char *const cat_files[] = {"", "-wal", "-shm", "-journal"};
+	for (size_t k = 0; k < sizeof cat_files / sizeof cat_files[0]; k++) {
+		char cp[PATH_MAX + 16];
+		struct stat cst;
+		snprintf(cp, sizeof cp, "%s%s", fs->meta_path, cat_files[k]);
+		if (stat(cp, &cst) == 0 && cst.st_dev == st.st_dev && cst.st_ino == st.st_ino) {
+			fprintf(stderr,
+				"scatterfs: log %s is the catalog%s%s; give the log another path\n",
+				path, k ? "'s " : "", cat_files[k]);
+			return -1;
+		}
+	}
+	/*
+	 * An existing file is replaced only if it is a request log (or empty):
+	 * a mistyped log= must not truncate another mount's catalog, a
+	 * database's file, anything else.
+	 */
+	if (!s->log_created && st.st_size > 0) {
+		char head[6] = {0};
+		int rfd = open(proc, O_RDONLY | O_CLOEXEC);
+		ssize_t got = rfd >= 0 ? pread(rfd, head, sizeof head, 0) : -1;
+		if (rfd >= 0)
+			close(rfd);
+		if (got != (ssize_t)sizeof head || memcmp(head, "ts_us,", sizeof head) != 0) {
+			fprintf(stderr,
+				"scatterfs: log %s exists and is not a request log (it does not begin "
+				"with the header ts_us,...): scatterfs replaces only its own logs; "
+				"give another path, or remove the file\n",
+				path);
+			return -1;
+		}
 	}
 	if (!lock_or_wait(s->log_fd)) {
 		fprintf(stderr,
@@ -1396,7 +1485,16 @@ static int mount_fs(struct start *s)
 		return -1;
 	}
 	if (fs->cfg.log.path) {
-		e = reqlog_open(fs->cfg.log.path,
+		/* The file prepare_log() opened, never its name again (it may lead
+		 * into this mount now: a bind mount that the mount propagated to). */
+		struct stat lst;
+		if (!s->log_special && fstat(s->log_fd, &lst) == 0 && S_ISREG(lst.st_mode) &&
+		    ftruncate(s->log_fd, 0)) {
+			fprintf(stderr, "scatterfs: cannot truncate log %s: %s\n", fs->cfg.log.path,
+				strerror(errno));
+			return -1;
+		}
+		e = reqlog_open_fd(dup(s->log_fd), fs->cfg.log.path,
 				fs->cfg.log.ops | (fs->model_on ? REQLOG_MODEL_US : 0) |
 				    (fs->dies_on ? REQLOG_DIES : 0) |
 				    (fs->fault_layer ? REQLOG_FAULT : 0),
@@ -1522,8 +1620,9 @@ static int teardown(struct start *s, int ret)
 		ret = 1;
 	fs->log = NULL;
 	/* A mount that never served leaves no new log (nor backing, catalog) behind. */
-	if (ret && s->log_created && !s->loop_ran)
-		unlink(fs->cfg.log.path);
+	if (ret && s->log_created && !s->loop_ran && s->log_real)
+		unlink(s->log_real);
+	free(s->log_real);
 	if (s->log_fd >= 0)
 		close(s->log_fd);
 	if (s->mounted)

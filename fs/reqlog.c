@@ -527,15 +527,39 @@ static void reqlog_free(struct reqlog *log)
  */
 int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct reqlog **out);
 
+static int reqlog_start(int fd, const char *path, unsigned ops, size_t ring_bytes,
+			struct reqlog **out);
+
 int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct reqlog **out)
 {
 	if (path == NULL || out == NULL || ring_bytes == 0)
 		return -EINVAL;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	return reqlog_start(fd, path, ops, ring_bytes, out);
+}
 
+int reqlog_open_fd(int fd, const char *path, unsigned ops, struct reqlog **out)
+{
+	if (fd < 0 || path == NULL || out == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	return reqlog_start(fd, path, ops, REQLOG_RING_BYTES, out);
+}
+
+/* reqlog_open_ring() and reqlog_open_fd() once @fd is open: owns it (closed on failure). */
+static int reqlog_start(int fd, const char *path, unsigned ops, size_t ring_bytes,
+			struct reqlog **out)
+{
 	struct reqlog *log = calloc(1, sizeof(*log));
-	if (log == NULL)
+	if (log == NULL) {
+		close(fd);
 		return -ENOMEM;
-	log->fd = -1;
+	}
+	log->fd = fd;
 	log->ops = ops;
 	log->cap = ring_bytes;
 	log->flush_bytes =
@@ -545,25 +569,20 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	log->max_write = ring_bytes < REQLOG_MAX_WRITE ? ring_bytes : REQLOG_MAX_WRITE;
 	log->ring = malloc(ring_bytes);
 	log->path = strdup(path);
-	if (log->ring == NULL || log->path == NULL) {
-		reqlog_free(log);
-		return -ENOMEM;
-	}
-
 	int rc;
-	log->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (log->fd < 0) {
-		rc = -errno;
-		reqlog_free(log);
-		return rc;
+	if (log->ring == NULL || log->path == NULL) {
+		rc = -ENOMEM;
+		goto fail_fd;
 	}
 	/*
 	 * An existing file keeps its mode through O_TRUNC: narrow it to 0640
-	 * (never widen a stricter one).  Only a regular file: log=/dev/stderr
-	 * must not chmod the terminal.
+	 * (never widen a stricter one).  Only a regular file named as such:
+	 * log=/dev/stderr must not chmod the terminal, nor the file stderr
+	 * was redirected to.
 	 */
 	struct stat st;
-	if (fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777 & ~0640u))
+	if (strncmp(path, "/dev/", 5) != 0 && strncmp(path, "/proc/", 6) != 0 &&
+	    fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777 & ~0640u))
 		(void)fchmod(log->fd, st.st_mode & 0640);
 
 	rc = write_all(log->fd, reqlog_header, sizeof(reqlog_header) - 2);

@@ -52,6 +52,16 @@ struct reqlog_row {
 int reqlog_open(const char *path, unsigned ops, struct reqlog **out);
 
 /**
+ * reqlog_open_fd() - reqlog_open() on @fd, already open for writing (and
+ * truncated if it should be) by the caller, which passes it on: the log
+ * owns it, closed by reqlog_close() or on failure.  @path names it in
+ * messages (and, under /dev/ or /proc/, keeps its mode: log=/dev/stderr).
+ * @return 0, -EINVAL, -ENOMEM, -errno from writing the header or from
+ * pthread_create(3).
+ */
+int reqlog_open_fd(int fd, const char *path, unsigned ops, struct reqlog **out);
+
+/**
  * reqlog_set_devices() - names the mount's @n devices (@names[dev], kept
  * by the caller until reqlog_close()), before the first row: with more than
  * one, each device_io item is written NAME:offset+length; with one the

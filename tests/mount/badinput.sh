@@ -249,5 +249,40 @@ assert_eq "$(awk -F, 'NR > 1 { print $2, $4 }' "$L" | tr '\n' ' ')" "extend f ex
 sum=$(sha256sum <"$L")
 refused log-kept 'not understood|unknown option' "$M2" "$T/other" "$M2" -o "log=$L,bogusopt"
 assert_eq "$(sha256sum <"$L")" "$sum" "log-kept: the last mount's log after a refused mount"
-rm -f "$T/other" "$T/other".scatterfs* "$L" "$T/two-in-mount.ini"
+# Through a symlink: a dangling one into the mount point (the daemon
+# created its target through its own mount and hung), a backing's and a
+# catalog's; the symlinks stay.
+ln -s "$M/req.csv" "$T/lnlog"
+refused log-symlink-in-mount "log $T/lnlog is inside the mount point" "$M" "$B" "$M" -o "log=$T/lnlog"
+ln -s "$M/b2" "$T/lnback"
+refused backing-symlink-in-mount "backing $T/lnback is inside the mount point" "$M" "$T/lnback" "$M" -o size=16M
+ln -s "$M/cat" "$T/lncat"
+refused catalog-symlink-in-mount "catalog $T/lncat is inside the mount point" "$M" "$B" "$M" -o "meta=$T/lncat"
+[[ -L $T/lnlog && -L $T/lnback && -L $T/lncat ]] || fail "a refused mount removed a symlink it was given"
+rm -f "$T/lnlog" "$T/lnback" "$T/lncat"
+# The catalog's -wal (a log there truncated it: every file lost), and a file
+# that is not a request log (another mount's -wal, a database's file):
+# replaced only if it is one.
+sfs_mount "$B" "$M" ""
+refused log-is-other-wal "log $B.scatterfs-wal exists and is not a request log" "$M2" "$T/other" "$M2" -o "size=16M,log=$B.scatterfs-wal"
+sfs_umount "$M"
+refused log-is-own-wal "log $B.scatterfs-wal is the catalog's -wal" "$M" "$B" "$M" -o "log=$B.scatterfs-wal"
+printf 'important\n' >"$T/data.txt"
+refused log-not-a-log "log $T/data.txt exists and is not a request log" "$M" "$B" "$M" -o "log=$T/data.txt"
+assert_eq "$(cat "$T/data.txt")" important "log-not-a-log: the file after the refusal"
+rm -f "$T/data.txt"
+# A FIFO no process reads: refused at once (it waited for a reader for ever).
+mkfifo "$T/fifo"
+refused log-fifo-no-reader "log $T/fifo is a FIFO that no process reads" "$M" "$B" "$M" -o "log=$T/fifo"
+rm -f "$T/fifo"
+# log=/dev/stderr names another's file: two mounts whose stderr is one file
+# both mount, and the file is not truncated.
+echo before >"$T/both.txt"
+"$SFS_BIN" "$B" "$M" -o log=/dev/stderr 2>>"$T/both.txt" </dev/null || fail "log=/dev/stderr, first mount: $(cat "$T/both.txt")"
+"$SFS_BIN" "$T/other" "$M2" -o size=16M,log=/dev/stderr 2>>"$T/both.txt" </dev/null || fail "log=/dev/stderr, second mount: $(cat "$T/both.txt")"
+sfs_fusermount_u "$M" "log=/dev/stderr, first mount"
+sfs_fusermount_u "$M2" "log=/dev/stderr, second mount"
+assert_eq "$(head -n 1 "$T/both.txt")" before "log=/dev/stderr: the first line of the file stderr was appended to"
+assert_eq "$(grep -c '^ts_us,' "$T/both.txt")" 2 "log=/dev/stderr: the two mounts' headers"
+rm -f "$T/other" "$T/other".scatterfs* "$L" "$T/two-in-mount.ini" "$T/both.txt"
 note "pass"
