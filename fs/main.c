@@ -4,8 +4,9 @@
  * Start-up order, chosen so that a refused mount changes nothing: parse
  * options and configuration, check the mount point, open and lock the
  * backing (flock: a second daemon on the same backing is refused), check
- * or create the catalog, rebuild the allocator from it, and only then grow
- * the backing, mount, and start the request log.  Without -f the process
+ * or create the catalog, rebuild the allocator from it, open, check and
+ * lock the request log (not truncated yet), and only then grow the
+ * backing, mount, and start the request log on that descriptor.  Without -f the process
  * forks first and the parent exits only when the mount answers requests
  * (or with the child's error), so scripts need no sleep.
  *
