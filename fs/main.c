@@ -1319,7 +1319,7 @@ static int prepare_log(struct start *s)
 	if (!path)
 		return 0;
 	/* /dev/stderr and the like name another's file: written, never truncated or locked */
-	s->log_special = strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
+	s->log_special = reqlog_names_other(path);
 	/* O_EXCL tells a file this mount created; O_NONBLOCK a FIFO no one reads. */
 	int fl = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (s->log_special ? O_APPEND : 0);
 	s->log_fd = open(path, fl | O_CREAT | O_EXCL, 0640);
@@ -1338,8 +1338,8 @@ static int prepare_log(struct start *s)
 		return -1;
 	}
 	(void)fcntl(s->log_fd, F_SETFL, fcntl(s->log_fd, F_GETFL) & ~O_NONBLOCK);
-	/* Where it really is (symlinks followed): what teardown() removes, and
-	 * what must not be in the mount point. */
+	/* Where it really is (symlinks followed): what teardown() removes
+	 * (check_own_files() kept it out of the mount point). */
 	char proc[64], real[PATH_MAX];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->log_fd);
 	ssize_t n = readlink(proc, real, sizeof real - 1);
@@ -1350,16 +1350,6 @@ static int prepare_log(struct start *s)
 	struct stat st;
 	if (fstat(s->log_fd, &st) || !S_ISREG(st.st_mode) || s->log_special)
 		return 0; /* a terminal, a pipe, /dev/stderr: many may write it */
-	char *mp = realpath(s->opts.mountpoint, NULL);
-	bool in = mp && s->log_real && under(s->log_real, mp);
-	free(mp);
-	if (in) {
-		fprintf(stderr,
-			"scatterfs: log %s is inside the mount point (it is %s): the daemon would "
-			"reach it through its own mount; give a path outside it\n",
-			path, s->log_real);
-		return -1;
-	}
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		struct stat dst;
 		if (fstat(fs->dev[i]->fd, &dst) == 0 && dst.st_dev == st.st_dev &&

@@ -540,6 +540,11 @@ int reqlog_open_ring(const char *path, unsigned ops, size_t ring_bytes, struct r
 	return reqlog_start(fd, path, ops, ring_bytes, out);
 }
 
+bool reqlog_names_other(const char *path)
+{
+	return strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
+}
+
 int reqlog_open_fd(int fd, const char *path, unsigned ops, struct reqlog **out)
 {
 	if (fd < 0 || path == NULL || out == NULL) {
@@ -581,8 +586,7 @@ static int reqlog_start(int fd, const char *path, unsigned ops, size_t ring_byte
 	 * was redirected to.
 	 */
 	struct stat st;
-	if (strncmp(path, "/dev/", 5) != 0 && strncmp(path, "/proc/", 6) != 0 &&
-	    fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777 & ~0640u))
+	if (!reqlog_names_other(path) && fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777 & ~0640u))
 		(void)fchmod(log->fd, st.st_mode & 0640);
 
 	rc = write_all(log->fd, reqlog_header, sizeof(reqlog_header) - 2);

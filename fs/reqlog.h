@@ -62,6 +62,13 @@ int reqlog_open(const char *path, unsigned ops, struct reqlog **out);
 int reqlog_open_fd(int fd, const char *path, unsigned ops, struct reqlog **out);
 
 /**
+ * reqlog_names_other() - whether log path @path (as given) is under /dev/
+ * or /proc/ (log=/dev/stderr): another's file, appended to, never
+ * truncated, locked or chmod'ed.
+ */
+bool reqlog_names_other(const char *path);
+
+/**
  * reqlog_set_devices() - names the mount's @n devices (@names[dev], kept
  * by the caller until reqlog_close()), before the first row: with more than
  * one, each device_io item is written NAME:offset+length; with one the
