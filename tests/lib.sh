@@ -94,7 +94,7 @@ declare -gA SFS_PACKAGE_OF=([fio]=fio [gnuplot]=gnuplot-nox [sqlite3]=sqlite3
 	[runuser]=util-linux [man]=man-db [groff]=groff-base [setfacl]=acl [getfacl]=acl
 	[/usr/sbin/mariadbd]=mariadb-server [/usr/bin/mariadb-install-db]=mariadb-server
 	[mdb_load]=lmdb-utils [mdb_stat]=lmdb-utils [mdb_dump]=lmdb-utils
-	[dask-scheduler]=python3-distributed [dask-worker]=python3-distributed)
+	[dask-scheduler]=python3-distributed [dask-worker]=python3-distributed [perf]=linux-perf)
 
 # sfs_require CMD... - skip the test (sfs_skip) unless every CMD is an
 # executable: a name looked up on PATH, or a path.  Call it before the test
