@@ -548,7 +548,14 @@ out:
 	return err ? err : (ssize_t)size;
 }
 
-/* Writes zeros over the DATA parts of logical [off, off+len) (within one block). */
+/*
+ * Writes zeros over the DATA parts of logical [off, off+len) (within one
+ * block).  The zeros are ordered data, as ext4's data=ordered orders the
+ * partial block of a truncate or a zero range: the catalog rows that
+ * rely on them (a size that ends inside the block, or grows past it
+ * again) must not become durable before they do, so the block's device is
+ * flushed before the catalog's next sync (dev_note_new_data()).
+ */
 static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t len,
 			struct dev_req *r)
 {
@@ -568,6 +575,8 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 		memset(tmp + (off - a), 0, len);
 		r->logical = a;
 		err = dev_pwrite(fs->dev[s.dev], r, tmp, bs, s.device);
+		if (!err)
+			dev_note_new_data(fs->dev[s.dev]);
 	}
 	return err;
 }

@@ -34,12 +34,26 @@ static struct inode *iget(struct sfs *fs, fuse_ino_t ino, int *err)
 	return inode_get(fs, ino, 0, err);
 }
 
+/*
+ * An open file's handle (fi->fh): its inode, with FH_DIRECT set when the
+ * open gave the kernel direct I/O (FOPEN_DIRECT_IO: cache.mode = none for
+ * the file's name then).  The handle keeps it for its life, as the kernel
+ * does, even when a rename puts the file under a rule of the other mode.
+ */
+#define FH_DIRECT ((uint64_t)1) /* an inode is aligned: bit 0 is free */
+
+/* fh_inode() - the inode of handle @fh (not 0). */
+static struct inode *fh_inode(uint64_t fh)
+{
+	return (struct inode *)(uintptr_t)(fh & ~FH_DIRECT);
+}
+
 /* The inode of an open file: from its handle, else from the table. */
 static struct inode *iget_open(struct sfs *fs, fuse_ino_t ino, struct fuse_file_info *fi,
 			       int *err)
 {
 	if (fi && fi->fh)
-		return (struct inode *)(uintptr_t)fi->fh;
+		return fh_inode(fi->fh);
 	return iget(fs, ino, err);
 }
 
@@ -788,7 +802,8 @@ static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct f
 	fi->noflush = 1;
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
-	fi->fh = (uint64_t)(uintptr_t)in;
+	_Static_assert(_Alignof(struct inode) > 1, "FH_DIRECT needs bit 0 of an inode's address");
+	fi->fh = (uint64_t)(uintptr_t)in | (direct ? FH_DIRECT : 0);
 	inode_open_ref(fs, in);
 	return 0;
 }
@@ -863,15 +878,17 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		n = kill_priv(fs, req, in, true);
 	if (n == 0)
 		n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
-	bool direct = in->params->cache.mode == CACHE_NONE;
+	/* the handle's mode, not the name's now: a rename may have changed that */
+	bool direct = fi && fi->fh ? (fi->fh & FH_DIRECT) : in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
 	/*
 	 * A write with O_DSYNC (an open's, or pwritev2's RWF_DSYNC) is
 	 * durable before its reply, as fdatasync(2); with O_SYNC (RWF_SYNC)
 	 * as fsync(2): the kernel puts them in the WRITE's flags
-	 * (fuse_write_flags()).  Only for direct I/O (cache.mode = none): in
-	 * kernel mode the kernel's generic_write_sync() sends an FSYNC after
-	 * the write, and a write-back from the page cache owes nothing.  The
+	 * (fuse_write_flags()).  Only on a handle opened for direct I/O
+	 * (cache.mode = none at its open): on one that goes through the page
+	 * cache the kernel's generic_write_sync() sends an FSYNC after the
+	 * write, and a write-back from the page cache owes nothing.  The
 	 * flush is an fsync's: fault rules, stats and the log see it so.
 	 */
 	if (n > 0 && direct && fi && !fi->writepage && (fi->flags & O_DSYNC)) {
@@ -888,7 +905,7 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sfs *fs = fuse_req_userdata(req);
-	struct inode *in = fi->fh ? (struct inode *)(uintptr_t)fi->fh : inode_find(fs, ino);
+	struct inode *in = fi->fh ? fh_inode(fi->fh) : inode_find(fs, ino);
 	if (in) {
 		inode_wrlock(in);
 		if (!in->unlinked)

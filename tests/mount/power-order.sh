@@ -16,7 +16,15 @@
 #      on main is undone by the crash after the fsync of a file on wal;
 #      the flush of main that a catalog sync needs first (a new file's
 #      data on main) is seen by an op = flush device = main rule (here one
-#      that ignores it, so that new file reads as zeros after the crash).
+#      that ignores it, so that new file reads as zeros after the crash);
+#   4. zeros written in place are ordered data: a truncate into a block
+#      and a zero range inside one that grows the file, then a directory
+#      fsync: after the crash the block's tail is zeros, not the old bytes
+#      (they came back: the zeros' device was not flushed first);
+#   5. an O_DSYNC write is durable by the mode of the handle, not of the
+#      name: a file opened under cache.mode = none and renamed under a
+#      kernel-mode rule (its write was answered undurable, no flush), and
+#      the reverse (two flushes): one flush each, both survive the crash.
 # TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -110,6 +118,18 @@ fd = fill('${dir}g', b'g', 5000, os.O_SYNC); os.close(fd)
 fd = os.open('${dir}h', os.O_WRONLY); os.pwritev(fd, [b'3' * 4096], 4096, os.RWF_DSYNC); os.close(fd)"
 		assert_eq "$(($(flushes $dev) - before))" 3 "$mode: $dev: flushes of three sync writes"
 	done
+	# 4. In-place zeros (a truncate into a block, a zero range inside one), on each device.
+	py "import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for d in ['', 'wal/']:
+    for f, n in ('z', 8192), ('r', 3000):
+        fd = fill(d + f, f.upper().encode(), n); os.fsync(fd); os.close(fd)
+    dsync(d or '.')
+    os.truncate(d + 'z', 3000)
+    fd = os.open(d + 'r', os.O_RDWR)
+    assert libc.fallocate(fd, 0x10, ctypes.c_long(2000), ctypes.c_long(1500)) == 0  # FALLOC_FL_ZERO_RANGE
+    os.close(fd)
+    dsync(d or '.')"
 	# 3. Each device's flush its own, the daemon's seen by fault rules.
 	assert_eq "$(sfs_ctl "$M" 'fault add lie op=flush device=main flush=ignore')" ok "$mode: fault add lie"
 	py "fd = os.open('f', os.O_WRONLY); os.pwrite(fd, b'5' * 4096, 0); os.close(fd)
@@ -141,5 +161,45 @@ except OSError as e:
 		assert_eq "$(what "$M/new") $(what "$M/wal/new")" "4096 0 4096 w" \
 			"$mode: new (its flush ignored) and wal/new after a crash"
 	fi
+	for dir in "" wal/; do
+		truncate -s 8192 "$M/${dir}z"
+		assert_eq "$(what "$M/${dir}z") $(what "$M/${dir}r")" "8192 Z0 3500 R0" \
+			"$mode: ${dir}z truncated to 3000 and grown back, ${dir}r zeroed from 2000 to 3500, after a crash"
+		# (what shows the distinct bytes: Z0 and R0 with the old bytes back too)
+		assert_eq "$(head -c 3000 "$M/${dir}z" | tr -d Z | wc -c) $(tail -c +3001 "$M/${dir}z" | tr -d '\0' | wc -c)" "0 0" \
+			"$mode: ${dir}z: bytes not Z before 3000, not zero after"
+		assert_eq "$(head -c 2000 "$M/${dir}r" | tr -d R | wc -c) $(tail -c +2001 "$M/${dir}r" | tr -d '\0' | wc -c)" "0 0" \
+			"$mode: ${dir}r: bytes not R before 2000, not zero after"
+	done
 	sfs_umount "$M"
 done
+
+# 5. O_DSYNC by the handle's mode: opened in one cache mode, renamed under the other.
+cat >"$T/mixed.ini" <<'INI'
+[device]
+volatile = true
+[cache]
+mode = none
+[file "k/*"]
+cache.mode = kernel
+INI
+rm -f "$T/b" "$T"/b.scatterfs*
+sfs_mount "$T/b" "$M" "size=16M,config=$T/mixed.ini"
+mkdir "$M/k"
+py "for f in 'a', 'k/b':
+    fd = fill(f, b'1', 8192); os.fsync(fd); os.close(fd)
+for d in '.', 'k': dsync(d)"
+for move in "a k/a" "k/b b"; do
+	read -r from to <<<"$move"
+	before=$(flushes main)
+	py "fd = os.open('$from', os.O_WRONLY | os.O_DSYNC)
+os.rename('$from', '$to'); dsync('.'); dsync('k')
+os.pwrite(fd, b'2' * 4096, 0); os.close(fd)"
+	after=$(flushes main)
+	# the two directory fsyncs flush main when they find new data, never here
+	assert_eq "$((after - before))" 1 "an O_DSYNC write to $from (renamed $to): flushes"
+done
+sfs_crash "$M" crash
+sfs_mount "$T/b" "$M" "config=$T/mixed.ini"
+assert_eq "$(what "$M/k/a") $(what "$M/b")" "8192 21 8192 21" "k/a and b after O_DSYNC writes and a crash"
+sfs_umount "$M"
