@@ -415,6 +415,7 @@ struct write_ctx {
 	struct dev_req *r;
 	const char *buf;
 	uint64_t off;
+	uint64_t done; /* logical end of the runs written so far, in order */
 };
 
 static int write_segment(void *opaque, const struct segment *s)
@@ -423,19 +424,26 @@ static int write_segment(void *opaque, const struct segment *s)
 	if (s->kind == SEG_HOLE)
 		return -EIO; /* allocate_range() left a hole: a bug */
 	c->r->logical = s->logical;
-	return dev_pwrite(c->fs->dev[s->dev], c->r, c->buf + (s->logical - c->off), s->length,
-			  s->device);
+	int err = dev_pwrite(c->fs->dev[s->dev], c->r, c->buf + (s->logical - c->off), s->length,
+			     s->device);
+	if (!err)
+		c->done = s->logical + s->length;
+	return err;
 }
 
 /*
  * Writes @len bytes of @buf (block-aligned when the device is O_DIRECT) to
- * logical [@off, +@len), which is fully allocated, one device I/O per run.
+ * logical [@off, +@len), which is fully allocated, one device I/O per run,
+ * in logical order.  *@done: the logical end of the runs that reached the
+ * device (@off when none did), also when a later one fails.
  */
 static int write_mapped(struct sfs *fs, struct inode *in, const char *buf, uint64_t off,
-			uint64_t len, struct dev_req *r)
+			uint64_t len, struct dev_req *r, uint64_t *done)
 {
-	struct write_ctx c = {fs, r, buf, off};
-	return io_for_each_segment(in, off, len, write_segment, &c);
+	struct write_ctx c = {fs, r, buf, off, off};
+	int err = io_for_each_segment(in, off, len, write_segment, &c);
+	*done = c.done;
+	return err;
 }
 
 struct fill_ctx {
@@ -499,6 +507,7 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 	if (err)
 		goto out;
 	bool aligned = a == off && b == off + size;
+	uint64_t done = a;
 	if (!aligned || (inode_device(fs, in)->direct && ((uintptr_t)buf % 4096))) {
 		/* Build whole blocks: current contents, then the new bytes. */
 		atomic_fetch_add(&fs->stats.writes_bounced, 1);
@@ -514,9 +523,21 @@ ssize_t io_write(struct sfs *fs, struct inode *in, const char *buf, size_t size,
 		if (err)
 			goto out;
 		memcpy(tmp + (off - a), buf, size);
-		err = write_mapped(fs, in, tmp, a, b - a, &r);
+		err = write_mapped(fs, in, tmp, a, b - a, &r, &done);
 	} else {
-		err = write_mapped(fs, in, buf, a, b - a, &r);
+		err = write_mapped(fs, in, buf, a, b - a, &r, &done);
+	}
+	if (err == -ENOSPC && done > off) {
+		/*
+		 * A later run found no room (the volatile layer's bound,
+		 * volatile_max) after earlier ones reached the device: a short
+		 * write of what they hold, as ext4 returns one when space runs
+		 * out part way, not ENOSPC over changed bytes.  (An I/O error
+		 * fails the whole write, as a direct write's does on ext4.)
+		 */
+		size = (done < off + size ? done : off + size) - off;
+		b = done;
+		err = 0;
 	}
 	if (!err) {
 		size_t i = extmap_find(&in->map, a);

@@ -14,7 +14,10 @@
 #   - flush = linux fails once, the next fsync passes, and the failed
 #     fsync's writes are forgotten: a crash loses them (sync-report marks
 #     them "forgotten");
-#   - commands without volatile, and malformed ones, get one error line.
+#   - commands without volatile, and malformed ones, get one error line;
+#   - a write that would pass volatile_max part way is a short write of the
+#     runs that fit (it was ENOSPC over bytes it had changed), and one
+#     that fits nowhere is ENOSPC and changes nothing.
 # TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -194,4 +197,27 @@ assert_eq "$(python3 -c '
 import sys; e = open(sys.argv[1], "rb").read(); g = open(sys.argv[2], "rb").read()
 print(e == b"1" * 4096 + b"3" * 4096, g == b"2" * 4096)' "$M/e" "$M/g")" \
 	"True True" "e and g after the crash: the forgotten write lost, the rest durable"
+sfs_umount "$M"
+
+# 7. volatile_max: 64 KiB, 16 KiB extents interleaved (one device I/O a
+# run); 40 KiB held, then a 48 KiB write: the first 16 KiB run fits, the
+# second not: a short write of 16 KiB, the rest unchanged (before the fix:
+# ENOSPC, with the first 16 KiB written); then 16 KiB more (56 KiB held):
+# ENOSPC, nothing written.
+rm -f "$B" "$B".scatterfs*
+sfs_mount "$B" "$M" "$OPTS,device.volatile_max=64K,layout.pattern=interleaved,layout.extent_size=16K"
+for ((i = 0; i < 8; i++)); do write "$M/v" $((i * 16384)) 16384 65 fsync; done # (held: 16 KiB at most)
+assert_eq "$(python3 - "$M/v" <<'PYEOF'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.pwrite(fd, b"1" * 40960, 0)
+r = [os.pwrite(fd, b"2" * 49152, 65536)]
+try:
+    r.append(os.pwrite(fd, b"3" * 16384, 98304))
+except OSError as x:
+    r.append(errno.errorcode[x.errno])
+d = os.pread(fd, 131072, 0)
+print(*r, d == b"1" * 40960 + b"A" * 24576 + b"2" * 16384 + b"A" * 49152)
+PYEOF
+)" "16384 ENOSPC True" "writes past volatile_max: short, then refused; the bytes"
 sfs_umount "$M"
