@@ -61,7 +61,7 @@ sfs_add_log "$T/aligned.iolog"
 assert_eq "$(head -n 1 "$T/aligned.iolog")" \
 	"fio version 3 iolog (scatterfs-report --iolog-align 4096: every range rounded out to 4096-byte boundaries, for fio --direct=1)" \
 	"the aligned iolog's first line"
-# each line against its log row, in order: the rounded-out range
+# each line against its log row, in request order (ts_us): the rounded-out range
 python3 - "$L" "$T/aligned.iolog" "$E/t.db" <<'PY' || fail "the aligned iolog does not match the log"
 import csv, sys
 log, iolog, name = sys.argv[1:4]
@@ -73,7 +73,8 @@ with open(log, newline="") as f:
             continue
         off, n = int(row["offset"]), min(int(row["result"]), int(row["size"]))
         lo, hi = off // 4096 * 4096, -(-(off + n) // 4096) * 4096
-        want.append((row["op"], lo, hi - lo))
+        want.append((int(row["ts_us"]), len(want), (row["op"], lo, hi - lo)))
+want = [w for _, _, w in sorted(want)]  # in request order (ts_us), as scatterfs-report takes rows
 got = []
 for line in open(iolog).read().splitlines()[1:]:
     x = line.split()
