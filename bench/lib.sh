@@ -208,7 +208,11 @@ EOF
 # unmounts and cleans up) in --workdir's TMPDIR, and defines note (progress
 # on stderr: stdout is the table, clean CSV with --format csv)
 bench_setup() {
-	[[ -z ${workdir:-} ]] || { mkdir -p "$workdir" && TMPDIR=$(readlink -f "$workdir") && export TMPDIR; }
+	if [[ -n ${workdir:-} ]]; then
+		mkdir -p "$workdir" 2>/dev/null && [[ -d $workdir && -w $workdir ]] ||
+			bench_die "--workdir $workdir: not a directory this user can create or write"
+		TMPDIR=$(readlink -f "$workdir") && export TMPDIR
+	fi
 	[[ -z ${keep:-} ]] || export SCATTERFS_KEEP=1
 
 	((EUID == 0)) || { echo "$(basename "$0"): run as root (it mounts FUSE and drops the page cache)" >&2; exit 1; }

@@ -249,6 +249,12 @@ int plan_clone(const char *dir, const char *out_path)
 		fprintf(stderr, "scatterfs-plan: clone %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
+	struct stat st;
+	int e = stat(root, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (e) {
+		fprintf(stderr, "scatterfs-plan: clone %s: %s\n", dir, strerror(e));
+		return 1;
+	}
 	walk.root = root;
 	walk.rootlen = strlen(root);
 	if (nftw(root, visit, 64, FTW_PHYS | FTW_MOUNT) != 0 || walk.err) {

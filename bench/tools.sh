@@ -33,13 +33,16 @@ bench_step_begin() {
 	local what=$1
 	# SCATTERFS_TICKER_S=FIRST:EVERY (seconds, default 60:30): for the tests.
 	local tick=${SCATTERFS_TICKER_S:-60:30}
+	# stopped at every exit of the script (the EXIT trap), and ends by
+	# itself once the script is gone (a SIGINT or SIGKILL it survived)
+	[[ -n ${bench_ticker_trap:-} ]] || { sfs_on_exit bench_step_end_ticker && bench_ticker_trap=1; }
 	(
 		trap 'kill "$s" 2>/dev/null; exit 0' TERM
 		sleep "${tick%%:*}" &
 		s=$!
 		wait "$s"
 		n=${tick%%:*}
-		while :; do
+		while kill -0 "$$" 2>/dev/null; do
 			echo "$(basename "$0") [$(date +%T)] $what: still running after $(bench_fmt_s $n)" >&2
 			sleep "${tick#*:}" &
 			s=$!

@@ -11,7 +11,8 @@
 #   conf/ssd-sata.ini 77.2 us a QD 1 read, 98039.2 reads a second at QD
 #   32 (the datasheet's 77 and 98000 beside them);
 # - the exit status is 0 (every row within 10 %) or 1 (a row outside:
-#   timing on a busy machine), nothing else.
+#   timing on a busy machine), nothing else;
+# - a bad --runtime or --size is one line and exit 2 before anything runs.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require fio python3
@@ -31,6 +32,16 @@ model() {
 	awk -v w="$2" -v n="$3" 'index($0, w) == 1 { $0 = substr($0, length(w) + 1); s = $2
 		for (i = 3; i <= n + 1; i++) s = s " " $i; print s }' "$SFS_TMP/$1.out"
 }
+
+# bad --runtime and --size: one line, exit 2, before anything runs
+# (--runtime 0 ran fio for ever; a bad size failed at the mount, exit 1)
+for bad in "--runtime 0" "--runtime -1" "--runtime abc" "--size 0" "--size 256MB" "--size -1G"; do
+	rc=0
+	# shellcheck disable=SC2086 # split on purpose
+	out=$(timeout 20 "$SFS_ROOT/bench/disk" $bad 2>&1) || rc=$?
+	assert_eq "$rc $(wc -l <<<"$out")" "2 1" "bench/disk $bad: exit status and lines"
+	[[ $out == "bench/disk: ${bad%% *} must be "* ]] || fail "bench/disk $bad: $out"
+done
 
 run hdd --size 256M --runtime 1 --write-cache off
 assert_eq "$(sed -n 2p "$SFS_TMP/hdd.out")" \

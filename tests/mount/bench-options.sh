@@ -67,6 +67,20 @@ refused "bench/cache: --set log.ops: the builds log read, write and extend (the 
 	cache --set log.ops=read
 refused "bench/autoextend: --set autoextend.zero_fill: the zero-fill mode is --zero-fill" \
 	autoextend --set autoextend.zero_fill=none
+refused "bench/cache: --set cache.mode: the builds run in cache.mode=none, where every read the database issues reaches the log" \
+	cache --set cache.mode=kernel
+refused "bench/autoextend: --set autoextend.next: the growth step is --steps (each row's extent size and autoextend.next)" \
+	autoextend --set autoextend.next=2M
+refused "bench/autoextend: --set layout.extent_size: each row's extent size is its step (--steps)" \
+	autoextend --set layout.extent_size=2M
+# a --workdir that cannot be a directory (it went on in the default one)
+: >"$SFS_TMP/afile"
+refused "bench/scan: --workdir $SFS_TMP/afile: not a directory this user can create or write" \
+	scan --disk none --workdir "$SFS_TMP/afile"
+# bench/scale: an option of the other benchmark (it was ignored)
+refused "bench/scale: --capacity needs --model ssd" scale --capacity 1G
+refused "bench/scale: --ops needs --model ssd" scale --ops 100
+refused "bench/scale: --extents is the extent benchmark's (without --model ssd)" scale --model ssd --extents 1000
 # the steps bench/run runs are not for users
 refused "bench/autoextend: --step load: one of the steps bench/run runs (SCATTERFS_MOUNT and SCATTERFS_JOB unset); not for users" \
 	autoextend --step load
@@ -92,8 +106,8 @@ refused "bench/run: --dask nonsense: not a scheduler's address or file (missing 
 	blocksize --rows 1000 --dask nonsense
 # bench/cache: a layout bench/run refuses stops it before its sizing build
 # (which it once ran first: a minute and more of PostgreSQL for a typo)
-refused "bench/run: --set cache.mode=bogus: option -o cache.mode=bogus: [cache] mode = bogus: unknown value; allowed: none, kernel" \
-	cache --engine postgres --set cache.mode=bogus
+refused "bench/run: --set cache.readahead=bogus: option -o cache.readahead=bogus: [cache] readahead = bogus: not a size (use bytes or a K/M/G/T suffix)" \
+	cache --engine postgres --set cache.readahead=bogus
 ! grep -q sizing "$SFS_TMP/err" || fail "bench/cache ran its sizing build before bench/run refused the --set: $(cat "$SFS_TMP/err")"
 # a work directory too deep for PostgreSQL's socket: refused before the
 # first mount (it failed each row, after initdb, once the server started)

@@ -82,6 +82,12 @@ check "--merge takes the sweep from its result files: --layouts, --load, --workl
 check "--result FILE goes with --only KEY (the file of that configuration's result)" "${ok[@]}" --result "$T/r.json"
 check "--jobs does not go with --dask: the cluster's workers decide what runs side by side" "${ok[@]}" --dask tcp://127.0.0.1:1 --jobs 2
 check "give exactly one of --load CMD and --data DIR" --layouts contiguous --workload true --workdir "$work"
+# paths checked before the sweep (they ended it in a traceback after: the
+# plot's PNG on stdout, FileExistsError)
+check "--plot $T/nodir/x.png: no directory $T/nodir to write it in" "${ok[@]}" --plot "$T/nodir/x.png"
+: >"$T/plainfile"
+check "--workdir $T/plainfile/w: not a directory this user can create or write (Not a directory)" \
+	"${ok[@]}" --workdir "$T/plainfile/w"
 check "--size 1GB: write 1G or 1GiB (powers of 1024); KB/MB/GB/TB are not accepted" "${ok[@]}" --size 1GB
 check "--size 1.5G: not a size: no fractions (use a smaller unit: 1536M, not 1.5G)" "${ok[@]}" --size 1.5G
 # and what the daemon accepts, bench/run does: 64MiB is 64 MiB

@@ -7,7 +7,7 @@
 # (bench/tools.sh's bench_step_begin/bench_step_end, run at the same time)
 # does the same for a 15-second step; neither writes to stdout but the
 # table (bench/run) or nothing (the ticker), and the ticker is gone once
-# its step ended.  Without SCATTERFS_TICKER_S the first line comes after
+# its step ended, and gone when the script exits inside a step.  Without SCATTERFS_TICKER_S the first line comes after
 # 1:00 (checked in the code's default, "60:30", by grep below).
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -51,4 +51,16 @@ grep -Eq '^bench-ticker\.sh \[[0-9:]{8}\] the long step: 15\.000 s; step 1/1, el
 	fail "ticker: no progress line at the end of the step"
 assert_eq "$(wc -c <"$T/lib.out")" 0 "ticker: bytes on stdout"
 assert_eq "$(cat "$T/ticker.pid")" "" "ticker: left running after its step"
+
+# A script that fails inside a step stops its ticker at exit (bench/dirs
+# with a key the daemon refuses: its ticker went on printing "still
+# running" for ever, into whatever had the script's stderr).
+rc=0
+SCATTERFS_TICKER_S=1:1 SCATTERFS_BUILD=$SFS_BUILD "$SFS_ROOT/bench/dirs" --counts 100 --rounds 1 \
+	--set cache.bogus=1 >"$T/dirs.out" 2>"$T/dirs.err" </dev/null || rc=$?
+sfs_add_log "$T/dirs.err"
+assert_eq "$rc" 1 "bench/dirs with a refused key: exit status"
+n=$(grep -c 'still running' "$T/dirs.err" || true)
+sleep 3
+assert_eq "$(grep -c 'still running' "$T/dirs.err" || true)" "$n" "'still running' lines 3 s after bench/dirs exited"
 note "pass"

@@ -99,6 +99,12 @@ grep -q unwritten "$T/filefrag.c" || fail "c has no unwritten extent: $(cat "$T/
 # 1. scatterfs-plan clone
 dev=$(mountpoint -d "$E")
 echo 256 >"/sys/class/bdi/$dev/read_ahead_kb"
+# a file for DIR: refused (it wrote an empty clone.ini and exited 0)
+: >"$T/notadir"
+rc=0
+"$PLAN" clone "$T/notadir" --out "$T/nd.ini" 2>"$T/nd.err" || rc=$?
+assert_eq "$rc $(cat "$T/nd.err")" "1 scatterfs-plan: clone $T/notadir: Not a directory" "clone of a file"
+[[ ! -e $T/nd.ini ]] || fail "clone of a file wrote $T/nd.ini"
 "$PLAN" clone "$E" --out "$T/clone.ini" 2>"$T/clone.err" || fail "clone: $(cat "$T/clone.err")"
 assert_eq "$(grep -m1 'cache.mode' "$T/clone.err")" \
 	"scatterfs-plan: cache.mode = kernel, cache.readahead = 256K: as the source, which reads through the page cache with read_ahead_kb = 256 (/sys/class/bdi/$dev/read_ahead_kb)" \

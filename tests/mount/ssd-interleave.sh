@@ -34,6 +34,8 @@ sfs_add_log "$out"
 sfs_add_log "$SFS_TMP/si.err"
 cat "$out"
 assert_eq "$(head -n 1 "$out")" "order,rows,bytes,pieces,host_pages,extents,flash_pairs,flash_apart,predicted_apart,runs,wall_s,busy_ms,reads,pages,dies_per_read,collisions,collision_ms,late_replies,modelled_replies,vs_alone" "CSV header"
+assert_eq "$("$SFS_ROOT/bench/ssd-interleave" --help | grep -o '^`order,[^`]*`' | tr -d '`')" "$(head -n 1 "$out")" \
+	"the CSV header --help gives"
 assert_eq "$(tail -n +2 "$out" | cut -d, -f1 | tr '\n' ' ')" "alone interleaved floor " "rows"
 col() { awk -F, -v o="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) n[$i] = i; next } $1 == o { print $n[c] }' "$out"; }
 
