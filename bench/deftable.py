@@ -51,20 +51,17 @@ def seed(n, title):
 
 
 def configs(rows, keys, head, cells, vs=lambda r: "" if r["vs_baseline"] is None else "%.2f" % r["vs_baseline"],
-            stop=None, failed=lambda r: []):
+            failed=lambda r: []):
     """An experiment's table over configurations: with one configuration its
     rows, cells(r) under HEAD; with several, each prefixed with the
     configuration's KEYS (layout and the user's --set keys) and ending with
     vs(r), vs_baseline (by default bench/run's own, to two decimals).  A
-    failed row is FAILED after its failed(r) cells, or with one
-    configuration and STOP, ends it: "FAIL: stop(r): error" on stderr,
-    exit 1.  Returns (lines, the number of failed rows)."""
+    failed row is FAILED after its failed(r) cells.  Returns (lines, the
+    number of failed rows)."""
     multi = len({tuple(r[k] for k in keys) for r in rows}) > 1
     out, bad = [(keys if multi else []) + head + (["vs_baseline"] if multi else [])], 0
     for r in rows:
         pre = [str(r[k]) for k in keys] if multi else []
-        if r["error"] and stop and not multi:
-            sys.exit(f"FAIL: {stop(r)}: {r['error']}")
         if r["error"]:
             bad += 1
             x = pre + failed(r)
