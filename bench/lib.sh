@@ -79,11 +79,18 @@ bench_help() {
 }
 
 # bench_list OPTION LIST - LIST's comma-separated items into the array
-# bench_l; an empty LIST or item ends the experiment
+# bench_l; an empty LIST or item, or an item given twice (two identical
+# rows), ends the experiment
 bench_list() {
 	[[ -n $2 ]] || bench_die "$1: an empty list"
 	[[ ,$2, != *,,* ]] || bench_die "$1: an empty item in '$2'"
 	IFS=, read -r -a bench_l <<<"$2"
+	local -A seen=()
+	local i
+	for i in "${bench_l[@]}"; do
+		[[ -z ${seen[$i]:-} ]] || bench_die "$1: '$i' given twice in '$2'"
+		seen[$i]=1
+	done
 }
 
 # bench_bytes OPTION SIZE [ALSO] - SIZE (a positive whole number of bytes, or

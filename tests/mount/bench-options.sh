@@ -81,6 +81,14 @@ refused "bench/scan: --workdir $SFS_TMP/afile: not a directory this user can cre
 refused "bench/scale: --capacity needs --model ssd" scale --capacity 1G
 refused "bench/scale: --ops needs --model ssd" scale --ops 100
 refused "bench/scale: --extents is the extent benchmark's (without --model ssd)" scale --model ssd --extents 1000
+# a list item given twice (two identical rows, the first with the second as
+# its baseline): refused in every list, as --layouts already was
+refused "bench/scan: --read-sizes: '16K' given twice in '16K,32K,16K'" scan --read-sizes 16K,32K,16K
+refused "bench/autoextend: --steps: '1M' given twice in '1M,1M'" autoextend --steps 1M,1M
+refused "bench/cache: --cache-sizes: '50%' given twice in '50%,50%'" cache --cache-sizes 50%,50%
+refused "bench/dirs: --counts: 100 given twice" dirs --counts 100,100
+refused "bench/run: --set device.block_size: 512 given twice (each value is a row of its own)" \
+	scan --set device.block_size=512,512 --disk none
 # the steps bench/run runs are not for users
 refused "bench/autoextend: --step load: one of the steps bench/run runs (SCATTERFS_MOUNT and SCATTERFS_JOB unset); not for users" \
 	autoextend --step load

@@ -82,6 +82,7 @@ check "--merge takes the sweep from its result files: --layouts, --load, --workl
 check "--result FILE goes with --only KEY (the file of that configuration's result)" "${ok[@]}" --result "$T/r.json"
 check "--jobs does not go with --dask: the cluster's workers decide what runs side by side" "${ok[@]}" --dask tcp://127.0.0.1:1 --jobs 2
 check "give exactly one of --load CMD and --data DIR" --layouts contiguous --workload true --workdir "$work"
+check "--param x: 1 given twice (each value is a row of its own)" "${ok[@]}" --param x=1,2,1
 # paths checked before the sweep (they ended it in a traceback after: the
 # plot's PNG on stdout, FileExistsError)
 check "--plot $T/nodir/x.png: no directory $T/nodir to write it in" "${ok[@]}" --plot "$T/nodir/x.png"
