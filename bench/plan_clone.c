@@ -250,9 +250,9 @@ int plan_clone(const char *dir, const char *out_path)
 		return 1;
 	}
 	struct stat st;
-	int e = stat(root, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-	if (e) {
-		fprintf(stderr, "scatterfs-plan: clone %s: %s\n", dir, strerror(e));
+	int not_dir = stat(root, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (not_dir) {
+		fprintf(stderr, "scatterfs-plan: clone %s: %s\n", dir, strerror(not_dir));
 		return 1;
 	}
 	walk.root = root;
