@@ -68,7 +68,7 @@ static int note(struct vfile *v, uint64_t off, uint64_t end)
 		return SQLITE_OK;
 	if (end > v->synced_size)
 		end = v->synced_size;
-	return undo_note(&v->u, off, end - off, real_read, v->real, 0, UINT64_MAX, NULL)
+	return undo_note(&v->u, off, end - off, real_read, v->real, 0, UINT64_MAX, NULL, false)
 		   ? SQLITE_IOERR
 		   : SQLITE_OK;
 }

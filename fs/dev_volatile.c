@@ -14,7 +14,10 @@
  * flush that a fault rule ignores or fails never gets here, so its data
  * stays volatile; one that flush = linux fails has the layer forget the
  * file's writes (dev_volatile_forget()): they move to a second log that
- * no flush drops, which a crash applies too.  The crash (dev_volatile_crash(), the control file's
+ * no flush drops, which a crash applies too; a forgotten write into space
+ * the file never wrote (struct dev_req's fresh) comes back as zeros, not
+ * as the space's old bytes (a deleted file's), as ext4 leaves an extent
+ * whose write failed unwritten.  The crash (dev_volatile_crash(), the control file's
  * crash command) writes the old contents back, or with torn keeps a
  * seeded prefix of each range (undo_apply()), makes that durable on the
  * host, and fails every later write of the device.
@@ -108,7 +111,7 @@ static int begin_write(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 	v->u.max = v->lost.bytes < c->max ? c->max - v->lost.bytes : 1;
 	int err = undo_note(&v->u, off, len, lower_read, l, r ? r->ino : 0,
 			    r && r->logical != DEV_NO_LOGICAL ? r->logical : UINT64_MAX,
-			    r ? r->path : NULL);
+			    r ? r->path : NULL, r && r->fresh);
 	bool report = err == -ENOSPC && !v->full_reported;
 	if (report)
 		v->full_reported = true;

@@ -26,6 +26,7 @@ void dev_req_init(struct dev_req *r, uint64_t arrival_ns)
 	r->ino = 0;
 	r->path = NULL;
 	r->logical = DEV_NO_LOGICAL;
+	r->fresh = false;
 	r->arrival_ns = arrival_ns;
 	r->complete_ns = 0;
 	r->dies = r->collisions = 0;

@@ -118,6 +118,16 @@ struct dev_req {
 	uint64_t ino;
 	const char *path;
 	uint64_t logical;
+	/*
+	 * Set by the I/O path with @logical: the device run being written
+	 * lies in space the file was given and never wrote (an unwritten
+	 * extent, or a new extent's zero-fill), whose contents for the file
+	 * are zeros until this write is durable.  The volatile layer restores
+	 * zeros there, not the space's old bytes, when a failed flush forgets
+	 * the write (flush = linux), as ext4 leaves an extent whose write
+	 * failed unwritten.
+	 */
+	bool fresh;
 	uint64_t arrival_ns;  /* CLOCK_MONOTONIC when the request started */
 	uint64_t complete_ns; /* modelled completion; 0 without a model */
 	/*

@@ -69,6 +69,7 @@ static int zero_fill_plan(struct sfs *fs, struct inode *in, const struct alloc_p
 {
 	struct dev_req ext;
 	io_req_file(fs, &ext, mono_ns(), r ? r->op : DEV_OP_WRITE, in);
+	ext.fresh = true; /* zeros into space the file never wrote */
 	uint64_t ts = now_us(fs);
 	int err = 0;
 	for (size_t i = 0; i < plan->n && !err; i++) {
@@ -204,8 +205,10 @@ static int allocate_range(struct sfs *fs, struct inode *in, uint64_t off, uint64
 		 * it covers): charged to the request, not to the extend row,
 		 * whose latency is the zero-fill alone.
 		 */
-		if (r)
+		if (r) {
 			r->logical = DEV_NO_LOGICAL;
+			r->fresh = false;
+		}
 		for (size_t i = 0; i < plan.n && !err; i++)
 			err = dev_charge_metadata(fs->dev[plan.v[i].dev], r);
 	}
@@ -424,6 +427,7 @@ static int write_segment(void *opaque, const struct segment *s)
 	if (s->kind == SEG_HOLE)
 		return -EIO; /* allocate_range() left a hole: a bug */
 	c->r->logical = s->logical;
+	c->r->fresh = s->kind == SEG_UNWRITTEN;
 	int err = dev_pwrite(c->fs->dev[s->dev], c->r, c->buf + (s->logical - c->off), s->length,
 			     s->device);
 	if (!err)
@@ -595,6 +599,7 @@ static int zero_partial(struct sfs *fs, struct inode *in, uint64_t off, uint64_t
 	if (!err) {
 		memset(tmp + (off - a), 0, len);
 		r->logical = a;
+		r->fresh = false;
 		err = dev_pwrite(fs->dev[s.dev], r, tmp, bs, s.device);
 		if (!err)
 			dev_note_new_data(fs->dev[s.dev]);

@@ -41,7 +41,7 @@ static int insert(struct undo *u, size_t at, const struct undo_ent *e)
 }
 
 int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void *ctx,
-	      uint64_t ino, uint64_t logical, const char *path)
+	      uint64_t ino, uint64_t logical, const char *path, bool fresh)
 {
 	uint64_t end = off + len, need = 0;
 	size_t i = first_after(u, off);
@@ -74,6 +74,7 @@ int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void 
 		    .len = gap_end - at,
 		    .ino = ino,
 		    .logical = logical == UINT64_MAX ? UINT64_MAX : logical + (at - off),
+		    .fresh = fresh,
 		};
 		/* page-aligned: an O_DIRECT backing reads straight into it */
 		void *old = NULL;
@@ -247,6 +248,8 @@ int undo_take(struct undo *dst, struct undo *src, uint64_t ino)
 			insert(src, k, e);
 			continue;
 		}
+		if (e->fresh)
+			memset(e->old, 0, e->len);
 		insert(dst, at++, e);
 	}
 	free(moved.v);

@@ -26,6 +26,12 @@ struct undo_ent {
 	uint64_t ino;	    /* the file whose write made it (0 = none) */
 	uint64_t logical;   /* that file's logical offset of @off (UINT64_MAX = none) */
 	char *path;	    /* its path when the write knew it, else NULL */
+	/*
+	 * The write went to space its file never wrote (struct dev_req's
+	 * fresh): the file's durable contents there are zeros, whatever
+	 * @old holds.  undo_take() makes @old zeros.
+	 */
+	bool fresh;
 };
 
 struct undo {
@@ -43,13 +49,13 @@ typedef int (*undo_write_fn)(void *ctx, const void *buf, uint64_t len, uint64_t 
 /**
  * undo_note() - before a write of [@off, +@len): saves, through @rd, the
  * old contents of the parts of the range no entry covers yet, each as an
- * entry naming @ino, @path and the logical offset (@logical for @off,
- * UINT64_MAX when none).  @return 0, -ENOSPC (the entries would hold more
- * than @u->max bytes: nothing is saved, the write must not happen),
- * -ENOMEM, or @rd's error.
+ * entry naming @ino, @path, the logical offset (@logical for @off,
+ * UINT64_MAX when none) and @fresh (see struct undo_ent).  @return 0,
+ * -ENOSPC (the entries would hold more than @u->max bytes: nothing is
+ * saved, the write must not happen), -ENOMEM, or @rd's error.
  */
 int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void *ctx,
-	      uint64_t ino, uint64_t logical, const char *path);
+	      uint64_t ino, uint64_t logical, const char *path, bool fresh);
 
 /** undo_clear() - forgets every entry: what was written is durable now. */
 void undo_clear(struct undo *u);
@@ -81,8 +87,11 @@ int undo_subtract(struct undo *u, const struct undo *b);
 /**
  * undo_take() - moves the entries of @src that file @ino made (every
  * entry when @ino is 0) to @dst, less the bytes @dst covers already
- * (@dst's old bytes are the older ones).  @return 0 or -ENOMEM (then an
- * entry that could not be cut stays in @src: no byte is lost).
+ * (@dst's old bytes are the older ones).  A fresh entry's old bytes
+ * become zeros as it moves: what the file held there durably, and never
+ * the space's earlier contents (another file's, freed).  @return 0 or
+ * -ENOMEM (then an entry that could not be cut stays in @src: no byte is
+ * lost).
  */
 int undo_take(struct undo *dst, struct undo *src, uint64_t ino);
 

@@ -2,7 +2,8 @@
  * Unit tests for fs/undo.c's forgetting (flush = linux, dev_volatile.c):
  * undo_take() moves one file's entries to the forgotten log less what it
  * covers, undo_subtract() cuts entries around another log's, and
- * undo_overlay() lays old bytes over a read; exact offsets, lengths and
+ * undo_overlay() lays old bytes over a read, a fresh entry (space its
+ * file never wrote) comes back as zeros; exact offsets, lengths and
  * bytes on a 64-byte device held in memory.
  */
 #undef NDEBUG
@@ -42,7 +43,7 @@ static const char *shape(const struct undo *u)
 /* Writes @len bytes of @c at @off after noting them in @u as file @ino's. */
 static void put(struct undo *u, uint64_t off, uint64_t len, char c, uint64_t ino)
 {
-	cr_assert_eq(undo_note(u, off, len, rd, NULL, ino, off, "f"), 0);
+	cr_assert_eq(undo_note(u, off, len, rd, NULL, ino, off, "f", false), 0);
 	memset(dev + off, c, len);
 }
 
@@ -66,7 +67,7 @@ Test(undo, take_subtract_overlay)
 	cr_assert_eq(memcmp(buf, "00000000bbbbbbbb0000000000000000", 32), 0);
 	/* a flush: the written-again bytes of the forgotten log are durable now */
 	struct undo flushed = {0};
-	cr_assert_eq(undo_note(&flushed, 8, 32, rd, NULL, 1, 8, NULL), 0);
+	cr_assert_eq(undo_note(&flushed, 8, 32, rd, NULL, 1, 8, NULL, false), 0);
 	cr_assert_eq(undo_subtract(&lost, &flushed), 0);
 	cr_assert_str_eq(shape(&lost), "0+8:1 40+8:1");
 	cr_assert_eq(lost.bytes, 16);
@@ -82,4 +83,38 @@ Test(undo, take_subtract_overlay)
 	undo_free(&u);
 	undo_free(&lost);
 	undo_free(&flushed);
+}
+
+/*
+ * A fresh entry (a write into space its file never wrote, over another
+ * file's freed bytes) is forgotten as zeros, cut or whole; an entry that
+ * is not fresh keeps its old bytes, and a fresh one that is not forgotten
+ * too (a crash brings the space's bytes back, as the disk held them).
+ */
+Test(undo, take_fresh_as_zeros)
+{
+	struct undo u = {0}, lost = {0};
+	memset(dev, 's', sizeof dev);
+	cr_assert_eq(undo_note(&u, 0, 16, rd, NULL, 1, 0, NULL, true), 0);
+	cr_assert_eq(undo_note(&u, 16, 16, rd, NULL, 1, 16, NULL, false), 0);
+	cr_assert_eq(undo_note(&u, 32, 16, rd, NULL, 2, 0, NULL, true), 0);
+	memset(dev, 'n', 48);
+	/* an older forgotten entry in the middle of the fresh one: it cuts it */
+	struct undo older = {0};
+	cr_assert_eq(undo_note(&older, 4, 4, rd, NULL, 1, 4, NULL, false), 0);
+	memset(older.v[0].old, 'o', 4);
+	cr_assert_eq(undo_take(&lost, &older, 1), 0);
+	cr_assert_eq(undo_take(&lost, &u, 1), 0);
+	cr_assert_str_eq(shape(&lost), "0+4:1 4+4:1 8+8:1 16+16:1");
+	cr_assert_str_eq(shape(&u), "32+16:2");
+	cr_assert_eq(undo_apply(&lost, wr, NULL, NULL, 0, NULL, "t"), 0);
+	cr_assert_eq(undo_apply(&u, wr, NULL, NULL, 0, NULL, "t"), 0);
+	cr_assert_eq(memcmp(dev, "\0\0\0\0oooo\0\0\0\0\0\0\0\0"
+				 "ssssssssssssssss"
+				 "ssssssssssssssss",
+			    48),
+		     0);
+	undo_free(&u);
+	undo_free(&lost);
+	undo_free(&older);
 }

@@ -17,7 +17,9 @@
 #   - commands without volatile, and malformed ones, get one error line;
 #   - a write that would pass volatile_max part way is a short write of the
 #     runs that fit (it was ENOSPC over bytes it had changed), and one
-#     that fits nowhere is ENOSPC and changes nothing.
+#     that fits nowhere is ENOSPC and changes nothing;
+#   - a forgotten write into space its file never wrote reads as zeros
+#     after the crash, not as a deleted file's bytes.
 # TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -220,4 +222,66 @@ d = os.pread(fd, 131072, 0)
 print(*r, d == b"1" * 40960 + b"A" * 24576 + b"2" * 16384 + b"A" * 49152)
 PYEOF
 )" "16384 ENOSPC True" "writes past volatile_max: short, then refused; the bytes"
+sfs_umount "$M"
+
+# 8. A forgotten write into space the file got since its last durable
+# state reads as zeros after the crash, not as the freed space's old
+# bytes (another file's: a leak).  As ext4 leaves an extent whose write
+# failed unwritten.  Each way a file gets such space: (a) a write that
+# allocates (whole blocks, and the zero-fill of the extent's rest), (b) a
+# write of part of a block (bounced), (c) space fallocated and durable
+# but never written.  The first fsync fails (flush = linux), the second
+# makes the file's extents and size durable.  An overwrite in place that
+# is forgotten still gets the file's own old bytes back (section 6).
+# Before the fix each read the deleted file's bytes.
+rm -f "$B" "$B".scatterfs*
+sfs_mount "$B" "$M" "$OPTS,layout.extent_size=1M"
+write "$M/secret" 0 3145728 83 fsync
+rm "$M/secret"
+sync -f "$M"
+sfs_umount "$M"
+sfs_mount "$B" "$M" "$OPTS,layout.extent_size=1M"
+for f in a b; do
+	assert_eq "$(ctl "$M" "fault add l$f op=flush file=$f flush=linux count=1")" "ok" "fault add l$f"
+done
+# fsyncs F... - for each file: its writes, then two fsyncs (EIO, ok)
+fsyncs() {
+	python3 - "$M" "$@" <<'PYEOF'
+import errno, os, sys
+m = sys.argv[1]
+def fsync(fd):
+    try:
+        os.fsync(fd)
+        return "ok"
+    except OSError as x:
+        return errno.errorcode[x.errno]
+r = []
+for f in sys.argv[2:]:
+    fd = os.open(m + "/" + f, os.O_RDWR | os.O_CREAT, 0o644)
+    if f == "a":
+        os.pwrite(fd, b"a" * 262144, 0)  # a 1 MiB extent: 256 KiB written, the rest zero-filled
+    elif f == "b":
+        os.pwrite(fd, b"b" * 1000, 100)  # part of a block
+    elif f == "c":
+        os.pwrite(fd, b"c" * 65536, 0)   # into fallocated space
+    r += [fsync(fd), fsync(fd)]
+print(*r)
+PYEOF
+}
+assert_eq "$(fsyncs a b)" "EIO ok EIO ok" "fsyncs of a and b under flush = linux"
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644); os.posix_fallocate(fd, 0, 1048576); os.fsync(fd)' "$M/c"
+assert_eq "$(ctl "$M" "fault add lc op=flush file=c flush=linux count=1")" "ok" "fault add lc"
+assert_eq "$(fsyncs c)" "EIO ok" "fsyncs of c (fallocated, durable) under flush = linux"
+crash "$M" crash
+sfs_mount "$B" "$M" "$OPTS,layout.extent_size=1M"
+assert_eq "$(python3 - "$M" <<'PYEOF'
+import sys
+m = sys.argv[1]
+for f, n in (("a", 262144), ("b", 1100), ("c", 1048576)):
+    d = open(m + "/" + f, "rb").read()
+    print(f, len(d), d.count(0) == len(d), d.count(b"S"))
+PYEOF
+)" "a 262144 True 0
+b 1100 True 0
+c 1048576 True 0" "forgotten writes into new space read as zeros after the crash (no freed bytes)"
 sfs_umount "$M"
