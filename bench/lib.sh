@@ -4,8 +4,6 @@
 # --layouts L1,L2,... (names from conf/ or INI paths), --baseline B, --set
 # SECTION.KEY=V1,V2,... (repeatable), --disk FILE|none, --jobs N and --dask
 # SCHEDULER, as bench/run takes them (bench/README-run.md).
-bench_layouts='' bench_baseline='' bench_disk='' bench_dask='' jobs=1
-bench_sets=()
 bench_name=$(basename "$(readlink -f "$0")") # the script's own name (a link may have another)
 
 bench_die() {
@@ -14,96 +12,26 @@ bench_die() {
 	exit 2
 }
 
-# bench_options 'SPEC...' ARGS... - parses ARGS: --help (bench_help), the
-# shared options (into bench_layouts, bench_baseline, bench_disk,
-# bench_dask, jobs and the array bench_sets) and the script's own, each
-# SPEC word --NAME (a flag: NAME=1), --NAME=DEFAULT (a value; a DEFAULT of
-# digits asks for a positive integer) or --NAME=A|B|C (one of them, A the
-# default), into the variable NAME (- as _).  An empty value, or one that
-# is an option, is refused; --plot FILE as bench_plot_file takes it.
+# bench_options 'SPEC...' ARGS... - parses ARGS (bench/benchopts.py: the
+# SPEC words, the shared options and the variables they set); bad input
+# ends the experiment with benchopts.py's one line, --help with bench_help
 bench_options() {
-	local spec=$1 w v
-	local -A kind=([--layouts]== [--baseline]== [--set]== [--disk]== [--dask]== [--jobs]==1)
-	shift
-	for w in $spec; do
-		v=${w%%=*} && kind[$v]=${w#"$v"} && v=${v#--} && v=${v//-/_}
-		if [[ $w != *=* ]]; then printf -v "$v" ''; else w=${w#*=}; printf -v "$v" %s "${w%%|*}"; fi
-	done
-	while (($#)); do
-		[[ $1 == -h || $1 == --help ]] && bench_help
-		[[ -n ${kind[$1]+set} ]] || bench_die "unknown option '$1' (see --help)"
-		v=${1#--} v=${v//-/_}
-		if [[ -z ${kind[$1]} ]]; then printf -v "$v" 1; shift; continue; fi
-		(($# >= 2)) || bench_die "$1 needs a value (see --help)"
-		[[ -n $2 ]] || bench_die "$1: an empty value"
-		[[ $2 != --* ]] || bench_die "$1 needs a value, not the option '$2' (see --help)"
-		case $1 in
-		--set) bench_sets+=("$2") ;;
-		--layouts | --baseline | --disk | --dask) printf -v "bench_$v" %s "$2" ;;
-		*) printf -v "$v" %s "$2" ;;
-		esac
-		w=${kind[$1]#=}
-		if [[ $w =~ ^[0-9]+$ && ! $2 =~ ^[1-9][0-9]{0,8}$ ]]; then
-			bench_die "$1 must be a positive integer (at most 999999999), not '$2'"
-		elif [[ $w == *'|'* && "|$w|" != *"|$2|"* ]]; then
-			w=${w//|/, }
-			bench_die "$1 must be ${w%, *} or ${w##*, }, not '$2'"
-		fi
-		shift 2
-	done
-	[[ -z $bench_layouts ]] || bench_list --layouts "$bench_layouts"
-	[[ -z ${plot:-} ]] || bench_plot_file
+	local out rc=0
+	out=$(python3 "$root/bench/benchopts.py" "bench/$bench_name" "$@") || rc=$?
+	((rc != 3)) || bench_help
+	((rc == 0)) || { SFS_FAILED=1; exit 2; }
+	eval "$out"
 }
 
-# bench_plot_file - --plot's FILE: a .png or .svg (any case) in a directory
-# the experiment may write, else the experiment ends before it runs;
-# resolved to an absolute path
-bench_plot_file() {
-	[[ ${plot,,} == *.png || ${plot,,} == *.svg ]] || bench_die "--plot: the file must end in .png or .svg, not '$plot'"
-	plot=$(readlink -m "$plot")
-	[[ -d ${plot%/*} && -w ${plot%/*} ]] || bench_die "--plot: no directory ${plot%/*} to write $plot in"
-}
-
-# bench_help - the script's header comment on stdout, its synopsis (from
-# bench/README.md's "Every script's options", the one copy) after the
-# first paragraph; exits 0
+# bench_help - the script's header comment on stdout, then its synopsis
+# and options from bench/README.md's "Every script's options" (the one
+# copy); exits 0
 bench_help() {
-	local h
-	h=$(sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0")
-	printf '%s\n\n' "${h%%$'\n\n'*}"
-	awk -v n="bench/$bench_name" '/^## Every script/ { s = 1 } s && $1 == n && /^    / { p = 1 }
-		p && /^$/ { exit } p { sub(/^    /, "  "); print }' "$root/bench/README.md"
-	printf '\n%s\n' "${h#*$'\n\n'}"
+	sed -n '2,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//;p}' "$0"
+	awk -v n="bench/$bench_name" '/^## Every script/ { s = 1 } s && $1 == n && /^    / { p = 1; print "" }
+		p && /^[^ ]/ { exit } p { sub(/^    /, "  "); print }' "$root/bench/README.md" | sed '$d'
 	echo "  --format text|csv   an aligned table under a title, or CSV"
 	exit 0
-}
-
-# bench_list OPTION LIST - LIST's comma-separated items into the array
-# bench_l; an empty LIST or item, or an item given twice (two identical
-# rows), ends the experiment
-bench_list() {
-	[[ -n $2 ]] || bench_die "$1: an empty list"
-	[[ ,$2, != *,,* ]] || bench_die "$1: an empty item in '$2'"
-	IFS=, read -r -a bench_l <<<"$2"
-	local -A seen=()
-	local i
-	for i in "${bench_l[@]}"; do
-		[[ -z ${seen[$i]:-} ]] || bench_die "$1: '$i' given twice in '$2'"
-		seen[$i]=1
-	done
-}
-
-# bench_bytes OPTION SIZE [ALSO] - SIZE (a positive whole number of bytes, or
-# of KiB, MiB or GiB with a K, M or G suffix) in bytes into bench_b; anything
-# else ends the experiment with "OPTION: 'SIZE' is not a size ..." (with
-# ALSO: "is neither ALSO nor a size ...")
-bench_bytes() {
-	local not=not
-	[[ -z ${3:-} ]] || not="neither $3 nor"
-	[[ $2 =~ ^([1-9][0-9]{0,11})([KMGkmg]?)$ ]] || bench_die "$1: '$2' is $not a size (bytes, or a K, M or G suffix)"
-	local u=${BASH_REMATCH[2]^}
-	u=${u/K/10} u=${u/M/20} u=${u/G/30}
-	bench_b=$((BASH_REMATCH[1] << ${u:-0}))
 }
 
 # bench_own KEY=WHY... - a --set of the user's that names KEY (the

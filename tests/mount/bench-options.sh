@@ -2,8 +2,8 @@
 # TIMEOUT: 120
 # The experiments' bad options: each stops with exit status 2 and one
 # line that names the option and the value, before anything is mounted.
-# Sizes and lists go through one parser (bench/lib.sh's bench_bytes and
-# bench_list): an empty item of any list option is refused (bench/scan
+# Sizes and lists go through one parser (bench/benchopts.py, from
+# bench/lib.sh's bench_options): an empty item of any list option is refused (bench/scan
 # and bench/blocksize once skipped it and ran the others), a size takes
 # bytes or a K, M or G suffix; a --set of a key the experiment sets itself
 # is refused by name; --jobs is a positive integer on all five, and
