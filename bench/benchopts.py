@@ -11,8 +11,9 @@ default), and a list, --NAME=DEFAULT~TYPE (comma-separated; no empty item,
 none given twice), into the variable NAME (- as _) and the array NAME_l of
 its items, where TYPE is list (any items), sizes (each a size: also the
 array NAME_b of their bytes; sizes% also a percentage, 0 bytes for one),
-mib (whole MiB: NAME_mib the MiB joined by commas), or A|B (each one of
-them).  A single size: --NAME=DEFAULT~size (NAME_b its bytes).  A size is
+mib (whole MiB: NAME_mib the MiB joined by commas), readaheads (sizes the
+mount takes as cache.readahead), or A|B (each one of them).  A single
+size: --NAME=DEFAULT~size or ~readahead (NAME_b its bytes).  A size is
 a positive whole number of bytes, or of KiB, MiB or GiB with a K, M or G
 suffix.  The shared options --layouts (a list), --baseline, --set
 (repeatable: the array bench_sets), --disk, --dask (bench_layouts,
@@ -45,6 +46,15 @@ def size(opt, text, also=None):
     return int(m.group(1)) << (10 * " KMG".index(m.group(2).upper() or " "))
 
 
+def readahead(opt, text):
+    """TEXT in bytes when the mount takes it as cache.readahead; Bad naming OPT otherwise."""
+    b = size(opt, text)
+    if b % 4096 or b > 1048576:
+        raise Bad(f"{opt}: '{text}' is not a readahead: a multiple of 4 KiB up to 1M (the kernel's "
+                  "readahead is in pages; FUSE requests stop at 1 MiB)")
+    return b
+
+
 def items(opt, text):
     """TEXT's comma-separated items: none empty, none given twice."""
     if not text:
@@ -60,14 +70,16 @@ def items(opt, text):
 
 def typed(opt, var, kind, text):
     """The assignments of list or size option OPT of type KIND."""
-    if kind == "size":
-        return {var + "_b": size(opt, text)}
+    if kind in ("size", "readahead"):
+        return {var + "_b": (size if kind == "size" else readahead)(opt, text)}
     it = items(opt, text)
     out = {var + "_l": it}
     if kind in ("sizes", "sizes%"):
         pct = kind == "sizes%"
         out[var + "_b"] = [0 if pct and re.fullmatch(r"[1-9][0-9]*%", x) else
                            size(opt, x, "a percentage (50%)" if pct else None) for x in it]
+    elif kind == "readaheads":
+        out[var + "_b"] = [readahead(opt, x) for x in it]
     elif kind == "mib":
         mib = []
         for x in it:
