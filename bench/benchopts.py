@@ -18,7 +18,7 @@ a positive whole number of bytes, or of KiB, MiB or GiB with a K, M or G
 suffix.  The shared options --layouts (a list), --baseline, --set
 (repeatable: the array bench_sets), --disk, --dask (bench_layouts,
 bench_baseline, bench_disk, bench_dask) and --jobs (an integer, jobs) go
-with every SPEC; --plot FILE must be a .png or .svg in a directory that is
+with every SPEC; bench_given lists the options given (" --a --b "); --plot FILE must be a .png or .svg in a directory that is
 there (made absolute).
 
 Exit status: 0 (the assignments on stdout), 2 (bad input: one line on
@@ -116,6 +116,7 @@ def parse(spec, argv):
         if opt not in kind:
             raise Bad(f"unknown option '{opt}' (see --help)")
         var = opt[2:].replace("-", "_")
+        given.add(opt)
         if kind[opt] is None:
             val[var] = "1"
             continue
@@ -130,7 +131,6 @@ def parse(spec, argv):
             val["bench_sets"].append(v)
         else:
             val["bench_" + var if opt in ("--layouts", "--baseline", "--disk", "--dask") else var] = v
-        given.add(opt)
         w = kind[opt]
         if re.fullmatch(r"[0-9]+", w) and not re.fullmatch(r"[1-9][0-9]{0,8}", v):
             raise Bad(f"{opt} must be a positive integer (at most 999999999), not '{v}'")
@@ -143,6 +143,7 @@ def parse(spec, argv):
                 items(opt, val["bench_layouts"])
         else:
             val.update(typed(opt, var, lt, val[var]))
+    val["bench_given"] = " " + " ".join(sorted(given)) + " "
     plot = val.get("plot")
     if plot:
         if not plot.lower().endswith((".png", ".svg")):

@@ -36,6 +36,9 @@ refused "bench/scan: --read-sizes: an empty item in '16K,,32K'" scan --read-size
 refused "bench/scan: --read-sizes: an empty item in '16K,'" scan --read-sizes 16K,
 refused "bench/scan: --read-sizes: '0x' is not a size (bytes, or a K, M or G suffix)" scan --read-sizes 16K,0x
 refused "bench/scan: --set cache.mode: the cache mode is --cache" scan --set cache.mode=none
+# (it was ignored: the rows read "app" with no word)
+refused "bench/scan: --read-sizes goes with --cache kernel (the mount's readahead): under --cache none the reads are the database's own (app)" \
+	scan --cache none --read-sizes 16K
 refused "bench/blocksize: --page-sizes: an empty item in '8K,,16K'" blocksize --page-sizes 8K,,16K
 refused "bench/blocksize: --page-sizes: '3K' is not a SQLite page size (a power of two from 512 to 64K)" \
 	blocksize --page-sizes 8K,3K
