@@ -32,6 +32,9 @@
 #include "layout_score.h"
 #include "plan_clone.h"
 #include "size.h"
+#ifdef PLAN_WITH_DAEMON
+#include "fault.h"
+#endif
 
 #define DEFAULT_DEVICE_SIZE (UINT64_C(1) << 40) /* 1 TiB when [device] size is unset */
 
@@ -164,6 +167,36 @@ static int mode_option_args(const char *const *opts, const char *arg)
 	return -1;
 }
 
+#ifdef PLAN_WITH_DAEMON
+/*
+ * The [fault "NAME"] sections of @c, as the daemon loads them at mount
+ * (fault_set_load(), fs/fault.c): each key and value, a rule with no
+ * effect, a device named or a range past its end, a rule where no device
+ * has the fault layer.  @main_size: main's bytes (0 = not known).
+ * @return 0, or -errno with the daemon's message in @err.
+ */
+static int check_faults(const struct sfs_config *c, uint64_t main_size, char *err, size_t errlen)
+{
+	const char *names[64] = {"main"};
+	size_t n = 1;
+	for (size_t i = 0; i < c->ndevices && n < 64; i++)
+		names[n++] = c->devices[i].name;
+	struct fault_set s;
+	fault_set_init(&s, names, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct config_layers *l = i ? &c->devices[i - 1].layers : &c->device.layers;
+		bool on = false;
+		for (unsigned k = 0; k < l->n; k++)
+			on |= strcmp(l->name[k], "faults") == 0;
+		fault_set_layer(&s, i, on);
+		fault_set_size(&s, i, i ? c->devices[i - 1].effective_size : main_size);
+	}
+	int rc = fault_set_load(&s, c->faults, c->nfaults, err, errlen);
+	fault_set_release(&s);
+	return rc;
+}
+#endif
+
 static int load_config(int argc, char **argv, const char *what, const char *const *mode_opts,
 		       struct sfs_config *c, struct plan_opts *o)
 {
@@ -226,6 +259,17 @@ static int load_config(int argc, char **argv, const char *what, const char *cons
 		uint64_t device_size = o->device_size ? o->device_size : c->device.size;
 
 		rc = config_finish(c, device_size, err, sizeof(err));
+		/* each device's disk model at its size, as the timing layer checks it at mount */
+		for (size_t d = 0; rc == 0 && d <= c->ndevices; d++)
+			rc = disk_model_fits(d ? &c->devices[d - 1].disk : &c->disk,
+					     d ? c->devices[d - 1].name : "main",
+					     d ? c->devices[d - 1].effective_size
+					       : c->device.effective_size,
+					     NULL, err, sizeof(err));
+#ifdef PLAN_WITH_DAEMON
+		if (rc == 0)
+			rc = check_faults(c, c->device.effective_size, err, sizeof(err));
+#endif
 		if (rc < 0 && err[0] == '\0')
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 	}

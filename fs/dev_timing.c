@@ -312,23 +312,10 @@ static int timing_open(struct dev_layer *l, struct dev_layer_args *a, char *err,
 
 	if (disk->model == DISK_NONE)
 		return DEV_LAYER_SKIP;
-	/* The backing occupies the first bytes of the modelled disk. */
-	uint64_t capacity = disk->capacity ? disk->capacity : d->size;
-	if (disk->capacity && disk->capacity < d->size) {
-		snprintf(err, errlen,
-			 "[disk] capacity = %llu bytes is smaller than the backing device (%llu "
-			 "bytes); the backing occupies the first bytes of the emulated disk",
-			 (unsigned long long)disk->capacity, (unsigned long long)d->size);
-		return -EINVAL;
-	}
-	if (disk->metadata_io && disk->metadata_offset >= capacity) {
-		snprintf(err, errlen,
-			 "[disk] metadata_offset = %llu is not below the %s disk's size (%llu "
-			 "bytes); allowed: 0 to %llu, or metadata_io = false",
-			 (unsigned long long)disk->metadata_offset, d->name,
-			 (unsigned long long)capacity, (unsigned long long)(capacity - 1));
-		return -EINVAL;
-	}
+	uint64_t capacity;
+	int fit = disk_model_fits(disk, d->name, d->size, &capacity, err, errlen);
+	if (fit)
+		return fit;
 	t->ops = disk->model;
 	const void *params = disk_model_params(disk, t->ops);
 	int rc = t->ops->create(params, capacity, &t->model, err, errlen);

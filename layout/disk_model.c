@@ -4,7 +4,9 @@
  * finds them and places each one's params struct in disk_params.model_data.
  * It names no model.
  */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "disk_model.h"
 #include "registry.h"
@@ -55,4 +57,33 @@ uint64_t disk_clock_submit(const struct disk_clock *c, const struct disk_model_o
 {
 	return disk_clock_real(
 	    c, ops->submit(model, op, off, len, disk_clock_model(c, arrival_ns), out));
+}
+
+int disk_model_fits(const struct disk_params *disk, const char *name, uint64_t device_size,
+		    uint64_t *capacity, char *err, size_t errlen)
+{
+	/* The backing occupies the first bytes of the modelled disk. */
+	uint64_t cap = disk->capacity ? disk->capacity : device_size;
+	if (capacity)
+		*capacity = cap;
+	if (disk->model == DISK_NONE)
+		return 0;
+	if (disk->capacity && disk->capacity < device_size) {
+		snprintf(err, errlen,
+			 "[disk] capacity = %llu bytes is smaller than the backing device (%llu "
+			 "bytes); the backing occupies the first bytes of the emulated disk",
+			 (unsigned long long)disk->capacity, (unsigned long long)device_size);
+		return -EINVAL;
+	}
+	if (cap && disk->metadata_io && disk->metadata_offset >= cap) {
+		snprintf(err, errlen,
+			 "[disk] metadata_offset = %llu is not below the %s disk's size (%llu "
+			 "bytes); allowed: 0 to %llu, or metadata_io = false",
+			 (unsigned long long)disk->metadata_offset, name, (unsigned long long)cap,
+			 (unsigned long long)(cap - 1));
+		return -EINVAL;
+	}
+	if (cap && disk->model->fits)
+		return disk->model->fits(disk_model_params(disk, disk->model), cap, err, errlen);
+	return 0;
 }

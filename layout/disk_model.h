@@ -109,6 +109,13 @@ struct disk_model_ops {
 	 */
 	int (*create)(const void *params, uint64_t capacity, void **out, char *err, size_t errlen);
 	/*
+	 * Optional: whether @params can model a disk of @capacity bytes at
+	 * all (what create() refuses for the size alone), without making the
+	 * state: disk_model_fits() asks it.  0, or -EINVAL with create()'s
+	 * message in @err.
+	 */
+	int (*fits)(const void *params, uint64_t capacity, char *err, size_t errlen);
+	/*
 	 * One I/O of @len bytes at device offset @off, arrived at
 	 * @arrival_ns: fills @out and returns out->complete_ns.
 	 */
@@ -237,5 +244,17 @@ size_t disk_model_data_offset(const struct disk_model_ops *ops);
  * p->model_data); @ops is usually p->model.
  */
 const void *disk_model_params(const struct disk_params *p, const struct disk_model_ops *ops);
+
+/**
+ * disk_model_fits() - whether @disk's model can time device @name of
+ * @device_size bytes (0 = not known: only the checks that need no size):
+ * the modelled disk's capacity ([disk] capacity, else @device_size) holds
+ * the backing and metadata_offset, and the model's fits() takes it.  The
+ * timing layer's check at mount (fs/dev_timing.c) and scatterfs-plan
+ * --check's.  *@capacity (may be NULL): that capacity.  @return 0, or
+ * -EINVAL with one line in @err.
+ */
+int disk_model_fits(const struct disk_params *disk, const char *name, uint64_t device_size,
+		    uint64_t *capacity, char *err, size_t errlen);
 
 #endif

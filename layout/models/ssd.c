@@ -75,6 +75,15 @@ static int ssd_model_create(const void *params, uint64_t capacity, void **out, c
 	return rc;
 }
 
+static int ssd_model_fits(const void *params, uint64_t capacity, char *err, size_t errlen)
+{
+	char why[512];
+	int rc = ssd_check(params, capacity, why, sizeof(why));
+	if (rc == -EINVAL)
+		snprintf(err, errlen, "[disk] model = ssd: %s", why);
+	return rc;
+}
+
 static uint64_t ssd_model_submit(void *model, enum disk_op op, uint64_t off, uint64_t len,
 				 uint64_t arrival_ns, struct disk_io *out)
 {
@@ -217,6 +226,7 @@ const struct disk_model_ops ssd_model = {
     .nkeys = sizeof(ssd_keys) / sizeof(ssd_keys[0]),
     .params_size = sizeof(struct ssd_params),
     .create = ssd_model_create,
+    .fits = ssd_model_fits,
     .submit = ssd_model_submit,
     .flush = ssd_model_flush,
     .trim = ssd_model_trim,

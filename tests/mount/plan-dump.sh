@@ -12,7 +12,9 @@
 #   into an empty cache (the link time) and on a full one (the seek curve
 #   averaged over the dirty ranges' gaps), the ssd's QD 1 and QD 32 reads
 #   and its sequential write bound; a model without figures, and a bad
-#   option value, are refused.
+#   option value, are refused;
+# - --check refuses what the mount refuses: [fault] sections, a flash
+#   model too big for the device's size.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -108,6 +110,41 @@ printf '[device]\nlayers = accounting, faults, timing, base\nvolatile = true\n' 
 if out=$("$P" --check "$T/vol2.ini" 2>&1); then fail "--check of volatile without its layer: $out"; fi
 assert_eq "$out" "scatterfs-plan: $T/vol2.ini:3: [device] volatile is a key of layer 'volatile', which this device's stack does not have (layers = accounting,faults,timing,base): add the layer to layers, or remove the key" \
 	"--check of volatile without its layer"
+
+# --check refuses what the mount refuses, with its message: [fault]
+# sections (a misspelt key, no fault layer, a rule with no effect, a bad
+# value, a range past the device's end) and a flash model that cannot
+# hold the device's size.  Before, --check took each of them (exit 0).
+F="[device]
+layers = accounting, faults, timing, base
+[fault \"r\"]
+op = read"
+fault_cases=("$F
+eror = EIO" "[fault \"r\"]
+op = read
+error = EIO" "$F" "$F
+error = EIO
+probability = 5" "$F
+error = EIO
+device = main
+range = 2M+4K")
+truncate -s 1M "$T/b1m"
+mkdir -p "$T/m"
+for c in "${fault_cases[@]}"; do
+	printf '%s\n' "$c" >"$T/f.ini"
+	if out=$("$P" --check --device-size 1M "$T/f.ini" 2>&1); then fail "--check of a bad [fault] took it: $c"; fi
+	want=$("$SFS_BUILD/fs/scatterfs" "$T/b1m" "$T/m" -f -o "size=1M,config=$T/f.ini" 2>&1) &&
+		fail "the mount took a bad [fault]: $c"
+	assert_eq "${out#scatterfs-plan: }" "$(tail -n 1 <<<"${want#scatterfs: }")" "--check's message, as the mount's: $c"
+done
+printf '%s\n' "$F" "error = EIO" "device = main" "range = 0+4K" >"$T/f.ini"
+out=$("$P" --check --device-size 1M "$T/f.ini" 2>&1) || fail "--check of a good [fault]: $out"
+ssd="[disk] model = ssd: capacity 104857600 bytes: 5 blocks per die with over_provisioning = 0.0995 leave 0 spare, and garbage collection needs gc_free_blocks + 2 = 3 (raise over_provisioning, or lower pages_per_block or gc_free_blocks, or a capacity of at least 526434304 bytes)"
+for m in --check --expect; do
+	if out=$("$P" $m --device-size 100M "$SFS_ROOT/conf/ssd-nvme.ini" 2>&1); then fail "$m of ssd-nvme at 100M: $out"; fi
+	assert_eq "$out" "scatterfs-plan: $ssd" "$m of ssd-nvme at 100M"
+done
+"$P" --check --device-size 1G "$SFS_ROOT/conf/ssd-nvme.ini" || fail "--check of ssd-nvme at 1G"
 
 # The plan's options go before or after its operands, as GNU tools take
 # them; a missing operand or an unknown option is named.
