@@ -40,6 +40,7 @@
 #include "catalog.h"
 #include "catalog_vfs.h"
 #include "dev_volatile.h"
+#include "fault.h"
 #include "config.h"
 #include "device_open.h"
 #include "loop.h"
@@ -165,7 +166,26 @@ static void usage(const char *prog)
 	       "Configuration keys (-o SECTION.KEY=VALUE, or KEY = VALUE under [SECTION]):\n",
 	       prog);
 	config_write_help(stdout);
-	printf("\n");
+	printf("\nNamed sections (in INI files only; scatterfs.ini(5)):\n"
+	       "    [file \"GLOB\"]        the [layout], [autoextend] and [cache] keys for\n"
+	       "                           the files whose path from the root matches GLOB\n"
+	       "    [device \"NAME\"]      a device besides main: backing, and the [device]\n"
+	       "                           and [disk] keys; [file] rules' device = NAME\n"
+	       "    [fault \"NAME\"]       a fault rule, on devices with faults in their\n"
+	       "                           layers; its keys:");
+	/* the keys' list, wrapped at 79 columns */
+	int col = 79;
+	for (const char *p = fault_keys_allowed; *p;) {
+		size_t n = strcspn(p, " ");
+		if (col + 1 + (int)n > 79) {
+			printf("\n                          ");
+			col = 26;
+		}
+		printf(" %.*s", (int)n, p);
+		col += 1 + (int)n;
+		p += n + (p[n] == ' ');
+	}
+	printf("\n\n");
 }
 
 /* Undoes mountinfo's octal escapes (\040 for a space, proc_pid_mountinfo(5)) in place. */
@@ -820,7 +840,7 @@ static void probe_log(enum fuse_log_level level, const char *fmt, va_list ap)
 static void options_not_understood(void)
 {
 	fprintf(stderr, "scatterfs: the options above were not understood; scatterfs's own "
-			"are config=, log=, meta=, size=, nonempty, newfs, moved and "
+			"are config=, log=, meta=, size=, nonempty, newfs, moved, transport= and "
 			"SECTION.KEY=VALUE, with ':' between list items (log.ops=read:write); "
 			"see --help\n");
 }

@@ -137,6 +137,18 @@ rmdir "$T/dirbacking"
 # option) leaves no backing and no catalog behind.
 refused unknown-fuse-option 'not understood|unknown option' "$M" "$T/fresh" "$M" -o size=16M,bogusopt
 [[ ! -e $T/fresh && ! -e $T/fresh.scatterfs ]] || fail "unknown-fuse-option: the refused mount left $T/fresh or its catalog"
+# The message names every option of scatterfs's own that --help lists
+# (it left transport= out).
+for o in $("$SFS_BIN" --help | sed -n '/^scatterfs options:/,/SECTION.KEY=VALUE/s/^    -o \([a-z_]*=\{0,1\}\).*/\1/p'); do
+	grep -q "[ ,]$o[ ,]" "$T/unknown-fuse-option.stderr" || fail "the options not understood: no '$o' in $(cat "$T/unknown-fuse-option.stderr")"
+done
+# --help names the INI files' named sections and a fault rule's keys
+# (README: it lists every key; it had none of them).
+help=$("$SFS_BIN" --help | tr -s ' \n' '  ')
+for w in '[file "GLOB"]' '[device "NAME"]' '[fault "NAME"]' op, file, range, device, after, count, \
+	probability, seed, error, delay_ms, corrupt, torn, sector_size, flush; do
+	[[ $help == *" $w "* ]] || fail "--help does not name $w"
+done
 
 # 8. A stale mount point (its daemon killed) is named as such.
 sfs_mount "$B" "$M" ""
