@@ -20,6 +20,7 @@
 
 #include "build_config.h"
 #include "extent_map_import.h"
+#include "size.h"
 #include "layout_score.h"
 #include "report.h"
 
@@ -140,7 +141,9 @@ static void usage(FILE *out)
 		"  --timeline           with --plot: also each read's size and each of its\n"
 		"                       device I/Os' device offset against time (a colour\n"
 		"                       per device in a log of several)\n"
-		"  --block-size BYTES   block size of the layout scores (default 4096)\n"
+		"  --block-size BYTES   block size of the layout scores (default 4096; give\n"
+		"                       the mount's [device] block_size to match its own\n"
+		"                       .scatterfs/layout scores)\n"
 		"  --layout MAP         print the static layout score of the extent map MAP\n"
 		"                       (the CSV of .scatterfs/extents/PATH or scatterfs-plan;\n"
 		"                       also filefrag -v or xfs_bmap -v text) as one line\n"
@@ -372,11 +375,12 @@ int main(int argc, char **argv)
 			layout_map = optarg;
 			break;
 		case OPT_BLOCK_SIZE: {
-			char *end;
-			errno = 0;
-			unsigned long long b = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || b == 0 || optarg[0] == '-')
-				return bad_usage("--block-size '%s': expected bytes > 0", optarg);
+			/* what [device] block_size takes: a score over other blocks has no mount */
+			uint64_t b;
+			if (parse_size(optarg, &b) < 0 || b < 512 || b > (1u << 20) || (b & (b - 1)))
+				return bad_usage("--block-size '%s': allowed a power of two from 512 "
+						 "to 1M (K and M suffixes), as [device] block_size",
+						 optarg);
 			block_size = b;
 			break;
 		}

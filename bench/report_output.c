@@ -747,6 +747,8 @@ static int print_text_latency(FILE *out, struct report *rep, int m)
 /*
  * The text of the device metrics @d (metric @m, or all when < 0); @named:
  * the log names its devices, and the bytes and modelled time are printed.
+ * M_DEVICE alone prints the totals lines (the CSV's device table), not
+ * the histograms of M_DEVICE_IOS_PER_READ and M_SEEK_DISTANCE.
  */
 static int text_device(FILE *out, const struct device_metrics *d, int m, bool named)
 {
@@ -758,7 +760,7 @@ static int text_device(FILE *out, const struct device_metrics *d, int m, bool na
 			" bytes in %" PRIu64 " device I/Os; model_us %" PRIu64 "\n",
 			d->read_bytes, d->device_ios - d->write_device_ios, d->write_bytes,
 			d->write_device_ios, d->model_us);
-	if (all || m == M_DEVICE || m == M_DEVICE_IOS_PER_READ) {
+	if (all || m == M_DEVICE_IOS_PER_READ) {
 		fprintf(out,
 			"    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64 " reads)\n",
 			report_dev_ios_per_read(d), d->read_device_ios, d->reads);
@@ -778,6 +780,9 @@ static int text_device(FILE *out, const struct device_metrics *d, int m, bool na
 		}
 		free(v);
 	}
+	if (m == M_DEVICE)
+		fprintf(out, "    device I/Os per read: %.3f mean (%" PRIu64 " for %" PRIu64 " reads)\n",
+			report_dev_ios_per_read(d), d->read_device_ios, d->reads);
 	if (all || m == M_DEVICE || m == M_SEEK_DISTANCE) {
 		fprintf(out,
 			"    device I/Os of reads and writes %" PRIu64 "; of their %" PRIu64
@@ -785,7 +790,7 @@ static int text_device(FILE *out, const struct device_metrics *d, int m, bool na
 			" (%.2f%%), non-sequential %" PRIu64 "\n",
 			d->device_ios, d->pairs, d->seek[0], report_share_pct(d->seek[0], d->pairs),
 			d->pairs - d->seek[0]);
-		if (d->pairs > 0) {
+		if (d->pairs > 0 && m != M_DEVICE) {
 			fprintf(out, "  seek distance between consecutive device I/Os, bytes:\n");
 			text_buckets(out, d->seek, d->pairs);
 		}

@@ -151,3 +151,16 @@ assert_eq "$rc" 1 "exit status of --plot without gnuplot"
 grep -q 'gnuplot-nox' "$T/err" || fail "--plot without gnuplot: message does not name gnuplot-nox: $(cat "$T/err")"
 [[ ! -e $T/y.png ]] || fail "--plot without gnuplot wrote $T/y.png"
 note "plots: PNG, SVG timeline, and the missing-gnuplot error"
+
+# --block-size takes what [device] block_size takes, with its suffixes
+# (2K was refused as "expected bytes > 0"; 3000 and 1 were taken).
+printf 'logical_offset,device_offset,length\n0,0,8192\n8192,65536,8192\n' >"$T/two.csv"
+assert_eq "$("$REPORT" --layout "$T/two.csv" --block-size 2K)" "$("$REPORT" --layout "$T/two.csv" --block-size 2048)" \
+	"--block-size 2K as 2048"
+for b in 3000 1 0 2M -4096; do
+	rc=0
+	"$REPORT" --layout "$T/two.csv" --block-size "$b" >/dev/null 2>"$T/err" || rc=$?
+	assert_eq "$rc $(head -n 1 "$T/err")" "2 scatterfs-report: --block-size '$b': allowed a power of two from 512 to 1M (K and M suffixes), as [device] block_size" \
+		"--block-size $b"
+done
+note "--block-size: suffixes taken, what block_size refuses refused"
