@@ -379,24 +379,36 @@ static int expect_config(int argc, char **argv)
 
 	for (int i = 0; i + 1 < argc; i++) {
 		const char *v = argv[i + 1];
+		const char *allowed = NULL; /* what the option takes, when @v is refused */
+		char why[160];
 		uint64_t n;
+		int src;
 
 		if (strcmp(argv[i], "--op") == 0) {
+			allowed = "read or write";
 			if (strcmp(v, "read") != 0 && strcmp(v, "write") != 0)
 				goto bad;
 			w.op = v[0] == 'r' ? DISK_READ : DISK_WRITE;
 		} else if (strcmp(argv[i], "--size") == 0) {
-			if (parse_size(v, &w.size) < 0 || w.size == 0)
+			allowed = "bytes above 0, K/M/G/T suffixes";
+			if ((src = parse_size(v, &w.size)) < 0) {
+				allowed = size_error(v, src, why, sizeof why);
+				goto bad;
+			}
+			if (w.size == 0)
 				goto bad;
 		} else if (strcmp(argv[i], "--qd") == 0) {
+			allowed = "1 to 65535";
 			if (parse_size(v, &n) < 0 || n == 0 || n > 65535 || strpbrk(v, "KMGTkmgt"))
 				goto bad;
 			w.qd = (uint32_t)n;
 		} else if (strcmp(argv[i], "--pattern") == 0) {
+			allowed = "random or sequential";
 			if (strcmp(v, "random") != 0 && strcmp(v, "sequential") != 0)
 				goto bad;
 			w.sequential = v[0] == 's';
 		} else if (strcmp(argv[i], "--cache") == 0) {
+			allowed = "empty or full";
 			if (strcmp(v, "empty") != 0 && strcmp(v, "full") != 0)
 				goto bad;
 			w.cache_full = v[0] == 'f';
@@ -406,10 +418,8 @@ static int expect_config(int argc, char **argv)
 		i++;
 		continue;
 bad:
-		fprintf(stderr,
-			"scatterfs-plan: %s '%s': allowed: --op read|write, --size BYTES (> 0, K/M/G/T), "
-			"--qd 1 to 65535, --pattern random|sequential, --cache empty|full\n",
-			argv[i], v);
+		fprintf(stderr, "scatterfs-plan: %s '%s': %s%s\n", argv[i], v,
+			allowed == why ? "" : "allowed: ", allowed);
 		return 2;
 	}
 	rc = load_config(argc, argv, "--expect", opts, &c, &o);

@@ -96,6 +96,12 @@ if out=$("$P" --expect "$SFS_ROOT/conf/default.ini" 2>&1); then fail "--expect w
 assert_eq "$out" "scatterfs-plan: --expect: [disk] model = none has no expected figures" "--expect without a model"
 if out=$("$P" --expect "$H" --qd 0 2>&1); then fail "--expect --qd 0: $out"; fi
 [[ $out == "scatterfs-plan: --qd '0': allowed:"* ]] || fail "--expect --qd 0: $out"
+# each bad value is named with what its option takes (it was one line of
+# every option's values), a size's as the mount says it
+if out=$("$P" --expect "$H" --size 16KB 2>&1); then fail "--expect --size 16KB: $out"; fi
+assert_eq "$out" "scatterfs-plan: --size '16KB': write 16K or 16KiB (powers of 1024); KB/MB/GB/TB are not accepted" "--expect --size 16KB"
+if out=$("$P" --expect "$H" --op rd 2>&1); then fail "--expect --op rd: $out"; fi
+assert_eq "$out" "scatterfs-plan: --op 'rd': allowed: read or write" "--expect --op rd"
 # The device layers' own keys are the daemon's: scatterfs-plan knows them
 # (it refused [device] volatile as an unknown key, a configuration the
 # daemon mounts), and refuses one whose layer is not in the stack with the
