@@ -60,11 +60,21 @@ check "--discard 2 leaves no run of --runs 2 to count" "${ok[@]}" --runs 2 --dis
 check "--data $T/nodir: no such directory" --layouts contiguous --data "$T/nodir" --workload true --workdir "$work"
 check "--data $T/afile: not a directory" --layouts contiguous --data "$T/afile" --workload true --workdir "$work"
 check "layout file $T/nope.ini: no such file" --layouts "contiguous,$T/nope.ini" --load true --workload true --workdir "$work"
-check "no layout 'nope' (conf/nope.ini); give a path to an INI file or one of: $(cd "$SFS_ROOT/conf" && ls -- *.ini | sed 's/\.ini$//' | sort | paste -sd' ')" \
+# a name's alternatives: conf/'s layouts for a layout, its disk presets
+# for --disk (the layouts' list offered the presets too)
+check "no layout 'nope' (conf/nope.ini); give a path to an INI file or one of: contiguous default equi-fragmented postgres random-fragmented single-extent" \
 	--layouts nope --load true --workload true --workdir "$work"
 check "--baseline single-extent: not one of the layouts (contiguous,equi-fragmented)" \
 	--layouts contiguous,equi-fragmented --baseline single-extent --load true --workload true --workdir "$work"
-check "--disk $T/nodisk.ini: no such file" "${ok[@]}" --disk "$T/nodisk.ini"
+presets="give a path to an INI file or one of: hdd-1999 hdd-5400 hdd-7200 ssd-nvme ssd-sata"
+check "--disk $T/nodisk.ini: no such file; $presets" "${ok[@]}" --disk "$T/nodisk.ini"
+check "--disk ssd-nvm: no such file; $presets" "${ok[@]}" --disk ssd-nvm
+# conf/ssd-nvme without .ini is the preset, from any directory, as
+# ssd-nvme is (it was no such file)
+for d in conf/ssd-nvme ssd-nvme "$SFS_ROOT/conf/ssd-nvme"; do
+	(cd "$T" && SCATTERFS_BUILD=$SFS_BUILD "$RUN" --layouts contiguous --disk "$d" --load : --workload : --list >/dev/null) ||
+		fail "--disk $d refused"
+done
 check "--param 'Page=1': expected NAME=V1,V2,... (NAME: lower-case letters, digits and _)" "${ok[@]}" --param Page=1
 check "--param n given twice" "${ok[@]}" --param n=1 --param n=2,3
 badop=$(daemon_says log.ops=bogus)
