@@ -56,6 +56,11 @@ check "unknown option '--bogus' (see --help)" "${ok[@]}" --bogus
 check "--set layout.nokey=1: $nokey" "${ok[@]}" --set layout.nokey=1
 check "--set layout.contiguous_ratio=1.5: $range" "${ok[@]}" --set layout.contiguous_ratio=0.5,1.5
 check "--runs must be a positive whole number, not '0'" "${ok[@]}" --runs 0
+# --size 0 failed at the first mount; -1M (and --runs -2) got argparse's
+# "expected one argument", which named no value
+check "--size 0: each configuration's backing is created at --size, which must be above 0" "${ok[@]}" --size 0
+check "--size -1M: not a size: negative" "${ok[@]}" --size -1M
+check "--runs must be a positive whole number, not '-2'" "${ok[@]}" --runs -2
 check "--discard 2 leaves no run of --runs 2 to count" "${ok[@]}" --runs 2 --discard 2
 check "--data $T/nodir: no such directory" --layouts contiguous --data "$T/nodir" --workload true --workdir "$work"
 check "--data $T/afile: not a directory" --layouts contiguous --data "$T/afile" --workload true --workdir "$work"
