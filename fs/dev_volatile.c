@@ -26,7 +26,9 @@
  * plus about 64 bytes an entry; [device] volatile_max bounds it.  A write
  * that would go past the bound fails with ENOSPC (reported once on
  * stderr): durable data is never dropped to make room, and nothing
- * becomes durable without a flush.
+ * becomes durable without a flush.  Besides, the old contents of the
+ * forgotten writes, which no flush drops (at most volatile_max more at
+ * each failed flush; the counter volatile_forgotten_bytes).
  *
  * With volatile = false (the default) the layer leaves itself out of the
  * stack (DEV_LAYER_SKIP): the I/O path is the one without it.  Put it
@@ -106,9 +108,13 @@ static int begin_write(struct dev_layer *l, struct dev_req *r, uint64_t len, uin
 		return -EIO;
 	}
 	pthread_mutex_lock(&v->lock);
-	/* the bound holds both logs (a rewritten forgotten byte counts twice until a flush) */
+	/*
+	 * The bound is on what a flush can make durable (@u): forgotten
+	 * writes (@lost), which no flush drops, do not count, or once they
+	 * reached it every later write would fail for good.
+	 */
 	const struct vol_conf *c = l->conf;
-	v->u.max = v->lost.bytes < c->max ? c->max - v->lost.bytes : 1;
+	v->u.max = c->max;
 	int err = undo_note(&v->u, off, len, lower_read, l, r ? r->ino : 0,
 			    r && r->logical != DEV_NO_LOGICAL ? r->logical : UINT64_MAX,
 			    r ? r->path : NULL, r && r->fresh);
@@ -188,9 +194,10 @@ static void vol_counters(struct dev_layer *l,
 {
 	struct vol *v = l->priv;
 	pthread_mutex_lock(&v->lock);
-	uint64_t bytes = v->u.bytes, ranges = v->u.n, kept = v->flushes_kept;
+	uint64_t bytes = v->u.bytes, ranges = v->u.n, kept = v->flushes_kept, lost = v->lost.bytes;
 	pthread_mutex_unlock(&v->lock);
 	emit(ctx, "volatile_bytes", bytes);
+	emit(ctx, "volatile_forgotten_bytes", lost);
 	emit(ctx, "volatile_ranges", ranges);
 	emit(ctx, "durable_flushes", kept);
 }

@@ -40,6 +40,52 @@ static int insert(struct undo *u, size_t at, const struct undo_ent *e)
 	return 0;
 }
 
+static int piece(const struct undo_ent *e, uint64_t off, uint64_t len, struct undo_ent *out);
+static void ent_free(struct undo_ent *e);
+static int reserve(struct undo *u, size_t n);
+
+/* Replaces entry @i of @u by its pieces [off, @cut) and [@cut, end). */
+static int cut_at(struct undo *u, size_t i, uint64_t cut)
+{
+	struct undo_ent *e = &u->v[i], a, b;
+	if (reserve(u, u->n + 1) || piece(e, e->off, cut - e->off, &a))
+		return -ENOMEM;
+	if (piece(e, cut, e->off + e->len - cut, &b)) {
+		ent_free(&a);
+		return -ENOMEM;
+	}
+	u->bytes -= e->len; /* a's and b's (insert() adds b's) */
+	ent_free(e);
+	u->v[i] = a;
+	u->bytes += a.len;
+	return insert(u, i + 1, &b);
+}
+
+/*
+ * Marks fresh the bytes of [@off, +@len) that entries of @u hold already,
+ * cutting an entry at the range's ends: a write into space its file
+ * never wrote, over bytes an earlier write of this period changed (the
+ * space zeroed by a zero range, or freed and given again, since), leaves
+ * the file zeros there once the metadata is durable.
+ */
+static int mark_fresh(struct undo *u, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+	for (size_t i = first_after(u, off); i < u->n && u->v[i].off < end; i++) {
+		if (u->v[i].fresh)
+			continue;
+		int err = 0;
+		if (u->v[i].off < off && (err = cut_at(u, i, off)) == 0)
+			i++;
+		if (!err && u->v[i].off + u->v[i].len > end)
+			err = cut_at(u, i, end);
+		if (err)
+			return err;
+		u->v[i].fresh = true;
+	}
+	return 0;
+}
+
 int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void *ctx,
 	      uint64_t ino, uint64_t logical, const char *path, bool fresh)
 {
@@ -54,10 +100,11 @@ int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void 
 	}
 	if (at < end)
 		need += end - at;
-	if (!need)
-		return 0;
-	if (u->max && u->bytes + need > u->max)
+	if (need && u->max && u->bytes + need > u->max)
 		return -ENOSPC;
+	int err = fresh ? mark_fresh(u, off, len) : 0;
+	if (err || !need)
+		return err;
 	at = off;
 	while (at < end) {
 		while (i < u->n && u->v[i].off + u->v[i].len <= at)
@@ -81,7 +128,7 @@ int undo_note(struct undo *u, uint64_t off, uint64_t len, undo_read_fn rd, void 
 		if (posix_memalign(&old, 4096, e.len ? e.len : 1))
 			return -ENOMEM;
 		e.old = old;
-		int err = rd(ctx, e.old, e.len, e.off);
+		err = rd(ctx, e.old, e.len, e.off);
 		if (!err && path && !(e.path = strdup(path)))
 			err = -ENOMEM;
 		if (!err)
@@ -234,7 +281,23 @@ int undo_take(struct undo *dst, struct undo *src, uint64_t ino)
 	}
 	free(src->v);
 	*src = kept;
-	int err = undo_subtract(&moved, dst);
+	/* a fresh entry's zeros are newer than what @dst holds of its bytes */
+	struct undo fresh = {0};
+	int err = reserve(&fresh, moved.n);
+	for (size_t i = 0; !err && i < moved.n; i++)
+		if (moved.v[i].fresh)
+			fresh.v[fresh.n++] = moved.v[i]; /* (a view: undo_subtract() reads off and len) */
+	if (!err)
+		err = undo_subtract(dst, &fresh);
+	free(fresh.v);
+	int err2 = undo_subtract(&moved, dst);
+	err = err ? err : err2;
+	if (reserve(dst, dst->n + moved.n)) { /* (undo_subtract() gave @dst a new array) */
+		for (size_t i = 0; i < moved.n; i++)
+			insert(src, first_after(src, moved.v[i].off), &moved.v[i]);
+		free(moved.v);
+		return -ENOMEM;
+	}
 	/* both sorted and disjoint now; cutting adds at most one entry per entry of @dst */
 	size_t at = 0;
 	for (size_t i = 0; i < moved.n; i++) {

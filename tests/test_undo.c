@@ -87,9 +87,12 @@ Test(undo, take_subtract_overlay)
 
 /*
  * A fresh entry (a write into space its file never wrote, over another
- * file's freed bytes) is forgotten as zeros, cut or whole; an entry that
- * is not fresh keeps its old bytes, and a fresh one that is not forgotten
- * too (a crash brings the space's bytes back, as the disk held them).
+ * file's freed bytes) is forgotten as zeros, over an older forgotten
+ * entry of those bytes too (another file's write that a failed flush
+ * forgot before the space was freed and given again: its old bytes came
+ * back); an entry that is not fresh keeps its old bytes, and a fresh one
+ * that is not forgotten too (a crash brings the space's bytes back, as
+ * the disk held them).
  */
 Test(undo, take_fresh_as_zeros)
 {
@@ -99,17 +102,18 @@ Test(undo, take_fresh_as_zeros)
 	cr_assert_eq(undo_note(&u, 16, 16, rd, NULL, 1, 16, NULL, false), 0);
 	cr_assert_eq(undo_note(&u, 32, 16, rd, NULL, 2, 0, NULL, true), 0);
 	memset(dev, 'n', 48);
-	/* an older forgotten entry in the middle of the fresh one: it cuts it */
+	/* an older forgotten entry in the middle of the fresh one: the fresh one replaces it */
 	struct undo older = {0};
 	cr_assert_eq(undo_note(&older, 4, 4, rd, NULL, 1, 4, NULL, false), 0);
 	memset(older.v[0].old, 'o', 4);
 	cr_assert_eq(undo_take(&lost, &older, 1), 0);
 	cr_assert_eq(undo_take(&lost, &u, 1), 0);
-	cr_assert_str_eq(shape(&lost), "0+4:1 4+4:1 8+8:1 16+16:1");
+	cr_assert_str_eq(shape(&lost), "0+16:1 16+16:1");
+	cr_assert_eq(lost.bytes, 32);
 	cr_assert_str_eq(shape(&u), "32+16:2");
 	cr_assert_eq(undo_apply(&lost, wr, NULL, NULL, 0, NULL, "t"), 0);
 	cr_assert_eq(undo_apply(&u, wr, NULL, NULL, 0, NULL, "t"), 0);
-	cr_assert_eq(memcmp(dev, "\0\0\0\0oooo\0\0\0\0\0\0\0\0"
+	cr_assert_eq(memcmp(dev, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
 				 "ssssssssssssssss"
 				 "ssssssssssssssss",
 			    48),
@@ -117,4 +121,28 @@ Test(undo, take_fresh_as_zeros)
 	undo_free(&u);
 	undo_free(&lost);
 	undo_free(&older);
+}
+
+/*
+ * A fresh write over bytes an earlier write of the period noted (an
+ * overwrite, then a zero range made the space unwritten, then a write):
+ * those bytes become fresh, cut at the write's ends, so a forgetting
+ * gives zeros there and the old bytes around it (they came back).
+ */
+Test(undo, fresh_write_marks_older_entries)
+{
+	struct undo u = {0}, lost = {0};
+	memset(dev, 'D', sizeof dev);
+	put(&u, 0, 32, 'X', 1);
+	cr_assert_eq(undo_note(&u, 8, 16, rd, NULL, 1, 8, NULL, true), 0);
+	memset(dev + 8, 'Y', 16);
+	cr_assert_str_eq(shape(&u), "0+8:1 8+16:1 24+8:1");
+	cr_assert_eq(u.bytes, 32);
+	cr_assert(!u.v[0].fresh && u.v[1].fresh && !u.v[2].fresh);
+	cr_assert_eq(u.v[2].logical, 24);
+	cr_assert_eq(undo_take(&lost, &u, 1), 0);
+	cr_assert_eq(undo_apply(&lost, wr, NULL, NULL, 0, NULL, "t"), 0);
+	cr_assert_eq(memcmp(dev, "DDDDDDDD\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0DDDDDDDD", 32), 0);
+	undo_free(&u);
+	undo_free(&lost);
 }

@@ -19,7 +19,9 @@
 #     runs that fit (it was ENOSPC over bytes it had changed), and one
 #     that fits nowhere is ENOSPC and changes nothing;
 #   - a forgotten write into space its file never wrote reads as zeros
-#     after the crash, not as a deleted file's bytes.
+#     after the crash, not as a deleted file's bytes, over an older
+#     forgotten write of the space too, and after a zero range; forgotten
+#     writes do not hold volatile_max for good.
 # TIMEOUT: 300
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -284,4 +286,81 @@ PYEOF
 )" "a 262144 True 0
 b 1100 True 0
 c 1048576 True 0" "forgotten writes into new space read as zeros after the crash (no freed bytes)"
+sfs_umount "$M"
+
+# 9. What a break-it tester found after section 8's fix:
+#   (a) a's overwrite forgotten, a deleted, b given a's space and its
+#       write forgotten too: b read a's bytes (the older forgotten entry
+#       won over b's fresh one); zeros now, as ext4 gives;
+#   (b) an overwrite, a zero range, then a write, forgotten: the file read
+#       its bytes from before the zero range; zeros now;
+#   (c) forgotten writes counted against volatile_max for good: once they
+#       reached it every write was ENOSPC and no fsync helped; now a
+#       rewrite and another file's write go through.
+rm -f "$B" "$B".scatterfs*
+O="${OPTS/size=32M,/size=1M,},layout.extent_size=64K"
+sfs_mount "$B" "$M" "$O"
+# pyrun CODE - python with op(NAME) (an O_RDWR descriptor), w(FD, CHAR, OFF, LEN), fsync(FD) -> ok|EIO|...
+pyrun() {
+	python3 - "$M" "$1" <<'PYEOF'
+import ctypes, errno, os, sys
+m = sys.argv[1]
+def op(p): return os.open(m + "/" + p, os.O_RDWR | os.O_CREAT, 0o644)
+def w(fd, c, off, n):
+    try: return os.pwrite(fd, c.encode() * n, off)
+    except OSError as x: return errno.errorcode[x.errno]
+def fsync(fd):
+    try:
+        os.fsync(fd)
+        return "ok"
+    except OSError as x:
+        return errno.errorcode[x.errno]
+exec(sys.argv[2])
+PYEOF
+}
+# contents F... - per file: bytes, then the count of each of b"\0SDQR"
+contents() {
+	python3 -c 'import sys
+for f in sys.argv[1:]:
+    d = open(f, "rb").read()
+    print(len(d), *(d.count(c) for c in b"\0SDQR"))' "$@"
+}
+assert_eq "$(pyrun "a = op('a'); w(a, 'S', 0, 1 << 20); print(fsync(a))")" ok "a fills the device"
+assert_eq "$(ctl "$M" 'fault add la op=flush file=a flush=linux count=1')" ok "fault add la"
+assert_eq "$(pyrun "a = op('a'); w(a, 'T', 0, 65536); print(fsync(a))")" EIO "a's overwrite forgotten"
+rm "$M/a"
+assert_eq "$(ctl "$M" 'fault add lb op=flush file=b flush=linux count=1')" ok "fault add lb"
+assert_eq "$(pyrun "b = op('b'); w(b, 'b', 0, 65536); print(fsync(b), fsync(b))")" "EIO ok" "b in a's space, forgotten"
+assert_eq "$(cut -d, -f2 <<<"$(tail -n 1 "$M/.scatterfs/extents/b")")" 0 "b at a's device offset 0"
+crash "$M" crash
+sfs_mount "$B" "$M" "$O"
+assert_eq "$(contents "$M/b")" "65536 65536 0 0 0 0" "b after the crash: zeros, not the deleted a's bytes"
+assert_eq "$(pyrun "z = op('z'); w(z, 'D', 0, 65536); print(fsync(z))")" ok "z synced"
+assert_eq "$(ctl "$M" 'fault add lz op=flush file=z flush=linux count=1')" ok "fault add lz"
+assert_eq "$(pyrun "
+z = op('z')
+libc = ctypes.CDLL(None, use_errno=True)
+w(z, 'X', 0, 65536)
+print(libc.fallocate(z, 0x10, ctypes.c_long(0), ctypes.c_long(65536)))  # FALLOC_FL_ZERO_RANGE
+w(z, 'Y', 0, 65536); print(fsync(z), fsync(z))")" "0
+EIO ok" "z: overwrite, zero range, write, forgotten"
+crash "$M" crash
+sfs_mount "$B" "$M" "$O"
+assert_eq "$(contents "$M/z")" "65536 65536 0 0 0 0" "z after the crash: zeros, not the bytes the zero range removed"
+# (c) 128 KiB forgotten (b and z's), then a rewrite and another file's write
+sfs_umount "$M"
+O+=",device.volatile_max=128K"
+sfs_mount "$B" "$M" "$O"
+for f in b z; do
+	assert_eq "$(ctl "$M" "fault add l$f op=flush file=$f flush=linux count=1")" ok "fault add l$f (c)"
+	assert_eq "$(pyrun "f = op('$f'); print(w(f, 'c', 0, 65536), fsync(f), fsync(f))")" "65536 EIO ok" "$f forgotten"
+done
+assert_eq "$(pyrun "
+z = op('z'); print(w(z, 'Q', 0, 4096), fsync(z))
+y = op('y'); print(w(y, 'R', 0, 4096), fsync(y))")" "4096 ok
+4096 ok" "writes after the forgotten ones reached volatile_max"
+crash "$M" crash
+sfs_mount "$B" "$M" "$O"
+assert_eq "$(contents "$M/z" "$M/y")" "65536 61440 0 0 4096 0
+4096 0 0 0 0 4096" "z and y after the crash: their synced 4 KiB"
 sfs_umount "$M"
