@@ -51,6 +51,9 @@ refused "bench/blocksize: --jobs must be a positive integer (at most 999999999),
 refused "bench/cache: --cache-sizes: '1.5M' is neither a percentage (50%) nor a size (bytes, or a K, M or G suffix)" \
 	cache --cache-sizes 50%,1.5M
 refused "bench/cache: --cache-sizes: an empty value" cache --cache-sizes ''
+# (50 was 50 bytes, silently the database's least cache)
+refused "bench/cache: --cache-sizes: '50' is 50 bytes, less than one 8192-byte page (a percentage of the working set takes %: 50%)" \
+	cache --cache-sizes 50%,50
 refused "bench/autoextend: --steps: '1500K' is not a whole number of MiB" autoextend --steps 1M,1500K
 refused "bench/autoextend: --volumes: an empty item in '50M,'" autoextend --volumes 50M,
 refused "bench/autoextend: --volumes: 'x' is not a size (bytes, or a K, M or G suffix)" autoextend --volumes 2G,x
