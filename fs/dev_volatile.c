@@ -263,9 +263,23 @@ int dev_volatile_forget(struct device *d, uint64_t ino)
 	struct vol *v = l->priv;
 	pthread_rwlock_wrlock(&v->gate);
 	pthread_mutex_lock(&v->lock);
+	/* the files whose writes it forgets (each once), for d->forgot */
+	uint64_t *inos = malloc((v->u.n ? v->u.n : 1) * sizeof *inos);
+	size_t n = 0;
+	for (size_t i = 0; inos && i < v->u.n; i++) {
+		uint64_t f = v->u.v[i].ino;
+		bool seen = !f || (ino && f != ino);
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = inos[k] == f;
+		if (!seen)
+			inos[n++] = f;
+	}
 	int err = undo_take(&v->lost, &v->u, ino);
 	pthread_mutex_unlock(&v->lock);
 	pthread_rwlock_unlock(&v->gate);
+	for (size_t k = 0; d->forgot && k < n; k++)
+		d->forgot(d->forgot_ctx, inos[k]);
+	free(inos);
 	return err;
 }
 

@@ -32,6 +32,8 @@ int dev_volatile_report(struct device *d, FILE *out);
  * error once: no later flush makes them durable, and a crash brings their
  * old contents back whole (with crash torn too).  A later write of one of
  * their bytes is volatile as any write, and durable after the next flush.
+ * Each file whose writes it forgot is passed to @d->forgot (when set),
+ * which reports the error to the file's other open handles.
  * Without the volatile layer there is nothing to forget: the writes are
  * on the backing already, as durable as the host makes them.
  * @return 0, or -ENOMEM (then some writes are not forgotten).

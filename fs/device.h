@@ -538,6 +538,13 @@ struct device {
 	bool queue_ok;          /* no layer must see reads that would be queued past it */
 	struct dev_counters counters;
 	struct fault_set *faults; /* the mount's fault rules, for a fault layer; NULL = none */
+	/*
+	 * Called (when set) for each file whose writes a failed flush made
+	 * the volatile layer forget (dev_volatile_forget()), with no lock of
+	 * the layer held: the mount bumps the file's write-back error.
+	 */
+	void (*forgot)(void *ctx, uint64_t ino);
+	void *forgot_ctx;
 
 	/*
 	 * The backing's own size, which someone else may shrink under a

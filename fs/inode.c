@@ -638,3 +638,17 @@ void inode_table_free(struct sfs *fs)
 	}
 	pthread_mutex_unlock(&fs->itable_lock);
 }
+
+void inode_note_wb_error(void *ctx, uint64_t ino)
+{
+	struct sfs *fs = ctx;
+	pthread_mutex_lock(&fs->itable_lock); /* (@in cannot leave the table meanwhile) */
+	struct inode *in;
+	HASH_FIND(hh, fs->itable, &ino, sizeof ino, in);
+	if (in) { /* one more error, not reported yet */
+		unsigned v = atomic_load(&in->wb_err);
+		while (!atomic_compare_exchange_weak(&in->wb_err, &v, (v + 2) & ~1u))
+			;
+	}
+	pthread_mutex_unlock(&fs->itable_lock);
+}

@@ -729,7 +729,7 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size)
 	return err;
 }
 
-int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
+int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync, atomic_uint *wb_seen)
 {
 	struct dev_req r;
 	io_req_file(fs, &r, mono_ns(), DEV_OP_FSYNC, in);
@@ -769,6 +769,15 @@ int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync)
 	 * the model's timeline, not behind this lock.
 	 */
 	dev_req_wait(&r);
+	if (wb_seen) {
+		/* a forgotten write of the file not reported to this handle yet: once */
+		unsigned now = atomic_load(&in->wb_err) | 1;
+		bool news = (atomic_exchange(wb_seen, now) | 1) != now;
+		if (news && !err)
+			err = -EIO;
+		if (err == -EIO)
+			atomic_fetch_or(&in->wb_err, 1); /* reported: a later open does not see it */
+	}
 	pthread_rwlock_rdlock(&in->lock); /* in->path, for the log */
 	if (reqlog_wants(fs->log, LOG_FSYNC))
 		io_log_request(fs, LOG_FSYNC, pid, in, 0, 0, err, ts, &r);

@@ -1275,6 +1275,8 @@ static int build_stacks(struct start *s)
 	for (unsigned i = 0; i < fs->ndev; i++) {
 		fs->dev_names[i] = fs->dev[i]->name;
 		fs->dev[i]->faults = &fs->faults;
+		fs->dev[i]->forgot = inode_note_wb_error;
+		fs->dev[i]->forgot_ctx = fs;
 	}
 	fault_set_init(&fs->faults, fs->dev_names, fs->ndev);
 	s->faults_ready = true;

@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <utlist.h>
 
 #include "catalog.h"
 #include "fuse_wire.h"
@@ -35,17 +36,33 @@ static struct inode *iget(struct sfs *fs, fuse_ino_t ino, int *err)
 }
 
 /*
- * An open file's handle (fi->fh): its inode, with FH_DIRECT set when the
+ * An open file's handle (fi->fh points at it): its inode; whether the
  * open gave the kernel direct I/O (FOPEN_DIRECT_IO: cache.mode = none for
- * the file's name then).  The handle keeps it for its life, as the kernel
- * does, even when a rename puts the file under a rule of the other mode.
+ * the file's name then), which it keeps for its life, as the kernel does,
+ * even when a rename puts the file under a rule of the other mode; and
+ * the file's write-back error count (in->wb_err) it last reported, so
+ * that each handle's next fsync reports a forgotten write once, as
+ * Linux's file->f_wb_err does.
  */
-#define FH_DIRECT ((uint64_t)1) /* an inode is aligned: bit 0 is free */
+struct handle {
+	struct inode *in;
+	bool direct;
+	atomic_uint wb_seen;
+	struct handle *prev, *next; /* every open handle (utlist), freed at unmount if not released */
+};
+
+static struct handle *open_handles;
+static pthread_mutex_t open_handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct handle *fh_handle(uint64_t fh)
+{
+	return (struct handle *)(uintptr_t)fh;
+}
 
 /* fh_inode() - the inode of handle @fh (not 0). */
 static struct inode *fh_inode(uint64_t fh)
 {
-	return (struct inode *)(uintptr_t)(fh & ~FH_DIRECT);
+	return fh_handle(fh)->in;
 }
 
 /* The inode of an open file: from its handle, else from the table. */
@@ -192,6 +209,14 @@ static void sfs_destroy(void *userdata)
 	struct sfs *fs = userdata;
 	inode_flush_all(fs, true, NULL);
 	inode_table_free(fs);
+	struct handle *h, *tmp;
+	pthread_mutex_lock(&open_handles_lock);
+	DL_FOREACH_SAFE(open_handles, h, tmp)
+	{
+		DL_DELETE(open_handles, h);
+		free(h);
+	}
+	pthread_mutex_unlock(&open_handles_lock);
 }
 
 static void sfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -765,6 +790,9 @@ static void sfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct fuse_file_info *fi,
 		      bool created)
 {
+	struct handle *h = malloc(sizeof *h); /* first: a refused open changes nothing */
+	if (!h)
+		return -ENOMEM;
 	ensure_path(fs, in);
 	inode_wrlock(in);
 	int err = inode_load_map(fs, in);
@@ -784,8 +812,10 @@ static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct f
 	}
 	bool direct = in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
-	if (err)
+	if (err) {
+		free(h);
 		return err;
+	}
 	fi->direct_io = direct;
 	fi->keep_cache = !direct;
 	/*
@@ -802,8 +832,14 @@ static int open_inode(struct sfs *fs, fuse_req_t req, struct inode *in, struct f
 	fi->noflush = 1;
 	/* The open reference keeps @in alive until release: the data path
 	 * finds it here without the inode table's lock. */
-	_Static_assert(_Alignof(struct inode) > 1, "FH_DIRECT needs bit 0 of an inode's address");
-	fi->fh = (uint64_t)(uintptr_t)in | (direct ? FH_DIRECT : 0);
+	h->in = in;
+	h->direct = direct;
+	unsigned wb = atomic_load(&in->wb_err);
+	atomic_init(&h->wb_seen, wb & 1 ? wb : 0); /* an error nobody reported yet: this one too */
+	pthread_mutex_lock(&open_handles_lock);
+	DL_APPEND(open_handles, h);
+	pthread_mutex_unlock(&open_handles_lock);
+	fi->fh = (uint64_t)(uintptr_t)h;
 	inode_open_ref(fs, in);
 	return 0;
 }
@@ -879,7 +915,7 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	if (n == 0)
 		n = io_write(fs, in, buf, size, (uint64_t)off, fuse_req_ctx(req)->pid);
 	/* the handle's mode, not the name's now: a rename may have changed that */
-	bool direct = fi && fi->fh ? (fi->fh & FH_DIRECT) : in->params->cache.mode == CACHE_NONE;
+	bool direct = fi && fi->fh ? fh_handle(fi->fh)->direct : in->params->cache.mode == CACHE_NONE;
 	pthread_rwlock_unlock(&in->lock);
 	/*
 	 * A write with O_DSYNC (an open's, or pwritev2's RWF_DSYNC) is
@@ -892,7 +928,8 @@ static void sfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	 * flush is an fsync's: fault rules, stats and the log see it so.
 	 */
 	if (n > 0 && direct && fi && !fi->writepage && (fi->flags & O_DSYNC)) {
-		int e = io_fsync(fs, in, fuse_req_ctx(req)->pid, (fi->flags & O_SYNC) != O_SYNC);
+		int e = io_fsync(fs, in, fuse_req_ctx(req)->pid, (fi->flags & O_SYNC) != O_SYNC,
+				 &fh_handle(fi->fh)->wb_seen);
 		if (e)
 			n = e;
 	}
@@ -913,6 +950,13 @@ static void sfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 		pthread_rwlock_unlock(&in->lock);
 		inode_close_ref(fs, in);
 	}
+	if (fi->fh) {
+		struct handle *h = fh_handle(fi->fh);
+		pthread_mutex_lock(&open_handles_lock);
+		DL_DELETE(open_handles, h);
+		pthread_mutex_unlock(&open_handles_lock);
+		free(h);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -925,7 +969,8 @@ static void sfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 		fuse_reply_err(req, -err);
 		return;
 	}
-	err = io_fsync(fs, in, fuse_req_ctx(req)->pid, datasync != 0);
+	err = io_fsync(fs, in, fuse_req_ctx(req)->pid, datasync != 0,
+		       fi && fi->fh ? &fh_handle(fi->fh)->wb_seen : NULL);
 	fuse_reply_err(req, -err);
 }
 

@@ -64,6 +64,16 @@ struct inode {
 	bool attr_dirty;        /* attr differs from the catalog */
 	uint64_t stored_size;   /* attr.size as the catalog holds it (fdatasync's test) */
 	/*
+	 * Write-back errors of the file, as Linux's errseq_t: twice the
+	 * number of times a failed flush made the volatile layer forget
+	 * writes of it (flush = linux), plus 1 once an fsync has reported the
+	 * last.  Each open handle keeps the value it last reported (struct
+	 * handle's wb_seen; at open, 0 while the last error is unreported, so
+	 * that the opener reports it), and its next fsync fails once with EIO
+	 * when the count has moved on.
+	 */
+	atomic_uint wb_err;
+	/*
 	 * The catalog transaction (catalog_commit_seq()) up to which this
 	 * file's size and extents were committed: what fdatasync must make
 	 * durable.  At load, every transaction before it.
@@ -206,6 +216,12 @@ void inode_forget(struct sfs *fs, struct inode *in, uint64_t n);
  * open closes and the kernel has forgotten it, whichever comes last.
  */
 void inode_open_ref(struct sfs *fs, struct inode *in);
+/**
+ * inode_note_wb_error() - struct device's forgot hook (@ctx: the struct
+ * sfs): a failed flush forgot writes of file @ino; bumps its wb_err when
+ * it is in memory (a file no handle has open has no one to tell).
+ */
+void inode_note_wb_error(void *ctx, uint64_t ino);
 void inode_close_ref(struct sfs *fs, struct inode *in);
 /** inode_set_path() - records @parent_path/@name as the inode's path and picks its rule. */
 void inode_set_path(struct sfs *fs, struct inode *in, const char *parent_path, const char *name);
@@ -411,9 +427,12 @@ int io_truncate(struct sfs *fs, struct inode *in, uint64_t size);
  * does not need waits for the next flush.  So a file overwritten in place
  * (a database's log) costs one device flush per fdatasync, no catalog
  * commit, and its device flush holds no lock of the file.  Takes @in's
- * lock itself.  @return 0, -errno.
+ * lock itself.  @wb_seen (NULL: none): the open handle's last reported
+ * in->wb_err; a write-back error it has not reported (a failed flush
+ * forgot writes of the file since) fails this fsync once with EIO, as
+ * Linux reports one to each open file.  @return 0, -errno.
  */
-int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync);
+int io_fsync(struct sfs *fs, struct inode *in, pid_t pid, bool datasync, atomic_uint *wb_seen);
 /** now_us() - microseconds since the mount. */
 uint64_t now_us(const struct sfs *fs);
 

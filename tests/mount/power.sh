@@ -364,3 +364,31 @@ sfs_mount "$B" "$M" "$O"
 assert_eq "$(contents "$M/z" "$M/y")" "65536 61440 0 0 4096 0
 4096 0 0 0 0 4096" "z and y after the crash: their synced 4 KiB"
 sfs_umount "$M"
+
+# 10. A forgotten write is reported to each open file once, as Linux's
+# errseq does: (d) a second descriptor of the file (its fsync said ok);
+# (e) a file whose writes the allocator's own flush forgot (a rule with no
+# file=, failing the flush that makes freed space reusable: every file's
+# writes are forgotten, and each file's fsync said ok).
+rm -f "$B" "$B".scatterfs*
+O="${OPTS/size=32M,/size=1M,},layout.extent_size=64K"
+sfs_mount "$B" "$M" "$O"
+assert_eq "$(pyrun "f = op('f'); w(f, '1', 0, 65536); print(fsync(f))")" ok "f synced"
+assert_eq "$(ctl "$M" 'fault add lf op=flush file=f flush=linux count=1')" ok "fault add lf"
+assert_eq "$(pyrun "
+fd1, fd2 = op('f'), op('f')
+w(fd2, '2', 0, 65536)
+print(fsync(fd1), fsync(fd2), fsync(fd2), fsync(fd1))")" "EIO EIO ok ok" "two descriptors of f: each told once"
+rm "$M/f"
+assert_eq "$(pyrun "
+a = op('a'); w(a, 'S', 0, 1 << 19); print(fsync(a))
+b = op('b'); w(b, '1', 0, (1 << 19) - 65536); print(fsync(b))")" "ok
+ok" "a and b fill the device"
+assert_eq "$(pyrun "b = op('b'); print(w(b, '2', 0, 65536))")" 65536 "b overwritten, not synced"
+rm "$M/a"
+assert_eq "$(ctl "$M" 'fault add any op=flush flush=linux count=1')" ok "fault add any"
+assert_eq "$(pyrun "
+c = op('c'); print(w(c, 'c', 0, 65536))
+b = op('b'); print(fsync(b), fsync(b))")" "ENOSPC
+EIO ok" "the allocator's flush failed: c ENOSPC, b told once"
+sfs_umount "$M"
