@@ -14,7 +14,7 @@
  * flush that a fault rule ignores or fails never gets here, so its data
  * stays volatile; one that flush = linux fails has the layer forget the
  * file's writes (dev_volatile_forget()): they move to a second log that
- * no flush drops, which a crash applies too; a forgotten write into space
+ * no flush drops, which a crash applies too, and a clean unmount; a forgotten write into space
  * the file never wrote (struct dev_req's fresh) comes back as zeros, not
  * as the space's old bytes (a deleted file's), as ext4 leaves an extent
  * whose write failed unwritten.  The crash (dev_volatile_crash(), the control file's
@@ -202,9 +202,19 @@ static void vol_counters(struct dev_layer *l,
 	emit(ctx, "durable_flushes", kept);
 }
 
+static int restore_lost(struct dev_layer *l);
+
 static void vol_close(struct dev_layer *l)
 {
 	struct vol *v = l->priv;
+	/*
+	 * A clean unmount: the forgotten writes never reached the disk (Linux
+	 * marked their pages clean, and an unmount drops them), so the next
+	 * mount reads what the disk held, as after a crash.
+	 */
+	if (!v->crashed && v->lost.n && restore_lost(l))
+		dev_report("scatterfs: volatile: the forgotten writes' old contents could not all be "
+			   "written back at unmount");
 	undo_free(&v->u);
 	undo_free(&v->lost);
 	pthread_mutex_destroy(&v->lock);
@@ -302,6 +312,21 @@ static int restore_write(void *ctx, const void *buf, uint64_t len, uint64_t off)
 		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+/* At unmount: the forgotten writes' old contents back on the backing, made durable there. */
+static int restore_lost(struct dev_layer *l)
+{
+	struct vol *v = l->priv;
+	undo_subtract(&v->lost, &v->u); /* (a byte written again since is its new write's) */
+	struct restore s = {.fd = open(l->dev->path, O_WRONLY | O_CLOEXEC)};
+	int err = s.fd < 0 ? -errno : undo_apply(&v->lost, restore_write, &s, NULL, 0, NULL, NULL);
+	if (!err && fsync(s.fd))
+		err = -errno;
+	if (s.fd >= 0)
+		close(s.fd);
+	undo_clear(&v->lost);
+	return err;
 }
 
 int dev_volatile_crash(struct device *d, uint64_t *rng, uint32_t sector, FILE *log,

@@ -369,7 +369,8 @@ sfs_umount "$M"
 # errseq does: (d) a second descriptor of the file (its fsync said ok);
 # (e) a file whose writes the allocator's own flush forgot (a rule with no
 # file=, failing the flush that makes freed space reusable: every file's
-# writes are forgotten, and each file's fsync said ok).
+# writes are forgotten, and each file's fsync said ok).  (f) A clean
+# unmount drops the forgotten writes too.
 rm -f "$B" "$B".scatterfs*
 O="${OPTS/size=32M,/size=1M,},layout.extent_size=64K"
 sfs_mount "$B" "$M" "$O"
@@ -391,4 +392,13 @@ assert_eq "$(pyrun "
 c = op('c'); print(w(c, 'c', 0, 65536))
 b = op('b'); print(fsync(b), fsync(b))")" "ENOSPC
 EIO ok" "the allocator's flush failed: c ENOSPC, b told once"
+# (f) a clean unmount after a forgotten write: the next mount reads what
+# the disk held (the new bytes read back before: they were on the backing)
+assert_eq "$(pyrun "g = op('g'); w(g, '1', 0, 65536); print(fsync(g))")" ok "g synced"
+assert_eq "$(ctl "$M" 'fault add lg op=flush file=g flush=linux count=1')" ok "fault add lg"
+assert_eq "$(pyrun "g = op('g'); w(g, '2', 0, 65536); print(fsync(g), fsync(g))")" "EIO ok" "g's write forgotten"
+sfs_umount "$M"
+sfs_mount "$B" "$M" "$O"
+assert_eq "$(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(len(d), d == b"1" * 65536)' "$M/g")" \
+	"65536 True" "g after a clean unmount: the synced bytes, not the forgotten ones"
 sfs_umount "$M"
