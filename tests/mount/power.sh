@@ -48,6 +48,25 @@ os.close(fd)
 PYEOF
 }
 
+# pyrun CODE - python with op(NAME) (an O_RDWR descriptor), w(FD, CHAR, OFF, LEN), fsync(FD) -> ok|EIO|...
+pyrun() {
+	python3 - "$M" "$1" <<'PYEOF'
+import ctypes, errno, os, sys
+m = sys.argv[1]
+def op(p): return os.open(m + "/" + p, os.O_RDWR | os.O_CREAT, 0o644)
+def w(fd, c, off, n):
+    try: return os.pwrite(fd, c.encode() * n, off)
+    except OSError as x: return errno.errorcode[x.errno]
+def fsync(fd):
+    try:
+        os.fsync(fd)
+        return "ok"
+    except OSError as x:
+        return errno.errorcode[x.errno]
+exec(sys.argv[2])
+PYEOF
+}
+
 # first_extent FILE - the device offset of the file's first extent
 first_extent() {
 	awk -F, 'NR == 2 { print $2; exit }' "$M/.scatterfs/extents/$1"
@@ -174,23 +193,14 @@ write "$M/e" 0 8192 49 fsync
 write "$M/g" 0 4096 49 fsync
 e_dev=$(first_extent e)
 assert_eq "$(ctl "$M" 'fault add lx op=flush file=e flush=linux')" "ok" "fault add lx"
-assert_eq "$(python3 - "$M/e" "$M/g" <<'PYEOF'
-import errno, os, sys
-e, g = os.open(sys.argv[1], os.O_RDWR), os.open(sys.argv[2], os.O_RDWR)
-def fsync(fd):
-    try:
-        os.fsync(fd)
-        return "ok"
-    except OSError as x:
-        return errno.errorcode[x.errno]
-os.pwrite(e, b"2" * 8192, 0)
-os.pwrite(g, b"2" * 4096, 0)
+assert_eq "$(pyrun "
+e, g = op('e'), op('g')
+w(e, '2', 0, 8192)
+w(g, '2', 0, 4096)
 r = [fsync(e)]
-os.pwrite(e, b"3" * 4096, 4096)
+w(e, '3', 4096, 4096)
 r += [fsync(e), fsync(e)]
-print(*r)
-PYEOF
-)" "EIO ok EIO" "three fsyncs of e under flush = linux"
+print(*r)")" "EIO ok EIO" "three fsyncs of e under flush = linux"
 assert_eq "$(ctl "$M" 'fault list')" "lx op=flush file=e error=EIO flush=linux matched=3 fired=2
 ok" "lx's counters: the fsync after each failed one passes"
 assert_eq "$(ctl "$M" sync-report | grep '^file ')" "file /e range 0+4096 device main $e_dev+4096 forgotten" \
@@ -248,27 +258,16 @@ for f in a b; do
 done
 # fsyncs F... - for each file: its writes, then two fsyncs (EIO, ok)
 fsyncs() {
-	python3 - "$M" "$@" <<'PYEOF'
-import errno, os, sys
-m = sys.argv[1]
-def fsync(fd):
-    try:
-        os.fsync(fd)
-        return "ok"
-    except OSError as x:
-        return errno.errorcode[x.errno]
-r = []
-for f in sys.argv[2:]:
-    fd = os.open(m + "/" + f, os.O_RDWR | os.O_CREAT, 0o644)
-    if f == "a":
-        os.pwrite(fd, b"a" * 262144, 0)  # a 1 MiB extent: 256 KiB written, the rest zero-filled
-    elif f == "b":
-        os.pwrite(fd, b"b" * 1000, 100)  # part of a block
-    elif f == "c":
-        os.pwrite(fd, b"c" * 65536, 0)   # into fallocated space
-    r += [fsync(fd), fsync(fd)]
-print(*r)
-PYEOF
+	local f code="r = []"
+	for f; do
+		case $f in
+		a) code+=$'\n'"fd = op('a'); w(fd, 'a', 0, 262144)" ;; # a 1 MiB extent: 256 KiB written, the rest zero-filled
+		b) code+=$'\n'"fd = op('b'); w(fd, 'b', 100, 1000)" ;; # part of a block
+		c) code+=$'\n'"fd = op('c'); w(fd, 'c', 0, 65536)" ;;  # into fallocated space
+		esac
+		code+=$'\n'"r += [fsync(fd), fsync(fd)]"
+	done
+	pyrun "$code"$'\n'"print(*r)"
 }
 assert_eq "$(fsyncs a b)" "EIO ok EIO ok" "fsyncs of a and b under flush = linux"
 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644); os.posix_fallocate(fd, 0, 1048576); os.fsync(fd)' "$M/c"
@@ -300,24 +299,6 @@ sfs_umount "$M"
 rm -f "$B" "$B".scatterfs*
 O="${OPTS/size=32M,/size=1M,},layout.extent_size=64K"
 sfs_mount "$B" "$M" "$O"
-# pyrun CODE - python with op(NAME) (an O_RDWR descriptor), w(FD, CHAR, OFF, LEN), fsync(FD) -> ok|EIO|...
-pyrun() {
-	python3 - "$M" "$1" <<'PYEOF'
-import ctypes, errno, os, sys
-m = sys.argv[1]
-def op(p): return os.open(m + "/" + p, os.O_RDWR | os.O_CREAT, 0o644)
-def w(fd, c, off, n):
-    try: return os.pwrite(fd, c.encode() * n, off)
-    except OSError as x: return errno.errorcode[x.errno]
-def fsync(fd):
-    try:
-        os.fsync(fd)
-        return "ok"
-    except OSError as x:
-        return errno.errorcode[x.errno]
-exec(sys.argv[2])
-PYEOF
-}
 # contents F... - per file: bytes, then the count of each of b"\0SDQR"
 contents() {
 	python3 -c 'import sys
