@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "build_config.h"
 #include "extent_map_import.h"
@@ -449,9 +450,15 @@ int main(int argc, char **argv)
 			iolog_opt = true;
 			break;
 		}
-		case OPT_PLOT:
+		case OPT_PLOT: {
+			/* a usage error, found before the log is read (report_plot.c says it too) */
+			const char *dot = strrchr(optarg, '.');
+			if (!dot || (strcasecmp(dot, ".png") != 0 && strcasecmp(dot, ".svg") != 0))
+				return bad_usage("--plot %s: the file name must end in .png or .svg",
+						 optarg);
 			plot_path = optarg;
 			break;
+		}
 		case OPT_TIMELINE:
 			timeline = true;
 			break;

@@ -164,3 +164,8 @@ for b in 3000 1 0 2M -4096; do
 		"--block-size $b"
 done
 note "--block-size: suffixes taken, what block_size refuses refused"
+# --plot of a name gnuplot cannot write is a usage error, exit 2, before
+# the log is read (it was exit 1)
+rc=0
+"$REPORT" "$L" --plot "$T/x.txt" >/dev/null 2>"$T/err" || rc=$?
+assert_eq "$rc $(head -n 1 "$T/err")" "2 scatterfs-report: --plot $T/x.txt: the file name must end in .png or .svg" "--plot x.txt"
