@@ -278,12 +278,15 @@ sfs_cleanup() {
 	done
 	if ((rc != 0 && SFS_FAILED == 0 && !(rc == 77 && SFS_SKIPPED))); then
 		# An unexpected error (set -e) rather than fail(): show the logs too.
-		if ((rc > 128)); then
+		if ((rc == 130)); then
+			# Ctrl-C: the user knows why; say what was cleaned up, not FAIL
+			echo "$SFS_NAME: interrupted (SIGINT): unmounted and cleaned up" >&2
+		elif ((rc > 128)); then
 			echo "FAIL: $SFS_NAME: killed by signal $((rc - 128)) (timeout?)" >&2
 		else
 			echo "FAIL: $SFS_NAME: a command failed (exit $rc)" >&2
 		fi
-		sfs_print_logs >&2
+		((rc == 130)) || sfs_print_logs >&2
 	fi
 	if [[ -n ${SCATTERFS_KEEP:-} ]]; then
 		echo "kept $SFS_TMP" >&2

@@ -63,4 +63,30 @@ assert_eq "$rc" 1 "bench/dirs with a refused key: exit status"
 n=$(grep -c 'still running' "$T/dirs.err" || true)
 sleep 3
 assert_eq "$(grep -c 'still running' "$T/dirs.err" || true)" "$n" "'still running' lines 3 s after bench/dirs exited"
+
+# Ctrl-C (SIGINT to the process group, as a terminal sends it) during a
+# mount: one line that says so and what was cleaned up, no FAIL and no
+# logs (it said "FAIL: dirs: killed by signal 2 (timeout?)" and dumped
+# the daemon's log), nothing left mounted.
+# (a background job of a script ignores SIGINT, and so would its
+# children: python starts bench/dirs in a session of its own with SIGINT
+# at its default, and writes its exit status)
+SCATTERFS_BUILD=$SFS_BUILD TMPDIR=$T python3 -c '
+import signal, subprocess, sys
+p = subprocess.Popen(sys.argv[3:], start_new_session=True, stdin=subprocess.DEVNULL,
+                     stdout=open(sys.argv[2] + "/int.out", "w"), stderr=open(sys.argv[2] + "/int.err", "w"),
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+open(sys.argv[1], "w").write(str(p.pid))
+open(sys.argv[2] + "/int.rc", "w").write(str(p.wait()))' "$T/int.pid" "$T" "$SFS_ROOT/bench/dirs" --counts 50000 --rounds 1 &
+wpid=$!
+for ((i = 0; i < 300; i++)); do grep -q 'mounted' "$T/int.err" 2>/dev/null && break; sleep 0.1; done
+grep -q 'mounted' "$T/int.err" || fail "bench/dirs did not mount within 30 s: $(cat "$T/int.err")"
+kill -INT -- "-$(cat "$T/int.pid")"
+wait "$wpid"
+rc=$(cat "$T/int.rc")
+sfs_add_log "$T/int.err"
+assert_eq "$rc" 130 "bench/dirs after SIGINT: exit status"
+assert_eq "$(tail -n 1 "$T/int.err")" "dirs: interrupted (SIGINT): unmounted and cleaned up" "bench/dirs after SIGINT: its last line"
+assert_eq "$(grep -c 'FAIL' "$T/int.err" || true)" 0 "bench/dirs after SIGINT: FAIL lines"
+assert_eq "$(awk -v t="$T/" 'index($5, t) == 1' /proc/self/mountinfo | wc -l)" 0 "mounts left under $T after SIGINT"
 note "pass"
