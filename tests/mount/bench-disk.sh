@@ -12,7 +12,8 @@
 #   32 (the datasheet's 77 and 98000 beside them);
 # - the exit status is 0 (every row within 10 %) or 1 (a row outside:
 #   timing on a busy machine), nothing else;
-# - a bad --runtime or --size is one line and exit 2 before anything runs.
+# - a bad --runtime or --size, a size too small for the hdd check and a
+#   preset of the other model are one line and exit 2 before anything runs.
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 sfs_require fio python3
@@ -41,6 +42,17 @@ for bad in "--runtime 0" "--runtime -1" "--runtime abc" "--size 0" "--size 256MB
 	out=$(timeout 20 "$SFS_ROOT/bench/disk" $bad 2>&1) || rc=$?
 	assert_eq "$rc $(wc -l <<<"$out")" "2 1" "bench/disk $bad: exit status and lines"
 	[[ $out == "bench/disk: ${bad%% *} must be "* ]] || fail "bench/disk $bad: $out"
+done
+# a size too small for the hdd check's file (fallocate failed with
+# "invalid length"), and a preset of the other model (its keys missing:
+# the same failure) name what to give
+for c in "--size 64M|bench/disk: --size must be at least 128M for the hdd model (its file is the backing less one 64 MiB extent), not '64M'" \
+	"--disk conf/ssd-sata.ini|bench/disk: --disk conf/ssd-sata.ini is a preset of [disk] model = ssd, not hdd: give --model ssd" \
+	"--model ssd --disk conf/hdd-7200.ini|bench/disk: --disk conf/hdd-7200.ini is a preset of [disk] model = hdd, not ssd: give --model hdd"; do
+	rc=0
+	# shellcheck disable=SC2086 # split on purpose
+	(cd "$SFS_ROOT" && SCATTERFS_BUILD=$SFS_BUILD timeout 60 bench/disk ${c%%|*} --runtime 1) >/dev/null 2>"$SFS_TMP/e" || rc=$?
+	assert_eq "$rc $(tail -n 1 "$SFS_TMP/e")" "2 ${c#*|}" "bench/disk ${c%%|*}" # (after tools/setup's lines)
 done
 
 run hdd --size 256M --runtime 1 --write-cache off
