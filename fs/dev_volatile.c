@@ -202,7 +202,8 @@ static void vol_counters(struct dev_layer *l,
 	emit(ctx, "durable_flushes", kept);
 }
 
-static int restore_lost(struct dev_layer *l);
+static int write_back(struct device *d, struct vol *v, bool crash, uint64_t *rng, uint32_t sector,
+		      FILE *log);
 
 static void vol_close(struct dev_layer *l)
 {
@@ -212,7 +213,7 @@ static void vol_close(struct dev_layer *l)
 	 * marked their pages clean, and an unmount drops them), so the next
 	 * mount reads what the disk held, as after a crash.
 	 */
-	if (!v->crashed && v->lost.n && restore_lost(l))
+	if (!v->crashed && v->lost.n && write_back(l->dev, v, false, NULL, 0, NULL))
 		dev_report("scatterfs: volatile: the forgotten writes' old contents could not all be "
 			   "written back at unmount");
 	undo_free(&v->u);
@@ -314,17 +315,34 @@ static int restore_write(void *ctx, const void *buf, uint64_t len, uint64_t off)
 	return 0;
 }
 
-/* At unmount: the forgotten writes' old contents back on the backing, made durable there. */
-static int restore_lost(struct dev_layer *l)
+/*
+ * Writes back on @d's backing, made durable there, the old contents of
+ * the forgotten writes and, with @crash, of the writes not yet durable
+ * (each keeping a prefix with crash torn: @rng, @sector); one line per
+ * range to @log when not NULL.  A clean unmount (no @crash) leaves the
+ * latter: they are durable then.  Clears what it wrote back.  The caller
+ * holds v->lock or is the last user.  @return 0 or the first -errno.
+ */
+static int write_back(struct device *d, struct vol *v, bool crash, uint64_t *rng, uint32_t sector,
+		      FILE *log)
 {
-	struct vol *v = l->priv;
-	undo_subtract(&v->lost, &v->u); /* (a byte written again since is its new write's) */
-	struct restore s = {.fd = open(l->dev->path, O_WRONLY | O_CLOEXEC)};
-	int err = s.fd < 0 ? -errno : undo_apply(&v->lost, restore_write, &s, NULL, 0, NULL, NULL);
+	/* a forgotten byte written again since: its old bytes are in @u's entry */
+	undo_subtract(&v->lost, &v->u);
+	/* a descriptor of its own, without O_DIRECT: any offset and length go */
+	struct restore s = {.fd = open(d->path, O_WRONLY | O_CLOEXEC)};
+	int err = s.fd < 0 ? -errno : 0;
+	if (!err && crash)
+		err = undo_apply(&v->u, restore_write, &s, rng, sector, log, d->name);
+	/* a forgotten write never reached the disk: no prefix of it is kept */
+	int err2 = s.fd < 0 ? 0 : undo_apply(&v->lost, restore_write, &s, NULL, 0, log, d->name);
+	if (!err)
+		err = err2;
 	if (!err && fsync(s.fd))
 		err = -errno;
 	if (s.fd >= 0)
 		close(s.fd);
+	if (crash)
+		undo_clear(&v->u);
 	undo_clear(&v->lost);
 	return err;
 }
@@ -341,24 +359,9 @@ int dev_volatile_crash(struct device *d, uint64_t *rng, uint32_t sector, FILE *l
 	v->crashed = true;
 	pthread_rwlock_unlock(&v->gate);
 	pthread_mutex_lock(&v->lock);
-	/* a forgotten byte written again since: its old bytes are in @u's entry */
-	undo_subtract(&v->lost, &v->u);
+	undo_subtract(&v->lost, &v->u); /* (for the count; write_back() does it too) */
 	*dropped += v->u.bytes + v->lost.bytes;
-	/* a descriptor of its own, without O_DIRECT: any offset and length go */
-	struct restore s = {.fd = open(d->path, O_WRONLY | O_CLOEXEC)};
-	int err = s.fd < 0 ? -errno : 0;
-	if (!err)
-		err = undo_apply(&v->u, restore_write, &s, rng, sector, log, d->name);
-	/* a forgotten write never reached the disk: no prefix of it is kept */
-	int err2 = s.fd < 0 ? 0 : undo_apply(&v->lost, restore_write, &s, NULL, 0, log, d->name);
-	if (!err)
-		err = err2;
-	if (!err && fsync(s.fd))
-		err = -errno;
-	if (s.fd >= 0)
-		close(s.fd);
-	undo_clear(&v->u);
-	undo_clear(&v->lost);
+	int err = write_back(d, v, true, rng, sector, log);
 	pthread_mutex_unlock(&v->lock);
 	return err;
 }
